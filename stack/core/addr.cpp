@@ -1,0 +1,99 @@
+#include "stack/core/addr.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+namespace ws {
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Parses a decimal number in [0, max] that spans the whole of s.
+bool parse_dec(std::string_view s, uint32_t max, uint32_t& out) {
+  if (s.empty() || s.size() > 10) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  // No leading zeros in dotted quads beyond a single "0": avoids octal ambiguity.
+  if (s.size() > 1 && s[0] == '0') return false;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v > max) return false;
+  out = static_cast<uint32_t>(v);
+  return true;
+}
+
+}  // namespace
+
+std::string MacAddr::to_string() const {
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4],
+                b[5]);
+  return buf;
+}
+
+std::optional<MacAddr> MacAddr::parse(std::string_view s) {
+  if (s.size() != 17) return std::nullopt;
+  MacAddr m;
+  for (size_t i = 0; i < 6; ++i) {
+    int hi = hex_digit(s[i * 3]);
+    int lo = hex_digit(s[i * 3 + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    if (i < 5 && s[i * 3 + 2] != ':') return std::nullopt;
+    m.b[i] = static_cast<uint8_t>(hi * 16 + lo);
+  }
+  return m;
+}
+
+std::string Ipv4Addr::to_string() const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff,
+                v & 0xff);
+  return buf;
+}
+
+std::optional<Ipv4Addr> Ipv4Addr::parse(std::string_view s) {
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    size_t dot = s.find('.');
+    std::string_view part = (i < 3) ? s.substr(0, dot) : s;
+    if (i < 3 && dot == std::string_view::npos) return std::nullopt;
+    uint32_t octet = 0;
+    if (!parse_dec(part, 255, octet)) return std::nullopt;
+    out = (out << 8) | octet;
+    if (i < 3) s.remove_prefix(dot + 1);
+  }
+  return Ipv4Addr{out};
+}
+
+std::string Ipv4Cidr::to_string() const {
+  return addr.to_string() + "/" + std::to_string(prefix_len);
+}
+
+std::optional<Ipv4Cidr> Ipv4Cidr::parse(std::string_view s) {
+  size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto a = Ipv4Addr::parse(s.substr(0, slash));
+  uint32_t len = 0;
+  if (!a || !parse_dec(s.substr(slash + 1), 32, len)) return std::nullopt;
+  return Ipv4Cidr{*a, static_cast<uint8_t>(len)};
+}
+
+std::string Endpoint::to_string() const { return addr.to_string() + ":" + std::to_string(port); }
+
+std::optional<Endpoint> Endpoint::parse(std::string_view s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto a = Ipv4Addr::parse(s.substr(0, colon));
+  uint32_t port = 0;
+  if (!a || !parse_dec(s.substr(colon + 1), 65535, port)) return std::nullopt;
+  return Endpoint{*a, static_cast<uint16_t>(port)};
+}
+
+}  // namespace ws

@@ -1,0 +1,44 @@
+// The Internet checksum (RFC 1071), incremental update (RFC 1624) and the IPv4
+// pseudo-header sum used by UDP and TCP (RFC 768, RFC 9293 section 3.1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "stack/core/addr.hpp"
+
+namespace ws {
+
+// One's-complement sum of `data` added to `initial`, folded to 32 bits but not
+// complemented. Chain calls to sum discontiguous pieces; an odd-length piece must
+// be the last one (as in every header layout we use).
+uint32_t csum_partial(std::span<const uint8_t> data, uint32_t initial = 0);
+
+// Fold a partial sum to 16 bits and complement it: the value to store in a header.
+inline uint16_t csum_fold(uint32_t sum) {
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum & 0xffff);
+}
+
+// Checksum of a complete buffer (e.g. an IPv4 header): 0 when verifying a correct one.
+inline uint16_t internet_checksum(std::span<const uint8_t> data) {
+  return csum_fold(csum_partial(data));
+}
+
+// Sum of the IPv4 pseudo header: source, destination, zero+protocol, L4 length.
+inline uint32_t ipv4_pseudo_sum(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t l4_len) {
+  uint64_t s = (src.v >> 16) + (src.v & 0xffff) + (dst.v >> 16) + (dst.v & 0xffff) + proto + l4_len;
+  s = (s & 0xffffffff) + (s >> 32);
+  return static_cast<uint32_t>(s);
+}
+
+// RFC 1624 eqn. 3: new checksum after one 16-bit field changes from old_v to new_v.
+inline uint16_t csum_update16(uint16_t old_csum, uint16_t old_v, uint16_t new_v) {
+  uint32_t s = static_cast<uint16_t>(~old_csum) +
+               static_cast<uint32_t>(static_cast<uint16_t>(~old_v)) + new_v;
+  return csum_fold(s);
+}
+
+}  // namespace ws

@@ -1,0 +1,66 @@
+#include "stack/core/drops.hpp"
+
+#include <iterator>
+
+namespace ws {
+
+namespace {
+constexpr std::string_view kDropReasonNames[] = {
+    "eth_truncated",
+    "eth_not_for_us",
+    "eth_unknown_type",
+    "vlan_unsupported",
+    "arp_truncated",
+    "arp_bad_format",
+    "arp_not_for_us",
+    "arp_queue_full",
+    "arp_resolve_failed",
+    "ipv4_truncated",
+    "ipv4_bad_version",
+    "ipv4_bad_ihl",
+    "ipv4_bad_total_length",
+    "ipv4_bad_checksum",
+    "ipv4_bad_source",
+    "ipv4_not_for_us",
+    "ipv4_ttl_expired",
+    "ipv4_fragment",
+    "ipv4_unknown_protocol",
+    "ipv4_no_route",
+    "ipv4_options",
+    "icmp_truncated",
+    "icmp_bad_checksum",
+    "icmp_unsupported_type",
+    "icmp_rate_limited",
+    "udp_truncated",
+    "udp_bad_length",
+    "udp_bad_checksum",
+    "udp_port_unreachable",
+    "udp_socket_full",
+    "tcp_truncated",
+    "tcp_bad_data_offset",
+    "tcp_bad_checksum",
+    "tcp_bad_options",
+    "tcp_no_listener",
+    "tcp_syn_queue_full",
+    "tcp_accept_queue_full",
+    "tcp_out_of_window",
+    "tcp_bad_ack",
+    "tcp_paws_rejected",
+    "tcp_rst_invalid",
+    "tcp_no_connection",
+    "tcp_receive_buffer_full",
+    "tcp_no_memory",
+    "tcp_bad_flags",
+    "no_mbuf",
+    "tx_queue_full",
+    "frame_too_long",
+};
+static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
+}  // namespace
+
+std::string_view drop_reason_name(DropReason r) {
+  auto i = static_cast<size_t>(r);
+  return i < kDropReasonCount ? kDropReasonNames[i] : "unknown";
+}
+
+}  // namespace ws

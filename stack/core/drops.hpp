@@ -1,0 +1,89 @@
+// Every packet the stack discards is counted under a named reason. The names are
+// the `reason` label of wirespeed_drops_total, so they are part of the contract:
+// add reasons freely, never rename one. Keep kDropReasonNames in drops.cpp in step.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace ws {
+
+enum class DropReason : uint16_t {
+  // Ethernet
+  kEthTruncated,
+  kEthNotForUs,
+  kEthUnknownType,
+  kVlanUnsupported,
+  // ARP
+  kArpTruncated,
+  kArpBadFormat,
+  kArpNotForUs,
+  kArpQueueFull,
+  kArpResolveFailed,
+  // IPv4 input, in the order of the checks (RFC 1122 section 3.2.1)
+  kIpv4Truncated,
+  kIpv4BadVersion,
+  kIpv4BadIhl,
+  kIpv4BadTotalLength,
+  kIpv4BadChecksum,
+  kIpv4BadSource,
+  kIpv4NotForUs,
+  kIpv4TtlExpired,
+  kIpv4Fragment,
+  kIpv4UnknownProtocol,
+  kIpv4NoRoute,
+  kIpv4Options,
+  // ICMP
+  kIcmpTruncated,
+  kIcmpBadChecksum,
+  kIcmpUnsupportedType,
+  kIcmpRateLimited,
+  // UDP
+  kUdpTruncated,
+  kUdpBadLength,
+  kUdpBadChecksum,
+  kUdpPortUnreachable,
+  kUdpSocketFull,
+  // TCP
+  kTcpTruncated,
+  kTcpBadDataOffset,
+  kTcpBadChecksum,
+  kTcpBadOptions,
+  kTcpNoListener,
+  kTcpSynQueueFull,
+  kTcpAcceptQueueFull,
+  kTcpOutOfWindow,
+  kTcpBadAck,
+  kTcpPawsRejected,
+  kTcpRstInvalid,
+  kTcpNoConnection,
+  kTcpReceiveBufferFull,
+  kTcpNoMemory,
+  kTcpBadFlags,
+  // Buffers / transmit
+  kNoMbuf,
+  kTxQueueFull,
+  kFrameTooLong,
+  kCount
+};
+
+inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kCount);
+
+// Snake-case name used in metrics and logs.
+std::string_view drop_reason_name(DropReason r);
+
+// Per-core drop counters: plain integers written only by their owning core.
+struct alignas(64) DropCounters {
+  std::array<uint64_t, kDropReasonCount> count{};
+  void add(DropReason r, uint64_t n = 1) { count[static_cast<size_t>(r)] += n; }
+  uint64_t get(DropReason r) const { return count[static_cast<size_t>(r)]; }
+  uint64_t total() const {
+    uint64_t t = 0;
+    for (auto c : count) t += c;
+    return t;
+  }
+};
+
+}  // namespace ws

@@ -1,0 +1,70 @@
+// The stack's view of packet buffers. stack/ never sees an rte_mbuf: the data plane
+// implements PacketIo over mbufs and tests implement it over heap memory. A TxBuf
+// is one contiguous frame being built; `handle` is the platform's buffer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace ws {
+
+// Transmit offloads a port offers; the stack asks for them per frame.
+struct TxOffloads {
+  bool ipv4_cksum = false;
+  bool udp_cksum = false;
+  bool tcp_cksum = false;
+  bool tcp_tso = false;
+};
+
+// Requests the stack attaches to a frame; the data plane maps them to mbuf ol_flags.
+enum TxFlag : uint32_t {
+  kTxIpv4Cksum = 1u << 0,  // NIC fills the IPv4 header checksum
+  kTxUdpCksum = 1u << 1,   // NIC fills the UDP checksum (pseudo-header sum pre-seeded)
+  kTxTcpCksum = 1u << 2,   // NIC fills the TCP checksum (pseudo-header sum pre-seeded)
+  kTxTcpSeg = 1u << 3,     // TSO: NIC cuts the payload into tso_segsz pieces
+};
+
+struct TxBuf {
+  uint8_t* data = nullptr;  // first byte of the frame
+  uint32_t capacity = 0;    // bytes writable from data
+  uint32_t len = 0;         // frame length once built
+  void* handle = nullptr;   // platform buffer (an rte_mbuf* in the data plane)
+  uint32_t flags = 0;       // TxFlag bits
+  uint16_t l2_len = 0;
+  uint16_t l3_len = 0;
+  uint16_t l4_len = 0;
+  uint16_t tso_segsz = 0;
+  std::span<uint8_t> room() const { return {data, capacity}; }
+};
+
+// What the NIC told us about a received frame (mbuf ol_flags, decoded).
+struct RxMeta {
+  enum class Cksum : uint8_t { kUnknown, kGood, kBad };
+  Cksum ip = Cksum::kUnknown;
+  Cksum l4 = Cksum::kUnknown;
+  uint16_t port = 0;  // index of the interface the frame arrived on
+  uint16_t queue = 0;
+  uint32_t rss_hash = 0;
+};
+
+// Buffers and transmission for one interface on one core. Implementations batch
+// frames and flush them from the outer loop; transmit() never blocks.
+class PacketIo {
+ public:
+  virtual ~PacketIo() = default;
+  // A buffer with at least `len` bytes of room, or false when the pool is empty
+  // (the caller counts DropReason::kNoMbuf and backs off).
+  virtual bool alloc_tx(uint32_t len, TxBuf& out) = 0;
+  // Queues a built frame; ownership passes to the implementation. Returns false if
+  // the frame was dropped (TX ring full: the implementation counted it).
+  virtual bool transmit(TxBuf& buf) = 0;
+  // Returns a buffer that will not be sent.
+  virtual void release(TxBuf& buf) = 0;
+  virtual TxOffloads tx_offloads() const = 0;
+  // Largest frame the port sends, Ethernet header included (MTU + 14 / + 18 with VLAN).
+  virtual uint32_t max_frame_len() const = 0;
+  // Free buffers left in the pool (for backpressure); a large number when unknown.
+  virtual uint32_t free_buffers() const = 0;
+};
+
+}  // namespace ws

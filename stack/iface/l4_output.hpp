@@ -1,0 +1,44 @@
+// How transport protocols (UDP, TCP) send: reserve a frame with room for the
+// L4 header and payload, write them, then commit. The IP layer fills the IPv4
+// header, the L4 checksum (or asks the NIC to), resolves the next hop and sends.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/packet.hpp"
+#include "stack/core/time.hpp"
+
+namespace ws {
+
+struct L4Frame {
+  std::span<uint8_t> l4;  // where the L4 header and payload go (exactly l4_len bytes)
+  TxBuf buf;              // the platform buffer holding the whole frame
+  uint16_t iface = 0;     // interface index the frame leaves through
+  Ipv4Addr src;
+  Ipv4Addr dst;
+  uint8_t proto = 0;
+  bool dont_fragment = true;
+};
+
+class L4Output {
+ public:
+  virtual ~L4Output() = default;
+  // Reserves a frame for `l4_len` bytes to `dst`. False when there is no route or
+  // no buffer; the reason has been counted. `src` any = the interface's address.
+  virtual bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) = 0;
+  // Writes the IPv4 header and the L4 checksum (the checksum field in l4 must be
+  // zero), then sends or queues behind ARP resolution.
+  virtual void commit(L4Frame& f, Instant now) = 0;
+  // Gives back a frame that will not be sent.
+  virtual void abort(L4Frame& f) = 0;
+  // MTU of the interface that routes to dst (0 when unroutable).
+  virtual uint32_t mtu_to(Ipv4Addr dst) const = 0;
+  // Our address on the interface that routes to dst (any when unroutable).
+  virtual Ipv4Addr source_for(Ipv4Addr dst) const = 0;
+  // Free transmit buffers on that interface, for backpressure decisions.
+  virtual uint32_t free_buffers_to(Ipv4Addr dst) const = 0;
+};
+
+}  // namespace ws
