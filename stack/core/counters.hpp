@@ -1,0 +1,31 @@
+// Per-core stack counters: plain integers, written only by the owning core and
+// copied out to the stats segment by that same core (no atomics on the fast path).
+#pragma once
+
+#include <cstdint>
+
+namespace ws {
+
+struct alignas(64) StackCounters {
+  uint64_t rx_frames = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_frames = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t arp_requests_in = 0;
+  uint64_t arp_replies_in = 0;
+  uint64_t arp_requests_out = 0;
+  uint64_t arp_replies_out = 0;
+  uint64_t arp_gratuitous_out = 0;
+  uint64_t arp_entries = 0;  // gauge
+  uint64_t ipv4_in = 0;
+  uint64_t ipv4_out = 0;
+  uint64_t icmp_in = 0;
+  uint64_t icmp_echo_replies_out = 0;
+  uint64_t icmp_errors_out = 0;
+  uint64_t icmp_unreachable_in = 0;
+  uint64_t udp_in = 0;
+  uint64_t udp_out = 0;
+  uint64_t tcp_in = 0;
+};
+
+}  // namespace ws

@@ -1,0 +1,83 @@
+// The ARP neighbour cache of one interface on one core (RFC 826, RFC 1122 section
+// 2.3.2). It decides; it does not send: poll() and the other entry points report
+// what to transmit through ArpActions, so the timing is testable on a virtual clock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/packet.hpp"
+#include "stack/core/time.hpp"
+
+namespace ws {
+
+struct ArpConfig {
+  Duration reachable_time = Duration::seconds(60);  // a learned entry's life
+  Duration retry_interval = Duration::seconds(1);   // between unanswered requests
+  uint32_t max_retries = 3;                         // requests before giving up
+  uint32_t max_entries = 1024;
+  uint32_t max_pending_per_entry = 16;  // RFC 1122 2.3.2.2 asks for at least one
+  uint32_t max_pending_total = 512;
+};
+
+class ArpActions {
+ public:
+  virtual ~ArpActions() = default;
+  virtual void send_request(Ipv4Addr target) = 0;
+  // A queued frame whose next hop resolved: fill the destination MAC and send.
+  virtual void send_resolved(TxBuf& frame, const MacAddr& dst) = 0;
+  // A queued frame that cannot be sent (resolution failed, cache flushed).
+  virtual void drop_pending(TxBuf& frame) = 0;
+};
+
+class ArpCache {
+ public:
+  explicit ArpCache(ArpConfig cfg = {});
+  ArpCache(const ArpCache&) = delete;
+  ArpCache& operator=(const ArpCache&) = delete;
+
+  // The MAC for ip if a live entry exists.
+  std::optional<MacAddr> lookup(Ipv4Addr ip, Instant now) const;
+
+  // Records ip -> mac (from a reply, or from a request addressed to us: RFC 826
+  // "merge" step) and sends the frames that waited for it. `create` says whether
+  // to add a new entry or only refresh an existing one.
+  void learn(Ipv4Addr ip, const MacAddr& mac, bool create, Instant now, ArpActions& act);
+
+  enum class Queued : uint8_t { kQueued, kQueueFull };
+  // Holds `frame` until ip resolves; sends the first request at once.
+  Queued enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpActions& act);
+
+  // Retries and expiries; returns the next deadline.
+  Instant poll(Instant now, ArpActions& act);
+
+  size_t size() const { return live_; }
+  uint64_t resolve_failures() const { return resolve_failures_; }
+
+ private:
+  enum class State : uint8_t { kFree, kIncomplete, kReachable };
+  struct Entry {
+    Ipv4Addr ip;
+    MacAddr mac;
+    State state = State::kFree;
+    Instant deadline;  // expiry when reachable; next retry when incomplete
+    uint32_t retries = 0;
+    std::vector<TxBuf> pending;
+  };
+
+  Entry* find(Ipv4Addr ip);
+  const Entry* find(Ipv4Addr ip) const;
+  Entry* allocate(Ipv4Addr ip, Instant now, ArpActions& act);
+  void release(Entry& e, ArpActions& act);
+
+  ArpConfig cfg_;
+  std::vector<Entry> entries_;
+  size_t live_ = 0;
+  size_t high_water_ = 0;
+  uint32_t pending_total_ = 0;
+  uint64_t resolve_failures_ = 0;
+};
+
+}  // namespace ws

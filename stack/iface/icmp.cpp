@@ -1,0 +1,103 @@
+// ICMP (RFC 792, RFC 1122 section 3.2.2): echo replies, errors we generate, and
+// errors we receive for our own datagrams.
+#include <algorithm>
+#include <cstring>
+
+#include "stack/core/checksum.hpp"
+#include "stack/iface/interface.hpp"
+#include "stack/wire/icmp.hpp"
+#include "stack/wire/ipv4.hpp"
+
+namespace ws {
+
+void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
+                       Instant now) {
+  (void)ifc;
+  ++counters_.icmp_in;
+  auto icmp = wire::IcmpView::parse(msg);
+  if (!icmp) {
+    drops_.add(DropReason::kIcmpTruncated);
+    return;
+  }
+  if (internet_checksum(msg) != 0) {
+    drops_.add(DropReason::kIcmpBadChecksum);
+    return;
+  }
+  switch (icmp->type()) {
+    case wire::kIcmpEchoRequest: {
+      // RFC 1122 3.2.2.6: echo the identifier, sequence and data back. Requests to
+      // a broadcast address may be ignored; we answer only unicast ones.
+      bool bcast = false;
+      is_local(dst, bcast);
+      if (bcast) {
+        drops_.add(DropReason::kIcmpUnsupportedType);
+        return;
+      }
+      L4Frame f;
+      if (!begin(dst, src, wire::kIpProtoIcmp, static_cast<uint32_t>(msg.size()), f)) return;
+      std::memcpy(f.l4.data(), msg.data(), msg.size());
+      wire::emit_icmp(f.l4.data(), wire::kIcmpEchoReply, 0, load_be32(msg.data() + 4),
+                      msg.size() - wire::IcmpView::kHeaderLen);
+      f.dont_fragment = false;
+      commit(f, now);
+      ++counters_.icmp_echo_replies_out;
+      return;
+    }
+    case wire::kIcmpDestUnreachable:
+    case wire::kIcmpTimeExceeded: {
+      ++counters_.icmp_unreachable_in;
+      auto quoted = icmp->body();
+      auto inner = wire::Ipv4View::parse(quoted);
+      if (!inner || inner->protocol() != wire::kIpProtoTcp || tcp_ == nullptr) return;
+      tcp_->icmp_error(icmp->type(), icmp->code(), icmp->next_hop_mtu(), quoted, now);
+      return;
+    }
+    case wire::kIcmpEchoReply:
+      return;  // we send no echo requests of our own yet; harmless
+    default:
+      drops_.add(DropReason::kIcmpUnsupportedType);
+      return;
+  }
+}
+
+bool Stack::icmp_error_allowed(Instant now) {
+  if (now > icmp_refill_at_) {
+    double add = (now - icmp_refill_at_).secs() * cfg_.icmp_errors_per_second;
+    icmp_tokens_ = std::min<double>(cfg_.icmp_error_burst, icmp_tokens_ + add);
+    icmp_refill_at_ = now;
+  }
+  if (icmp_tokens_ < 1.0) return false;
+  icmp_tokens_ -= 1.0;
+  return true;
+}
+
+void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
+                            std::span<const uint8_t> offending, Instant now) {
+  auto ip = wire::Ipv4View::parse(offending);
+  if (!ip) return;
+  // RFC 1122 3.2.2: never about an ICMP error, a non-first fragment, or a
+  // datagram from a non-unicast source.
+  if (ip->frag_offset() != 0) return;
+  if (ip->protocol() == wire::kIpProtoIcmp && offending.size() > ip->header_len()) {
+    uint8_t t = offending[ip->header_len()];
+    if (t != wire::kIcmpEchoRequest && t != wire::kIcmpEchoReply) return;
+  }
+  if (!icmp_error_allowed(now)) {
+    drops_.add(DropReason::kIcmpRateLimited);
+    return;
+  }
+  // Quote as much of the datagram as fits in 576 bytes (RFC 1812 4.3.2.3).
+  size_t quote = std::min<size_t>(offending.size(), 576 - 20 - wire::IcmpView::kHeaderLen);
+  L4Frame f;
+  if (!begin(ip->dst(), ip->src(), wire::kIpProtoIcmp,
+             static_cast<uint32_t>(wire::IcmpView::kHeaderLen + quote), f)) {
+    return;
+  }
+  std::memcpy(f.l4.data() + wire::IcmpView::kHeaderLen, offending.data(), quote);
+  wire::emit_icmp(f.l4.data(), type, code, rest, quote);
+  f.dont_fragment = false;
+  commit(f, now);
+  ++counters_.icmp_errors_out;
+}
+
+}  // namespace ws

@@ -1,0 +1,151 @@
+// IPv4 input, validated step by step (RFC 791 section 3.2, RFC 1122 section
+// 3.2.1, RFC 1812 section 5.2.2); every failed step is counted under its reason.
+#include "stack/core/checksum.hpp"
+#include "stack/iface/interface.hpp"
+#include "stack/wire/icmp.hpp"
+#include "stack/wire/ipv4.hpp"
+#include "stack/wire/udp.hpp"
+
+namespace ws {
+
+bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
+  broadcast = a.is_broadcast();
+  if (broadcast) return true;
+  for (const auto& ifc : ifaces_) {
+    if (a == ifc->cfg.address.addr) return true;
+    if (ifc->cfg.address.prefix_len < 31 && a == ifc->cfg.address.directed_broadcast()) {
+      broadcast = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
+                       Instant now) {
+  (void)ifc;
+  // 1. The fixed header must be there.
+  auto ip = wire::Ipv4View::parse(pkt);
+  if (!ip) {
+    drops_.add(DropReason::kIpv4Truncated);
+    return;
+  }
+  // 2. Version 4 (RFC 791 3.1).
+  if (ip->version() != 4) {
+    drops_.add(DropReason::kIpv4BadVersion);
+    return;
+  }
+  // 3. IHL: at least 5 words, and the header fits in what arrived.
+  size_t hl = ip->header_len();
+  if (hl < wire::Ipv4View::kMinHeaderLen || hl > pkt.size()) {
+    drops_.add(DropReason::kIpv4BadIhl);
+    return;
+  }
+  // 4. Total length covers the header and does not exceed the frame (anything
+  //    beyond it is Ethernet padding and is ignored).
+  size_t total = ip->total_len();
+  if (total < hl || total > pkt.size()) {
+    drops_.add(DropReason::kIpv4BadTotalLength);
+    return;
+  }
+  // 5. Header checksum, unless the NIC already verified it (RFC 1122 3.2.1.2).
+  if (meta.ip == RxMeta::Cksum::kBad ||
+      (meta.ip != RxMeta::Cksum::kGood && internet_checksum(ip->header()) != 0)) {
+    drops_.add(DropReason::kIpv4BadChecksum);
+    return;
+  }
+  // 6. A source that is broadcast, multicast or "this host on this net" with
+  //    payload is invalid (RFC 1122 3.2.1.3, RFC 1812 5.3.7).
+  Ipv4Addr src = ip->src();
+  Ipv4Addr dst = ip->dst();
+  if (src.is_broadcast() || src.is_multicast() || src.is_loopback()) {
+    drops_.add(DropReason::kIpv4BadSource);
+    return;
+  }
+  // 7. Addressed to us: one of our addresses, limited or directed broadcast.
+  bool to_broadcast = false;
+  if (!is_local(dst, to_broadcast)) {
+    drops_.add(DropReason::kIpv4NotForUs);
+    return;
+  }
+  // 8. A datagram that arrives with TTL 0 was sent by a broken host (RFC 1122
+  //    3.2.1.7: a host must never send TTL 0); drop it rather than act on it.
+  if (ip->ttl() == 0) {
+    drops_.add(DropReason::kIpv4TtlExpired);
+    return;
+  }
+  // 9. Fragments: reassembly is not implemented yet; count and drop.
+  if (ip->is_fragment()) {
+    drops_.add(DropReason::kIpv4Fragment);
+    return;
+  }
+  ++counters_.ipv4_in;
+  auto l4 = pkt.subspan(hl, total - hl);
+  auto whole = pkt.first(total);
+  switch (ip->protocol()) {
+    case wire::kIpProtoIcmp:
+      icmp_input(ifc, src, dst, l4, now);
+      return;
+    case wire::kIpProtoUdp:
+      udp_input(whole, hl, src, dst, to_broadcast, meta.l4 == RxMeta::Cksum::kGood, now);
+      return;
+    case wire::kIpProtoTcp:
+      if (meta.l4 == RxMeta::Cksum::kBad) {
+        drops_.add(DropReason::kTcpBadChecksum);
+        return;
+      }
+      if (tcp_ != nullptr && !to_broadcast) {
+        ++counters_.tcp_in;
+        tcp_->input(src, dst, l4, meta.l4 == RxMeta::Cksum::kGood, now);
+        return;
+      }
+      drops_.add(DropReason::kIpv4UnknownProtocol);
+      if (!to_broadcast) {
+        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
+                        now);
+      }
+      return;
+    default:
+      // RFC 1122 3.2.2.1: protocol unreachable for a transport we do not run.
+      drops_.add(DropReason::kIpv4UnknownProtocol);
+      if (!to_broadcast) {
+        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
+                        now);
+      }
+      return;
+  }
+}
+
+void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src,
+                      Ipv4Addr dst, bool to_broadcast, bool csum_verified, Instant now) {
+  auto seg = ip_packet.subspan(ip_hl);
+  auto udp = wire::UdpView::parse(seg);
+  if (!udp) {
+    drops_.add(DropReason::kUdpTruncated);
+    return;
+  }
+  // RFC 768: the length field covers header and data; it must fit the IP payload.
+  if (!udp->length_valid()) {
+    drops_.add(DropReason::kUdpBadLength);
+    return;
+  }
+  // A zero checksum means the sender did not compute one (RFC 768).
+  if (!csum_verified && udp->checksum() != 0) {
+    uint32_t sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, udp->length());
+    if (csum_fold(csum_partial(udp->datagram(), sum)) != 0) {
+      drops_.add(DropReason::kUdpBadChecksum);
+      return;
+    }
+  }
+  ++counters_.udp_in;
+  UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()}, udp->payload()};
+  if (udp_.deliver(d, now)) return;
+  drops_.add(DropReason::kUdpPortUnreachable);
+  // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.
+  if (!to_broadcast) {
+    send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodePortUnreachable, 0, ip_packet,
+                    now);
+  }
+}
+
+}  // namespace ws

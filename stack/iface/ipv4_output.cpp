@@ -1,0 +1,148 @@
+// IPv4 output: route, frame allocation, header and checksum emission, next-hop
+// resolution (RFC 1122 section 3.3.1).
+#include "stack/core/checksum.hpp"
+#include "stack/iface/interface.hpp"
+#include "stack/wire/ethernet.hpp"
+#include "stack/wire/ipv4.hpp"
+#include "stack/wire/udp.hpp"
+
+namespace ws {
+
+namespace {
+constexpr uint32_t kL2 = wire::EthernetView::kHeaderLen;
+constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
+
+// Folds a partial sum to 16 bits without complementing: the form NICs expect
+// pre-seeded in the L4 checksum field for checksum offload.
+uint16_t fold_no_complement(uint32_t s) {
+  s = (s & 0xffff) + (s >> 16);
+  s = (s & 0xffff) + (s >> 16);
+  return static_cast<uint16_t>(s);
+}
+}  // namespace
+
+std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
+  // Directly connected subnets first (RFC 1122 3.3.1.1), then the first gateway.
+  for (const auto& ifc : ifaces_) {
+    const auto& a = ifc->cfg.address;
+    if (dst.is_broadcast() ||
+        (a.prefix_len < 31 && dst == a.directed_broadcast())) {
+      return Route{ifc->index, dst, true};
+    }
+    if (a.contains(dst)) return Route{ifc->index, dst, false};
+  }
+  for (const auto& ifc : ifaces_) {
+    if (ifc->cfg.gateway) return Route{ifc->index, *ifc->cfg.gateway, false};
+  }
+  return std::nullopt;
+}
+
+bool Stack::begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
+  auto r = route(dst);
+  if (!r) {
+    drops_.add(DropReason::kIpv4NoRoute);
+    return false;
+  }
+  Interface& ifc = *ifaces_[r->iface];
+  uint32_t len = kL2 + kL3 + l4_len;
+  if (kL3 + l4_len > ifc.cfg.mtu || len > ifc.io.max_frame_len()) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  if (!ifc.io.alloc_tx(len < 60 ? 60 : len, out.buf)) {
+    drops_.add(DropReason::kNoMbuf);
+    return false;
+  }
+  out.buf.len = len;
+  out.buf.flags = 0;
+  out.l4 = {out.buf.data + kL2 + kL3, l4_len};
+  out.iface = r->iface;
+  out.src = src.is_any() ? ifc.cfg.address.addr : src;
+  out.dst = dst;
+  out.proto = proto;
+  out.dont_fragment = true;
+  return true;
+}
+
+void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
+
+void Stack::commit(L4Frame& f, Instant now) {
+  Interface& ifc = *ifaces_[f.iface];
+  TxBuf& b = f.buf;
+  auto l4_len = static_cast<uint16_t>(f.l4.size());
+  wire::Ipv4Repr ip;
+  ip.src = f.src;
+  ip.dst = f.dst;
+  ip.protocol = f.proto;
+  ip.ttl = cfg_.default_ttl;
+  ip.ident = next_ip_id_++;
+  ip.dont_fragment = f.dont_fragment;
+  ip.payload_len = l4_len;
+  bool ip_offload = ifc.offloads.ipv4_cksum;
+  wire::emit_ipv4(b.data + kL2, ip, ip_offload);
+  if (ip_offload) b.flags |= kTxIpv4Cksum;
+
+  size_t csum_off = 0;
+  bool l4_offload = false;
+  if (f.proto == wire::kIpProtoUdp) {
+    csum_off = wire::UdpView::kChecksumOff;
+    l4_offload = ifc.offloads.udp_cksum;
+    if (l4_offload) b.flags |= kTxUdpCksum;
+  } else if (f.proto == wire::kIpProtoTcp) {
+    csum_off = 16;  // TcpView::kChecksumOff
+    l4_offload = ifc.offloads.tcp_cksum;
+    if (l4_offload) b.flags |= kTxTcpCksum;
+  }
+  if (csum_off != 0) {
+    uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, l4_len);
+    if (l4_offload) {
+      store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
+    } else {
+      uint16_t c = csum_fold(csum_partial(f.l4, pseudo));
+      // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
+      if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
+      store_be16(f.l4.data() + csum_off, c);
+    }
+  }
+  b.l2_len = kL2;
+  b.l3_len = kL3;
+  if (b.len < 60) {
+    std::fill(b.data + b.len, b.data + 60, uint8_t{0});
+    b.len = 60;
+  }
+  wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
+  ++counters_.ipv4_out;
+
+  auto r = route(f.dst);
+  if (r && r->broadcast) {
+    transmit_resolved(ifc, b, MacAddr::broadcast());
+    return;
+  }
+  Ipv4Addr hop = r ? r->next_hop : f.dst;
+  if (auto mac = ifc.arp.lookup(hop, now)) {
+    transmit_resolved(ifc, b, *mac);
+    return;
+  }
+  if (ifc.arp.enqueue(hop, b, now, ifc) == ArpCache::Queued::kQueueFull) {
+    drops_.add(DropReason::kArpQueueFull);
+    ifc.io.release(b);
+  }
+  arp_deadline_ = Instant::from_ns(0);  // a request went out: re-evaluate timers
+}
+
+uint32_t Stack::mtu_to(Ipv4Addr dst) const {
+  auto r = route(dst);
+  return r ? ifaces_[r->iface]->cfg.mtu : 0;
+}
+
+Ipv4Addr Stack::source_for(Ipv4Addr dst) const {
+  auto r = route(dst);
+  return r ? ifaces_[r->iface]->cfg.address.addr : Ipv4Addr::any();
+}
+
+uint32_t Stack::free_buffers_to(Ipv4Addr dst) const {
+  auto r = route(dst);
+  return r ? ifaces_[r->iface]->io.free_buffers() : 0;
+}
+
+}  // namespace ws

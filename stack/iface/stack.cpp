@@ -1,0 +1,174 @@
+#include "stack/iface/stack.hpp"
+
+#include <algorithm>
+
+#include "stack/iface/interface.hpp"
+#include "stack/wire/arp.hpp"
+#include "stack/wire/ethernet.hpp"
+
+namespace ws {
+
+Stack::Stack(StackConfig cfg) : cfg_(cfg), udp_(*this, drops_, counters_.udp_out) {
+  icmp_tokens_ = cfg_.icmp_error_burst;
+}
+
+Stack::~Stack() = default;
+
+uint16_t Stack::add_interface(const InterfaceConfig& cfg, PacketIo& io) {
+  auto idx = static_cast<uint16_t>(ifaces_.size());
+  ifaces_.push_back(std::make_unique<Interface>(*this, idx, cfg, io, cfg_.arp));
+  return idx;
+}
+
+const InterfaceConfig& Stack::interface_config(uint16_t i) const { return ifaces_.at(i)->cfg; }
+
+size_t Stack::arp_entries() const {
+  size_t n = 0;
+  for (const auto& i : ifaces_) n += i->arp.size();
+  return n;
+}
+
+void Stack::start(Instant now) {
+  (void)now;
+  for (auto& ifc : ifaces_) {
+    // Gratuitous ARP: a request for our own address (RFC 5227 section 3), so
+    // neighbours refresh any stale mapping.
+    send_arp(*ifc, static_cast<uint16_t>(wire::ArpOp::kRequest), MacAddr::broadcast(), MacAddr{},
+             ifc->cfg.address.addr);
+    ++counters_.arp_gratuitous_out;
+  }
+}
+
+void Stack::receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant now) {
+  ++counters_.rx_frames;
+  counters_.rx_bytes += frame.size();
+  if (meta.port >= ifaces_.size()) {
+    drops_.add(DropReason::kEthNotForUs);
+    return;
+  }
+  Interface& ifc = *ifaces_[meta.port];
+  auto eth = wire::EthernetView::parse(frame);
+  if (!eth) {
+    drops_.add(DropReason::kEthTruncated);
+    return;
+  }
+  MacAddr dst = eth->dst();
+  if (dst != ifc.cfg.mac && !dst.is_broadcast()) {
+    drops_.add(DropReason::kEthNotForUs);
+    return;
+  }
+  if (eth->has_vlan()) {
+    // No VLAN sub-interfaces are configured, so tagged frames are not ours.
+    drops_.add(DropReason::kVlanUnsupported);
+    return;
+  }
+  switch (eth->ethertype()) {
+    case wire::kEtherTypeIpv4:
+      ipv4_input(ifc, eth->payload(), meta, now);
+      return;
+    case wire::kEtherTypeArp:
+      arp_input(ifc, eth->payload(), now);
+      return;
+    default:
+      drops_.add(DropReason::kEthUnknownType);
+      return;
+  }
+}
+
+void Stack::send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
+                     Ipv4Addr tpa) {
+  constexpr uint32_t kLen = wire::EthernetView::kHeaderLen + wire::ArpView::kLen;
+  constexpr uint32_t kMinFrame = 60;  // Ethernet minimum without FCS: pad explicitly
+  TxBuf b;
+  if (!ifc.io.alloc_tx(kMinFrame, b)) {
+    drops_.add(DropReason::kNoMbuf);
+    return;
+  }
+  wire::emit_ethernet(b.data, eth_dst, ifc.cfg.mac, wire::kEtherTypeArp);
+  wire::ArpRepr r{static_cast<wire::ArpOp>(op), ifc.cfg.mac, ifc.cfg.address.addr, tha, tpa};
+  wire::emit_arp(b.data + wire::EthernetView::kHeaderLen, r);
+  std::fill(b.data + kLen, b.data + kMinFrame, uint8_t{0});
+  b.len = kMinFrame;
+  ++counters_.tx_frames;
+  counters_.tx_bytes += b.len;
+  ifc.io.transmit(b);
+}
+
+void Stack::arp_input(Interface& ifc, std::span<const uint8_t> body, Instant now) {
+  wire::ArpError err{};
+  auto arp = wire::ArpView::parse(body, &err);
+  if (!arp) {
+    drops_.add(err == wire::ArpError::kTruncated ? DropReason::kArpTruncated
+                                                 : DropReason::kArpBadFormat);
+    return;
+  }
+  uint16_t op = arp->op();
+  if (op != static_cast<uint16_t>(wire::ArpOp::kRequest) &&
+      op != static_cast<uint16_t>(wire::ArpOp::kReply)) {
+    drops_.add(DropReason::kArpBadFormat);
+    return;
+  }
+  Ipv4Addr spa = arp->sender_ip();
+  MacAddr sha = arp->sender_mac();
+  if (sha.is_multicast() || spa.is_broadcast() || spa.is_multicast()) {
+    drops_.add(DropReason::kArpBadFormat);
+    return;
+  }
+  bool for_us = arp->target_ip() == ifc.cfg.address.addr;
+  if (op == static_cast<uint16_t>(wire::ArpOp::kRequest)) {
+    ++counters_.arp_requests_in;
+  } else {
+    ++counters_.arp_replies_in;
+  }
+  // RFC 826 "merge": refresh an existing entry for the sender whatever the target;
+  // create one only when the packet is addressed to us. A sender in another
+  // subnet is not a neighbour and is not learned.
+  if (!spa.is_any() && ifc.cfg.address.contains(spa)) {
+    ifc.arp.learn(spa, sha, for_us, now, ifc);
+  }
+  if (!for_us) {
+    drops_.add(DropReason::kArpNotForUs);
+    return;
+  }
+  if (op == static_cast<uint16_t>(wire::ArpOp::kRequest)) {
+    send_arp(ifc, static_cast<uint16_t>(wire::ArpOp::kReply), sha, sha, spa);
+    ++counters_.arp_replies_out;
+  }
+  arp_deadline_ = Instant::from_ns(0);  // re-evaluate timers
+}
+
+void Stack::Interface::send_request(Ipv4Addr target) {
+  stack.send_arp(*this, static_cast<uint16_t>(wire::ArpOp::kRequest), MacAddr::broadcast(),
+                 MacAddr{}, target);
+  ++stack.counters_.arp_requests_out;
+}
+
+void Stack::Interface::send_resolved(TxBuf& frame, const MacAddr& dst) {
+  stack.transmit_resolved(*this, frame, dst);
+}
+
+void Stack::Interface::drop_pending(TxBuf& frame) {
+  stack.drops_.add(DropReason::kArpResolveFailed);
+  io.release(frame);
+}
+
+void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
+  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
+  ++counters_.tx_frames;
+  counters_.tx_bytes += buf.len;
+  ifc.io.transmit(buf);
+}
+
+Instant Stack::poll(Instant now) {
+  if (now >= arp_deadline_) {
+    Instant next = Instant::never();
+    for (auto& ifc : ifaces_) next = earliest(next, ifc->arp.poll(now, *ifc));
+    arp_deadline_ = next;
+    counters_.arp_entries = arp_entries();
+  }
+  Instant next = arp_deadline_;
+  if (tcp_ != nullptr) next = earliest(next, tcp_->poll(now));
+  return next;
+}
+
+}  // namespace ws

@@ -1,0 +1,134 @@
+// One core's network stack: its interfaces (one per port, each with its own queue
+// on this core), ARP, IPv4, ICMP and UDP, and the hook TCP plugs into. Nothing here
+// touches EAL or ethdev; frames arrive through receive() and leave through each
+// interface's PacketIo. Time arrives as a parameter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/counters.hpp"
+#include "stack/core/drops.hpp"
+#include "stack/core/packet.hpp"
+#include "stack/core/time.hpp"
+#include "stack/iface/arp_cache.hpp"
+#include "stack/iface/l4_output.hpp"
+#include "stack/udp/udp_table.hpp"
+
+namespace ws {
+
+struct InterfaceConfig {
+  std::string name;
+  MacAddr mac;
+  Ipv4Cidr address;
+  std::optional<Ipv4Addr> gateway;
+  uint32_t mtu = 1500;
+  bool software_checksums = false;  // ignore the port's checksum offloads
+};
+
+// A transport above IPv4 (TCP): gets validated datagrams, ICMP errors that quote
+// its segments, and a poll for its timers.
+class TransportHandler {
+ public:
+  virtual ~TransportHandler() = default;
+  virtual void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> segment,
+                     bool checksum_verified, Instant now) = 0;
+  // ICMP destination unreachable / fragmentation needed (RFC 1191) quoting one of
+  // our datagrams: `quoted` starts at the quoted IPv4 header.
+  virtual void icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
+                          std::span<const uint8_t> quoted, Instant now) = 0;
+  virtual Instant poll(Instant now) = 0;
+};
+
+struct StackConfig {
+  ArpConfig arp;
+  // ICMP error messages per second (token bucket; RFC 1812 4.3.2.8 rate limiting).
+  uint32_t icmp_errors_per_second = 1000;
+  uint32_t icmp_error_burst = 100;
+  uint8_t default_ttl = 64;
+};
+
+class Stack final : public L4Output {
+ public:
+  explicit Stack(StackConfig cfg = {});
+  ~Stack() override;
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // Adds an interface; frames for it carry RxMeta::port == the returned index.
+  uint16_t add_interface(const InterfaceConfig& cfg, PacketIo& io);
+  size_t interface_count() const { return ifaces_.size(); }
+  const InterfaceConfig& interface_config(uint16_t i) const;
+
+  // Announces our addresses (gratuitous ARP, RFC 5227 section 3).
+  void start(Instant now);
+
+  // One received Ethernet frame. The stack does not keep `frame` after returning.
+  void receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant now);
+
+  // Runs timers (ARP, transports); returns the earliest next deadline.
+  Instant poll(Instant now);
+
+  UdpSocket* udp_bind(uint16_t port, UdpSocket::Handler handler) {
+    return udp_.bind(port, std::move(handler));
+  }
+  void udp_unbind(uint16_t port) { udp_.unbind(port); }
+  void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
+
+  const StackCounters& counters() const { return counters_; }
+  StackCounters& counters() { return counters_; }
+  const DropCounters& drops() const { return drops_; }
+  DropCounters& drops() { return drops_; }
+  size_t arp_entries() const;
+
+  // L4Output
+  bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
+  void commit(L4Frame& f, Instant now) override;
+  void abort(L4Frame& f) override;
+  uint32_t mtu_to(Ipv4Addr dst) const override;
+  Ipv4Addr source_for(Ipv4Addr dst) const override;
+  uint32_t free_buffers_to(Ipv4Addr dst) const override;
+
+ private:
+  struct Interface;
+  struct Route {
+    uint16_t iface;
+    Ipv4Addr next_hop;
+    bool broadcast;
+  };
+
+  void arp_input(Interface& ifc, std::span<const uint8_t> body, Instant now);
+  void send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
+                Ipv4Addr tpa);
+  void ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta, Instant now);
+  void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
+                  Instant now);
+  void udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
+                 bool to_broadcast, bool csum_verified, Instant now);
+  // ICMP error quoting `offending` (an IPv4 packet we received), rate limited.
+  void send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
+                       std::span<const uint8_t> offending, Instant now);
+  bool icmp_error_allowed(Instant now);
+  std::optional<Route> route(Ipv4Addr dst) const;
+  bool is_local(Ipv4Addr a, bool& broadcast) const;
+  void transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst);
+
+  StackConfig cfg_;
+  std::vector<std::unique_ptr<Interface>> ifaces_;
+  StackCounters counters_;
+  DropCounters drops_;
+  UdpTable udp_;
+  TransportHandler* tcp_ = nullptr;
+  uint16_t next_ip_id_ = 1;
+  // ICMP error token bucket.
+  double icmp_tokens_ = 0;
+  Instant icmp_refill_at_;
+  Instant arp_deadline_ = Instant::never();
+};
+
+}  // namespace ws

@@ -1,0 +1,60 @@
+#include "stack/udp/udp_table.hpp"
+
+#include <cstring>
+
+#include "stack/wire/ipv4.hpp"
+#include "stack/wire/udp.hpp"
+
+namespace ws {
+
+bool UdpSocket::send_to(const Endpoint& dst, std::span<const uint8_t> payload, Instant now) {
+  return table_.send(port_, dst, payload, now);
+}
+
+UdpTable::UdpTable(L4Output& out, DropCounters& drops, uint64_t& udp_out_counter)
+    : out_(out), drops_(drops), udp_out_(udp_out_counter) {}
+
+UdpSocket* UdpTable::bind(uint16_t port, UdpSocket::Handler handler) {
+  if (port == 0 || index_[port] != 0 || sockets_.size() >= 32767) return nullptr;
+  sockets_.push_back(std::unique_ptr<UdpSocket>(new UdpSocket(*this, port, std::move(handler))));
+  index_[port] = static_cast<int16_t>(sockets_.size());
+  return sockets_.back().get();
+}
+
+void UdpTable::unbind(uint16_t port) {
+  int16_t i = index_[port];
+  if (i == 0) return;
+  sockets_[static_cast<size_t>(i - 1)].reset();
+  index_[port] = 0;
+}
+
+bool UdpTable::deliver(const UdpDatagram& d, Instant now) {
+  int16_t i = index_[d.dst.port];
+  if (i == 0) return false;
+  UdpSocket& s = *sockets_[static_cast<size_t>(i - 1)];
+  s.handler_(s, d, now);
+  return true;
+}
+
+bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload,
+                    Instant now) {
+  // The UDP length field bounds a datagram to 65535 bytes with its header.
+  if (payload.size() > 65535 - wire::UdpView::kHeaderLen) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
+  L4Frame f;
+  if (!out_.begin(Ipv4Addr::any(), dst.addr, wire::kIpProtoUdp, l4_len, f)) return false;
+  wire::emit_udp(f.l4.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
+  if (!payload.empty()) {
+    std::memcpy(f.l4.data() + wire::UdpView::kHeaderLen, payload.data(), payload.size());
+  }
+  // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
+  f.dont_fragment = false;
+  out_.commit(f, now);
+  ++udp_out_;
+  return true;
+}
+
+}  // namespace ws
