@@ -1,0 +1,176 @@
+// The wirespeed configuration: typed, validated values loaded from a YAML file.
+//
+// Both binaries link this library. Loading never throws: every problem becomes a ConfigError
+// with the position of the offending YAML node, and a config is produced only when there are
+// no errors at all (a config is applied whole or not at all). Keys, defaults and ranges are
+// documented in docs/config.md; the external names are fixed by the interface contract.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stack/core/addr.hpp"
+
+namespace ws::config {
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations (YAML spelling in comments; to_string() returns that spelling).
+
+enum class IdleMode { adaptive, poll };       // adaptive | poll
+enum class Offloads { automatic, software };  // auto | software
+enum class ServiceKind { echo, sink, source, ping, iperf3, http };
+enum class Protocol { tcp, udp };
+enum class Framing { length32, none };
+enum class Congestion { cubic, newreno };
+
+std::string_view to_string(IdleMode v);
+std::string_view to_string(Offloads v);
+std::string_view to_string(ServiceKind v);
+std::string_view to_string(Protocol v);
+std::string_view to_string(Framing v);
+std::string_view to_string(Congestion v);
+
+// Client kinds connect to a `target`; server kinds listen on a `port`.
+constexpr bool is_client(ServiceKind k) {
+  return k == ServiceKind::source || k == ServiceKind::ping;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections. Every default below is the value used when the key is absent.
+
+struct DataplaneConfig {
+  std::vector<uint32_t> lcores{0};  // one pipeline per lcore; each 0..127, unique
+  IdleMode idle = IdleMode::adaptive;
+  std::string file_prefix = "wirespeed";  // DPDK --file-prefix
+  bool hugepages = false;                 // false: EAL --no-huge with memory_mb of plain memory
+  uint32_t memory_mb = 512;               // EAL -m
+  std::vector<std::string> eal_args;      // passed verbatim, after the generated arguments
+  uint32_t stats_interval_ms = 100;       // how often per-core counters are published
+  uint32_t mbufs = 8191;                  // mbuf pool size per port
+  Offloads offloads = Offloads::automatic;
+};
+
+struct PortConfig {
+  std::string name;
+  // Exactly one of device (a DPDK vdev string) and pci (a PCI address) is non-empty.
+  std::string device;
+  std::string pci;
+  uint32_t mtu = 1500;  // 68..9600
+  uint16_t rx_queues = 1;
+  uint16_t tx_queues = 1;
+  uint16_t rx_descriptors = 1024;  // power of two, 64..16384
+  uint16_t tx_descriptors = 1024;
+  ws::Ipv4Cidr address;                 // host address and subnet
+  std::optional<ws::Ipv4Addr> gateway;  // inside the subnet of `address`
+  std::optional<ws::MacAddr> mac;       // absent: the port's own MAC
+};
+
+struct HttpResponse {
+  std::string path;                 // starts with '/'
+  uint64_t body_bytes = 0;          // generated body of this size (when `body` is absent)
+  std::optional<std::string> body;  // literal body; when set, body_bytes == body->size()
+  uint16_t status = 200;            // 100..599
+  std::string content_type = "text/html";
+};
+
+struct ServiceConfig {
+  std::string name;
+  ServiceKind kind = ServiceKind::echo;
+  Protocol protocol = Protocol::tcp;
+  uint16_t port = 0;                   // server kinds: the port listened on (1..65535)
+  std::optional<ws::Endpoint> target;  // client kinds: where to connect / send
+  // Client parameters (source, ping); zero where "no limit" is meaningful.
+  uint32_t message_size = 0;  // source: default 1024; ping: default 64
+  uint32_t connections = 1;
+  uint32_t duration_s = 0;  // 0 = no time limit; default 10 unless `count` is given
+  uint64_t rate = 0;        // messages per second; 0 = as fast as possible
+  uint64_t count = 0;       // messages (source) or round trips (ping); 0 = no limit
+  bool reconnect = false;   // ping over TCP: a new connection per round trip
+  std::string report;       // JSON summary file; empty = none
+  // How messages are delimited on a TCP stream (echo, sink, source, ping). Unused over UDP,
+  // where a message is one datagram.
+  Framing framing = Framing::length32;
+  std::vector<HttpResponse> responses;  // http only
+};
+
+struct KeepaliveConfig {
+  bool enabled = false;
+  uint32_t idle_s = 7200;
+  uint32_t interval_s = 75;
+  uint32_t probes = 9;
+};
+
+struct TcpConfig {
+  Congestion congestion = Congestion::cubic;
+  uint32_t time_wait_ms = 60000;  // 0..600000
+  uint32_t rto_min_ms = 200;
+  uint32_t rto_initial_ms = 1000;
+  uint32_t delayed_ack_ms = 40;  // 0 = acknowledge every segment at once
+  bool nagle = false;
+  KeepaliveConfig keepalive;
+  // std::nullopt = "auto": the receive window is autotuned (dynamic right-sizing) and the
+  // send buffer grows with the congestion window, both up to buffer_max_bytes.
+  std::optional<uint32_t> receive_buffer_bytes;
+  std::optional<uint32_t> send_buffer_bytes;
+  uint32_t buffer_max_bytes = 6291456;  // autotune ceiling
+  uint32_t syn_backlog = 1024;
+  uint32_t accept_backlog = 1024;
+  uint32_t max_connections = 65536;
+  bool timestamps = true;
+  bool sack = true;
+  bool window_scaling = true;
+};
+
+struct PipelineConfig {
+  uint32_t max_batch_bytes = 65535;  // 1500..262144; batches are whole multiples of the MSS
+  uint32_t backoff_us = 20;          // deterministic backoff while in batching mode
+  bool batching = true;              // false: every message is sent at once
+  uint32_t max_batches = 4096;       // batches in flight per pipeline before backpressure
+};
+
+struct ControlConfig {
+  ws::Endpoint metrics_listen{ws::Ipv4Addr::from_octets(127, 0, 0, 1), 9550};
+};
+
+struct Config {
+  int version = 1;
+  DataplaneConfig dataplane;
+  std::vector<PortConfig> ports;  // at least one
+  std::vector<ServiceConfig> services;
+  TcpConfig tcp;
+  PipelineConfig pipeline;
+  ControlConfig control;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+struct ConfigError {
+  std::string file;
+  int line = 0;  // 1-based; 0 when the error concerns the file as a whole
+  int col = 0;   // 1-based; 0 when the error concerns the file as a whole
+  std::string message;
+
+  // "FILE:LINE:COL: message"
+  std::string format() const;
+};
+
+struct LoadResult {
+  std::optional<Config> config;     // set if and only if errors is empty
+  std::vector<ConfigError> errors;  // sorted by position
+};
+
+// A missing or unreadable file gives one error "FILE:0:0: cannot read: <strerror>".
+LoadResult load_config_file(const std::string& path);
+LoadResult load_config_string(std::string_view yaml, const std::string& name_for_errors);
+
+// The text of configs/quickstart.yaml, compiled in at build time.
+std::string_view embedded_quickstart_config();
+
+// A one-paragraph human summary (printed by --check on success).
+std::string describe(const Config& config);
+
+}  // namespace ws::config

@@ -1,0 +1,81 @@
+// A one-paragraph summary of a valid config, for `--check` and logs: enough to confirm that
+// the file says what the operator meant, without repeating every default.
+#include <sstream>
+
+#include "control/config/config.hpp"
+
+namespace ws::config {
+
+namespace {
+
+template <typename T>
+std::string plural(T n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+void describe_port(std::ostringstream& os, const PortConfig& p) {
+  os << p.name << " (" << (p.pci.empty() ? p.device : "pci " + p.pci) << ", "
+     << p.address.to_string() << ", mtu " << p.mtu << ", " << p.rx_queues << "/" << p.tx_queues
+     << " rx/tx queues";
+  if (p.gateway) os << ", gateway " << p.gateway->to_string();
+  if (p.mac) os << ", mac " << p.mac->to_string();
+  os << ")";
+}
+
+void describe_service(std::ostringstream& os, const ServiceConfig& s) {
+  os << s.name << " (" << to_string(s.kind) << " " << to_string(s.protocol);
+  if (is_client(s.kind)) {
+    if (s.target) os << " to " << s.target->to_string();
+    os << ", " << s.message_size << "-byte messages";
+    if (s.connections != 1) os << ", " << s.connections << " connections";
+    if (s.count != 0)
+      os << ", " << s.count << (s.kind == ServiceKind::ping ? " round trips" : " messages");
+    if (s.duration_s != 0) os << ", " << s.duration_s << " s";
+    if (s.rate != 0) os << ", " << s.rate << " msg/s";
+    if (!s.report.empty()) os << ", report " << s.report;
+  } else {
+    os << "/" << s.port;
+    if (s.kind == ServiceKind::http) os << ", " << plural(s.responses.size(), "path", "paths");
+  }
+  os << ")";
+}
+
+}  // namespace
+
+std::string describe(const Config& c) {
+  std::ostringstream os;
+  const DataplaneConfig& dp = c.dataplane;
+  os << "Config version " << c.version << ": " << plural(dp.lcores.size(), "lcore", "lcores")
+     << " [";
+  for (size_t i = 0; i < dp.lcores.size(); ++i) os << (i ? " " : "") << dp.lcores[i];
+  os << "], idle " << to_string(dp.idle) << ", " << (dp.hugepages ? "hugepages" : "no hugepages")
+     << ", " << dp.memory_mb << " MB, file prefix " << dp.file_prefix << ". ";
+
+  os << plural(c.ports.size(), "port", "ports") << ": ";
+  for (size_t i = 0; i < c.ports.size(); ++i) {
+    if (i) os << ", ";
+    describe_port(os, c.ports[i]);
+  }
+  os << ". ";
+
+  if (c.services.empty()) {
+    os << "No services. ";
+  } else {
+    os << plural(c.services.size(), "service", "services") << ": ";
+    for (size_t i = 0; i < c.services.size(); ++i) {
+      if (i) os << ", ";
+      describe_service(os, c.services[i]);
+    }
+    os << ". ";
+  }
+
+  os << "TCP " << to_string(c.tcp.congestion) << ", receive buffer "
+     << (c.tcp.receive_buffer_bytes ? std::to_string(*c.tcp.receive_buffer_bytes) + " bytes"
+                                    : std::string("autotuned"))
+     << "; TX batching " << (c.pipeline.batching ? "on" : "off") << " (max "
+     << c.pipeline.max_batch_bytes << " bytes). Metrics on " << c.control.metrics_listen.to_string()
+     << ".";
+  return os.str();
+}
+
+}  // namespace ws::config

@@ -1,0 +1,74 @@
+// YAML spellings of the enumerations, shared by describe(), the CLI and metrics labels.
+#include "control/config/config.hpp"
+
+namespace ws::config {
+
+std::string_view to_string(IdleMode v) {
+  switch (v) {
+    case IdleMode::adaptive:
+      return "adaptive";
+    case IdleMode::poll:
+      return "poll";
+  }
+  return "?";
+}
+
+std::string_view to_string(Offloads v) {
+  switch (v) {
+    case Offloads::automatic:
+      return "auto";
+    case Offloads::software:
+      return "software";
+  }
+  return "?";
+}
+
+std::string_view to_string(ServiceKind v) {
+  switch (v) {
+    case ServiceKind::echo:
+      return "echo";
+    case ServiceKind::sink:
+      return "sink";
+    case ServiceKind::source:
+      return "source";
+    case ServiceKind::ping:
+      return "ping";
+    case ServiceKind::iperf3:
+      return "iperf3";
+    case ServiceKind::http:
+      return "http";
+  }
+  return "?";
+}
+
+std::string_view to_string(Protocol v) {
+  switch (v) {
+    case Protocol::tcp:
+      return "tcp";
+    case Protocol::udp:
+      return "udp";
+  }
+  return "?";
+}
+
+std::string_view to_string(Framing v) {
+  switch (v) {
+    case Framing::length32:
+      return "length32";
+    case Framing::none:
+      return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(Congestion v) {
+  switch (v) {
+    case Congestion::cubic:
+      return "cubic";
+    case Congestion::newreno:
+      return "newreno";
+  }
+  return "?";
+}
+
+}  // namespace ws::config

@@ -1,0 +1,54 @@
+// Internal: section parsers (YAML -> typed values, with per-item checks) and the cross-item
+// validation that runs after them. Parsers record where each item came from, so that checks
+// spanning several items (duplicate names, overlapping subnets) can point at the right node.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "control/config/config.hpp"
+#include "control/config/reader.hpp"
+
+namespace ws::config::detail {
+
+// Positions of an item's fields; a field's position is set only when its value was valid,
+// so cross-item checks never pile further errors on top of a value already reported.
+struct PortOrigin {
+  std::optional<Pos> name;
+  std::optional<Pos> address;
+  std::optional<Pos> mtu;
+  Pos item;
+};
+
+struct ServiceOrigin {
+  std::optional<Pos> name;
+  std::optional<Pos> port;     // server kinds with a valid port and protocol
+  std::optional<Pos> message;  // message_size, when given
+  bool kind_ok = false;
+  bool protocol_ok = false;
+  Pos item;
+};
+
+struct Origins {
+  std::vector<PortOrigin> ports;
+  std::vector<ServiceOrigin> services;
+  std::optional<Pos> mbufs;
+  std::optional<Pos> max_batch_bytes;
+};
+
+void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins);
+// Parses ports[] items; `list` is the value of the `ports` key.
+void parse_ports(Diagnostics& d, const Value& list, std::vector<PortConfig>& out, Origins& origins);
+void parse_services(Diagnostics& d, const Value& list, std::vector<ServiceConfig>& out,
+                    Origins& origins);
+void parse_tcp(const MapView& m, TcpConfig& out);
+void parse_pipeline(const MapView& m, PipelineConfig& out, Origins& origins);
+void parse_control(const MapView& m, ControlConfig& out);
+
+// The whole document (a mapping at the root).
+void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& origins);
+
+// Checks that span items or sections.
+void validate(Diagnostics& d, const Config& config, const Origins& origins);
+
+}  // namespace ws::config::detail

@@ -1,0 +1,85 @@
+// dataplane: EAL and per-core settings.
+#include <algorithm>
+
+#include "control/config/schema.hpp"
+
+namespace ws::config::detail {
+
+namespace {
+
+// DPDK builds runtime paths from the prefix (/var/run/dpdk/<prefix>/...), so keep it to
+// characters that are safe in a path component.
+bool valid_file_prefix(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s[0] == '.') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+// RTE_MAX_LCORE in Debian's DPDK 22.11 build is 128.
+constexpr uint64_t kMaxLcore = 127;
+
+void parse_lcores(Diagnostics& d, const Value& v, std::vector<uint32_t>& out) {
+  auto items = read_list(d, v);
+  if (!items) return;
+  if (items->empty()) {
+    d.error(v.pos, v.path + ": at least one lcore is required");
+    return;
+  }
+  std::vector<uint32_t> lcores;
+  bool ok = true;
+  for (const auto& item : *items) {
+    auto n = read_uint(d, item, 0, kMaxLcore);
+    if (!n) {
+      ok = false;
+      continue;
+    }
+    if (std::find(lcores.begin(), lcores.end(), *n) != lcores.end()) {
+      d.error(item.pos, item.path + ": lcore " + std::to_string(*n) + " is listed twice");
+      ok = false;
+      continue;
+    }
+    lcores.push_back(static_cast<uint32_t>(*n));
+  }
+  if (ok) out = std::move(lcores);
+}
+
+void parse_eal_args(Diagnostics& d, const Value& v, std::vector<std::string>& out) {
+  auto items = read_list(d, v);
+  if (!items) return;
+  std::vector<std::string> args;
+  for (const auto& item : *items) {
+    if (auto s = read_string(d, item)) args.push_back(std::move(*s));
+  }
+  out = std::move(args);
+}
+
+}  // namespace
+
+void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins) {
+  Diagnostics& d = m.diag();
+  if (auto v = m.get("lcores")) parse_lcores(d, *v, out.lcores);
+  m.enumeration<IdleMode>("idle", out.idle,
+                          {{"adaptive", IdleMode::adaptive}, {"poll", IdleMode::poll}});
+  if (auto v = m.get("file_prefix")) {
+    if (auto s = read_string(d, *v)) {
+      if (valid_file_prefix(*s)) {
+        out.file_prefix = *s;
+      } else {
+        d.error(v->pos, v->path + ": '" + *s +
+                            "' is not a valid prefix (1..64 of A-Z a-z 0-9 - _ ., not starting "
+                            "with '.')");
+      }
+    }
+  }
+  m.boolean("hugepages", out.hugepages);
+  m.uint("memory_mb", 64, 1048576, out.memory_mb);
+  if (auto v = m.get("eal_args")) parse_eal_args(d, *v, out.eal_args);
+  m.uint("stats_interval_ms", 10, 60000, out.stats_interval_ms);
+  if (m.uint("mbufs", 512, 16777215, out.mbufs)) origins.mbufs = m.get("mbufs")->pos;
+  m.enumeration<Offloads>("offloads", out.offloads,
+                          {{"auto", Offloads::automatic}, {"software", Offloads::software}});
+}
+
+}  // namespace ws::config::detail

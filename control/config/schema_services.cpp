@@ -1,0 +1,234 @@
+// services[]: servers (echo, sink, iperf3, http) listen on a port; clients (source, ping)
+// talk to a target. Keys that only make sense for one side are errors on the other, so a
+// mistyped kind cannot silently turn a load generator into a listener.
+#include <algorithm>
+
+#include "control/config/schema.hpp"
+
+namespace ws::config::detail {
+
+namespace {
+
+constexpr uint64_t kMaxUdpPayload = 65507;      // 65535 - 20 (IPv4) - 8 (UDP)
+constexpr uint64_t kMaxTcpMessage = 64u << 20;  // 64 MiB per framed message
+constexpr uint64_t kMaxBodyBytes = 1ull << 30;  // 1 GiB generated HTTP body
+constexpr uint32_t kDefaultDurationS = 10;
+
+// Keys only client kinds take (besides `target`).
+constexpr std::string_view kClientKeys[] = {"message_size", "connections", "duration_s", "rate",
+                                            "count",        "reconnect",   "report"};
+
+bool has_control_chars(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+void parse_response(Diagnostics& d, const Value& item, HttpResponse& r,
+                    std::optional<Pos>& path_pos) {
+  MapView m(d, item, {"path", "body_bytes", "body", "status", "content_type"});
+  if (!m.is_map()) return;
+  if (m.require("path")) {
+    auto v = *m.get("path");
+    if (auto s = read_string(d, v)) {
+      if ((*s)[0] != '/') {
+        d.error(v.pos, v.path + ": '" + *s + "' must start with '/'");
+      } else if (has_control_chars(*s) || s->find(' ') != std::string::npos) {
+        d.error(v.pos, v.path + ": must not contain spaces or control characters");
+      } else {
+        r.path = *s;
+        path_pos = v.pos;
+      }
+    }
+  }
+  if (m.has("body") && m.has("body_bytes")) {
+    d.error(m.key_pos("body"), m.path() + ": give either 'body' or 'body_bytes', not both");
+  }
+  m.uint("body_bytes", 0, kMaxBodyBytes, r.body_bytes);
+  if (auto v = m.get("body")) {
+    if (auto s = read_string(d, *v, /*allow_empty=*/true)) {
+      r.body_bytes = s->size();
+      r.body = std::move(*s);
+    }
+  }
+  m.uint("status", 100, 599, r.status);
+  if (auto v = m.get("content_type")) {
+    if (auto s = read_string(d, *v)) {
+      if (has_control_chars(*s)) {
+        d.error(v->pos, v->path + ": must not contain control characters");
+      } else {
+        r.content_type = *s;
+      }
+    }
+  }
+}
+
+void parse_responses(Diagnostics& d, const Value& list, std::vector<HttpResponse>& out) {
+  auto items = read_list(d, list);
+  if (!items) return;
+  if (items->empty()) {
+    d.error(list.pos, list.path + ": an http service needs at least one response");
+    return;
+  }
+  std::vector<Pos> seen;  // positions of valid paths, parallel to `out`
+  for (const auto& item : *items) {
+    HttpResponse r;
+    std::optional<Pos> path_pos;
+    parse_response(d, item, r, path_pos);
+    if (path_pos) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].path.empty() && out[i].path == r.path) {
+          d.error(*path_pos, item.path + ".path: duplicate response path '" + r.path +
+                                 "' (first given at line " + std::to_string(seen[i].line) + ")");
+          path_pos.reset();
+          break;
+        }
+      }
+    }
+    seen.push_back(path_pos.value_or(Pos{}));
+    out.push_back(std::move(r));
+  }
+}
+
+void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceOrigin& o) {
+  MapView m(d, item,
+            {"name", "kind", "protocol", "port", "target", "message_size", "connections",
+             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses"});
+  if (!m.is_map()) return;
+
+  if (m.require("name")) {
+    auto v = *m.get("name");
+    if (auto n = read_string(d, v)) {
+      if (valid_name(*n, 64)) {
+        s.name = *n;
+        o.name = v.pos;
+      } else {
+        d.error(v.pos, v.path + ": '" + *n + "' is not a valid name (1..64 of A-Z a-z 0-9 - _ .)");
+      }
+    }
+  }
+  if (m.require("kind")) {
+    o.kind_ok = m.enumeration<ServiceKind>("kind", s.kind,
+                                           {{"echo", ServiceKind::echo},
+                                            {"sink", ServiceKind::sink},
+                                            {"source", ServiceKind::source},
+                                            {"ping", ServiceKind::ping},
+                                            {"iperf3", ServiceKind::iperf3},
+                                            {"http", ServiceKind::http}});
+  }
+  if (m.require("protocol")) {
+    o.protocol_ok = m.enumeration<Protocol>("protocol", s.protocol,
+                                            {{"tcp", Protocol::tcp}, {"udp", Protocol::udp}});
+  }
+  const std::string kind_name(to_string(s.kind));
+
+  // iperf3 and HTTP are TCP protocols; the others work over either transport.
+  if (o.kind_ok && o.protocol_ok && s.protocol == Protocol::udp &&
+      (s.kind == ServiceKind::iperf3 || s.kind == ServiceKind::http)) {
+    d.error(m.get("protocol")->pos,
+            m.key_path("protocol") + ": a '" + kind_name + "' service runs over tcp only");
+    o.protocol_ok = false;
+  }
+
+  const bool client = o.kind_ok && is_client(s.kind);
+  const bool server = o.kind_ok && !is_client(s.kind);
+
+  // port / target, by side.
+  if (server) {
+    if (m.has("target")) {
+      d.error(m.key_pos("target"), m.key_path("target") + ": '" + kind_name +
+                                       "' is a server kind; it listens on 'port' and takes no "
+                                       "'target'");
+    }
+    if (m.require("port")) {
+      if (m.uint("port", 1, 65535, s.port) && o.protocol_ok) o.port = m.get("port")->pos;
+    }
+  } else if (client) {
+    if (m.has("port")) {
+      d.error(m.key_pos("port"), m.key_path("port") + ": '" + kind_name +
+                                     "' is a client kind; it connects to 'target' and takes no "
+                                     "'port'");
+    }
+    if (m.require("target")) {
+      if (auto e = read_endpoint(d, *m.get("target"))) s.target = *e;
+    }
+  } else {
+    // Kind unknown: still check the values' types.
+    m.uint("port", 1, 65535, s.port);
+    if (auto v = m.get("target")) read_endpoint(d, *v);
+  }
+
+  if (server) {
+    for (auto key : kClientKeys) {
+      if (m.has(key)) {
+        d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
+                                    "' is only for client kinds (source, ping); '" + kind_name +
+                                    "' is a server kind");
+      }
+    }
+  } else {
+    const bool udp = o.protocol_ok && s.protocol == Protocol::udp;
+    if (m.uint("message_size", 1, udp ? kMaxUdpPayload : kMaxTcpMessage, s.message_size)) {
+      o.message = m.get("message_size")->pos;
+    } else if (client) {
+      s.message_size = s.kind == ServiceKind::ping ? 64 : 1024;
+    }
+    m.uint("connections", 1, 100000, s.connections);
+    const bool has_duration = m.uint("duration_s", 0, 31536000, s.duration_s);
+    const bool has_count = m.has("count");
+    m.uint("count", 0, uint64_t{1} << 62, s.count);
+    if (!has_duration && !has_count && !m.has("duration_s")) s.duration_s = kDefaultDurationS;
+    m.uint("rate", 0, 1000000000, s.rate);
+    m.string("report", s.report);
+    if (m.boolean("reconnect", s.reconnect) && o.kind_ok && o.protocol_ok &&
+        (s.kind != ServiceKind::ping || s.protocol != Protocol::tcp)) {
+      d.error(m.get("reconnect")->pos,
+              m.key_path("reconnect") + ": 'reconnect' applies to ping over tcp only");
+    }
+  }
+
+  if (auto v = m.get("framing")) {
+    const bool framed_kind =
+        !o.kind_ok || (s.kind != ServiceKind::iperf3 && s.kind != ServiceKind::http);
+    if (m.enumeration<Framing>("framing", s.framing,
+                               {{"length32", Framing::length32}, {"none", Framing::none}})) {
+      if (!framed_kind) {
+        d.error(v->pos, v->path + ": '" + kind_name + "' has its own protocol; remove 'framing'");
+      } else if (o.protocol_ok && s.protocol == Protocol::udp) {
+        d.error(v->pos, v->path +
+                            ": framing applies to tcp only (over udp a message is one "
+                            "datagram)");
+      }
+    }
+  }
+
+  if (auto v = m.get("responses")) {
+    if (o.kind_ok && s.kind != ServiceKind::http) {
+      d.error(m.key_pos("responses"),
+              v->path + ": 'responses' is only for http services, not '" + kind_name + "'");
+    } else {
+      parse_responses(d, *v, s.responses);
+    }
+  } else if (o.kind_ok && s.kind == ServiceKind::http) {
+    d.error(m.pos(), m.path() +
+                         ": missing required key 'responses' (an http service needs at "
+                         "least one)");
+  }
+}
+
+}  // namespace
+
+void parse_services(Diagnostics& d, const Value& list, std::vector<ServiceConfig>& out,
+                    Origins& origins) {
+  auto items = read_list(d, list);
+  if (!items) return;
+  for (const auto& item : *items) {
+    ServiceConfig s;
+    ServiceOrigin o;
+    o.item = item.pos;
+    parse_service(d, item, s, o);
+    out.push_back(std::move(s));
+    origins.services.push_back(o);
+  }
+}
+
+}  // namespace ws::config::detail
