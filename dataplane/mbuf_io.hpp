@@ -1,0 +1,110 @@
+// PacketIo over DPDK mbufs for one (port, tx queue) on one core: allocation from
+// the port's pool, frames collected into a burst, flushed by the pipeline loop.
+#pragma once
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <array>
+#include <cstdint>
+
+#include "stack/core/drops.hpp"
+#include "stack/core/packet.hpp"
+
+namespace ws::dp {
+
+class MbufIo final : public PacketIo {
+ public:
+  static constexpr uint16_t kBurst = 32;
+
+  MbufIo(uint16_t port, uint16_t txq, rte_mempool* pool, TxOffloads offloads, uint32_t max_frame,
+         DropCounters& drops)
+      : port_(port), txq_(txq), pool_(pool), offloads_(offloads), max_frame_(max_frame),
+        drops_(drops) {}
+  ~MbufIo() override { discard_pending(); }
+
+  bool alloc_tx(uint32_t len, TxBuf& out) override {
+    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+    if (m == nullptr) return false;
+    uint32_t room = rte_pktmbuf_tailroom(m);
+    if (room < len) {
+      rte_pktmbuf_free(m);
+      return false;
+    }
+    out = TxBuf{};
+    out.data = rte_pktmbuf_mtod(m, uint8_t*);
+    out.capacity = room;
+    out.handle = m;
+    return true;
+  }
+
+  bool transmit(TxBuf& b) override {
+    auto* m = static_cast<rte_mbuf*>(b.handle);
+    m->data_len = static_cast<uint16_t>(b.len);
+    m->pkt_len = b.len;
+    uint64_t ol = 0;
+    if (b.flags != 0) {
+      ol |= RTE_MBUF_F_TX_IPV4;
+      if (b.flags & kTxIpv4Cksum) ol |= RTE_MBUF_F_TX_IP_CKSUM;
+      if (b.flags & kTxUdpCksum) ol |= RTE_MBUF_F_TX_UDP_CKSUM;
+      if (b.flags & kTxTcpCksum) ol |= RTE_MBUF_F_TX_TCP_CKSUM;
+      if (b.flags & kTxTcpSeg) {
+        ol |= RTE_MBUF_F_TX_TCP_SEG;
+        m->tso_segsz = b.tso_segsz;
+      }
+      m->l2_len = b.l2_len;
+      m->l3_len = b.l3_len;
+      m->l4_len = b.l4_len;
+    }
+    m->ol_flags = ol;
+    pending_[n_++] = m;
+    b.handle = nullptr;
+    if (n_ == kBurst) flush();
+    return true;
+  }
+
+  void release(TxBuf& b) override {
+    rte_pktmbuf_free(static_cast<rte_mbuf*>(b.handle));
+    b.handle = nullptr;
+  }
+
+  TxOffloads tx_offloads() const override { return offloads_; }
+  uint32_t max_frame_len() const override { return max_frame_; }
+  uint32_t free_buffers() const override { return free_cached_; }
+
+  // Sends what is pending. A few retries absorb a momentarily full ring; what
+  // still does not fit is dropped and counted rather than blocking the core.
+  void flush() {
+    uint16_t sent = 0;
+    for (int tries = 0; tries < 4 && sent < n_; ++tries) {
+      sent += rte_eth_tx_burst(port_, txq_, pending_.data() + sent, static_cast<uint16_t>(n_ - sent));
+    }
+    if (sent < n_) {
+      drops_.add(DropReason::kTxQueueFull, n_ - sent);
+      rte_pktmbuf_free_bulk(pending_.data() + sent, n_ - sent);
+    }
+    n_ = 0;
+  }
+
+  // Refreshed once per loop iteration: counting a mempool walks per-core caches.
+  void refresh_free() { free_cached_ = rte_mempool_avail_count(pool_); }
+  bool has_pending() const { return n_ != 0; }
+
+ private:
+  void discard_pending() {
+    if (n_ != 0) rte_pktmbuf_free_bulk(pending_.data(), n_);
+    n_ = 0;
+  }
+
+  uint16_t port_;
+  uint16_t txq_;
+  rte_mempool* pool_;
+  TxOffloads offloads_;
+  uint32_t max_frame_;
+  DropCounters& drops_;
+  std::array<rte_mbuf*, kBurst> pending_{};
+  uint16_t n_ = 0;
+  uint32_t free_cached_ = 1u << 30;
+};
+
+}  // namespace ws::dp

@@ -1,0 +1,209 @@
+#include "dataplane/metrics.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+
+#include <cstddef>
+
+#include "ws_version.h"
+
+namespace ws::dp {
+
+namespace {
+
+struct StackMetric {
+  const char* name;
+  const char* help;
+  size_t offset;
+  bool gauge;
+};
+
+#define WS_STACK_METRIC(field, name, help) \
+  StackMetric { name, help, offsetof(StackCounters, field), false }
+
+const StackMetric kStackMetrics[] = {
+    WS_STACK_METRIC(rx_frames, "wirespeed_stack_received_frames_total", "Frames handed to the stack."),
+    WS_STACK_METRIC(rx_bytes, "wirespeed_stack_received_bytes_total", "Bytes of frames handed to the stack."),
+    WS_STACK_METRIC(tx_frames, "wirespeed_stack_sent_frames_total", "Frames the stack transmitted."),
+    WS_STACK_METRIC(tx_bytes, "wirespeed_stack_sent_bytes_total", "Bytes of frames the stack transmitted."),
+    WS_STACK_METRIC(arp_requests_in, "wirespeed_arp_requests_received_total", "ARP requests received."),
+    WS_STACK_METRIC(arp_replies_in, "wirespeed_arp_replies_received_total", "ARP replies received."),
+    WS_STACK_METRIC(arp_requests_out, "wirespeed_arp_requests_sent_total", "ARP requests sent to resolve next hops."),
+    WS_STACK_METRIC(arp_replies_out, "wirespeed_arp_replies_sent_total", "ARP replies sent."),
+    WS_STACK_METRIC(arp_gratuitous_out, "wirespeed_arp_gratuitous_sent_total", "Gratuitous ARP announcements sent."),
+    WS_STACK_METRIC(ipv4_in, "wirespeed_ipv4_received_packets_total", "IPv4 packets accepted for local delivery."),
+    WS_STACK_METRIC(ipv4_out, "wirespeed_ipv4_sent_packets_total", "IPv4 packets sent."),
+    WS_STACK_METRIC(icmp_in, "wirespeed_icmp_received_messages_total", "ICMP messages received."),
+    WS_STACK_METRIC(icmp_echo_replies_out, "wirespeed_icmp_echo_replies_sent_total", "ICMP echo replies sent."),
+    WS_STACK_METRIC(icmp_errors_out, "wirespeed_icmp_errors_sent_total", "ICMP error messages sent."),
+    WS_STACK_METRIC(icmp_unreachable_in, "wirespeed_icmp_errors_received_total", "ICMP errors received."),
+    WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
+    WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
+    WS_STACK_METRIC(tcp_in, "wirespeed_tcp_received_segments_total", "TCP segments handed to TCP."),
+};
+#undef WS_STACK_METRIC
+
+const char* const kTcpStates[] = {"syn_sent", "syn_received", "established", "fin_wait_1",
+                                  "fin_wait_2", "close_wait", "closing", "last_ack",
+                                  "time_wait"};
+
+}  // namespace
+
+std::optional<stats::Slot> Metrics::reg(const std::string& name, const std::string& help,
+                                        stats::MetricType t, std::vector<stats::LabelPair> labels,
+                                        stats::Scope scope, std::string& error) {
+  stats::MetricSpec s;
+  s.name = name;
+  s.help = help;
+  s.type = t;
+  s.labels = std::move(labels);
+  s.scope = scope;
+  auto slot = writer_.register_metric(s);
+  if (!slot) error = "stats: " + name + ": " + writer_.last_error();
+  return slot;
+}
+
+bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports,
+                   std::string& error) {
+  using stats::MetricType;
+  using stats::Scope;
+  stats::WriterOptions opt;
+  opt.lcore_ids = cfg.dataplane.lcores;
+  if (!writer_.create(stats::segment_path(cfg.dataplane.file_prefix), opt)) {
+    error = "stats segment: " + writer_.last_error();
+    return false;
+  }
+  bool ok = true;
+  auto must = [&](std::optional<stats::Slot> s) {
+    if (!s) {
+      ok = false;
+      return stats::Slot{};
+    }
+    return *s;
+  };
+  for (const auto& p : ports) {
+    PortSlots ps;
+    std::vector<stats::LabelPair> l{{"port", p.name}};
+    auto c = MetricType::kCounter;
+    auto g = MetricType::kGauge;
+    ps.rx_packets = must(reg("wirespeed_port_receive_packets_total", "Packets received by the port.", c, l, Scope::kGlobal, error));
+    ps.rx_bytes = must(reg("wirespeed_port_receive_bytes_total", "Bytes received by the port.", c, l, Scope::kGlobal, error));
+    ps.tx_packets = must(reg("wirespeed_port_transmit_packets_total", "Packets transmitted by the port.", c, l, Scope::kGlobal, error));
+    ps.tx_bytes = must(reg("wirespeed_port_transmit_bytes_total", "Bytes transmitted by the port.", c, l, Scope::kGlobal, error));
+    ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total", "Packets the port dropped because no RX descriptor was free.", c, l, Scope::kGlobal, error));
+    ps.rx_errors = must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.", c, l, Scope::kGlobal, error));
+    ps.tx_errors = must(reg("wirespeed_port_transmit_errors_total", "Packets the port failed to transmit.", c, l, Scope::kGlobal, error));
+    ps.rx_nombuf = must(reg("wirespeed_port_receive_no_mbuf_total", "RX mbuf allocation failures.", c, l, Scope::kGlobal, error));
+    ps.mtu = must(reg("wirespeed_port_mtu_bytes", "MTU the stack uses on the port.", g, l, Scope::kGlobal, error));
+    ps.link_up = must(reg("wirespeed_port_link_up", "1 when the port's link is up.", g, l, Scope::kGlobal, error));
+    ps.pool_in_use = must(reg("wirespeed_mempool_in_use", "Mbufs of the port's pool in use.", g, l, Scope::kGlobal, error));
+    ps.pool_size = must(reg("wirespeed_mempool_size", "Mbufs in the port's pool.", g, l, Scope::kGlobal, error));
+    for (uint16_t q = 0; q < p.rx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
+      std::string qs = std::to_string(q);
+      ps.q_rx_packets.push_back(must(reg("wirespeed_queue_receive_packets_total", "Packets received per RX queue.", c, {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
+    }
+    for (uint16_t q = 0; q < p.tx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
+      std::string qs = std::to_string(q);
+      ps.q_tx_packets.push_back(must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c, {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
+    }
+    ports_.push_back(ps);
+    writer_.set_info("port." + p.name + ".mac", p.mac.to_string());
+    writer_.set_info("port." + p.name + ".device", p.device);
+    writer_.set_info("port." + p.name + ".driver", p.driver);
+    writer_.set_info("port." + p.name + ".mtu", std::to_string(p.mtu));
+  }
+  for (size_t i = 0; i < cfg.ports.size(); ++i) {
+    writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
+  }
+  for (size_t r = 0; r < kDropReasonCount; ++r) {
+    std::string reason(drop_reason_name(static_cast<DropReason>(r)));
+    drops_.push_back(must(reg("wirespeed_drops_total", "Packets discarded by the stack, by reason.", MetricType::kCounter, {{"reason", reason}}, Scope::kPerCoreSum, error)));
+  }
+  for (const auto& m : kStackMetrics) {
+    stack_.emplace_back(m.offset, must(reg(m.name, m.help, MetricType::kCounter, {}, Scope::kPerCoreSum, error)));
+  }
+  busy_ = must(reg("wirespeed_core_busy_seconds_total", "Time the core spent on loop iterations that did work.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  idle_ = must(reg("wirespeed_core_idle_seconds_total", "Time the core spent polling empty queues or sleeping.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  for (const char* st : kTcpStates) {
+    tcp_states_.push_back(must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge, {{"state", st}}, Scope::kPerCoreSum, error)));
+  }
+  tcp_retrans_ = must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.", MetricType::kCounter, {}, Scope::kPerCoreSum, error));
+  for (const auto& s : cfg.services) {
+    ServiceSlots ss;
+    std::vector<stats::LabelPair> l{{"service", s.name}};
+    ss.rx_bytes = must(reg("wirespeed_service_received_bytes_total", "Payload bytes the service received.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.tx_bytes = must(reg("wirespeed_service_sent_bytes_total", "Payload bytes the service sent.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.rx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "received"}}, Scope::kPerCoreSum, error));
+    ss.tx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "sent"}}, Scope::kPerCoreSum, error));
+    ss.send_failures = must(reg("wirespeed_service_send_failures_total", "Messages the service could not send.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    services_.push_back(ss);
+    writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
+    writer_.set_info("service." + s.name + ".protocol", std::string(config::to_string(s.protocol)));
+  }
+  writer_.set_info("version", WS_VERSION);
+  writer_.set_info("dpdk_version", WS_DPDK_VERSION);
+  if (!ok) return false;
+  if (!writer_.seal()) {
+    error = "stats segment: " + writer_.last_error();
+    return false;
+  }
+  return true;
+}
+
+void Metrics::update_core(uint32_t core, const CoreSample& s) {
+  if (!writer_.sealed()) return;
+  uint64_t* v = writer_.core_values(core);
+  for (size_t r = 0; r < drops_.size(); ++r) v[drops_[r].offset] = s.drops->count[r];
+  const auto* base = reinterpret_cast<const unsigned char*>(s.stack);
+  for (const auto& [off, slot] : stack_) {
+    v[slot.offset] = *reinterpret_cast<const uint64_t*>(base + off);
+  }
+  v[busy_.offset] = s.busy_ns;
+  v[idle_.offset] = s.idle_ns;
+  v[loops_.offset] = s.loops;
+  for (size_t i = 0; i < services_.size() && i < s.services.size(); ++i) {
+    if (s.services[i] == nullptr) continue;
+    const auto& c = s.services[i]->counters();
+    v[services_[i].rx_bytes.offset] = c.rx_bytes;
+    v[services_[i].tx_bytes.offset] = c.tx_bytes;
+    v[services_[i].rx_msgs.offset] = c.rx_messages;
+    v[services_[i].tx_msgs.offset] = c.tx_messages;
+    v[services_[i].send_failures.offset] = c.send_failures;
+  }
+  writer_.publish(core);
+}
+
+void Metrics::update_ports(const std::vector<PortInfo>& ports) {
+  if (!writer_.sealed()) return;
+  uint64_t* g = writer_.global_values();
+  for (size_t i = 0; i < ports.size() && i < ports_.size(); ++i) {
+    const auto& p = ports[i];
+    const auto& s = ports_[i];
+    rte_eth_stats st{};
+    if (rte_eth_stats_get(p.port_id, &st) == 0) {
+      g[s.rx_packets.offset] = st.ipackets;
+      g[s.rx_bytes.offset] = st.ibytes;
+      g[s.tx_packets.offset] = st.opackets;
+      g[s.tx_bytes.offset] = st.obytes;
+      g[s.rx_missed.offset] = st.imissed;
+      g[s.rx_errors.offset] = st.ierrors;
+      g[s.tx_errors.offset] = st.oerrors;
+      g[s.rx_nombuf.offset] = st.rx_nombuf;
+      for (size_t q = 0; q < s.q_rx_packets.size(); ++q) g[s.q_rx_packets[q].offset] = st.q_ipackets[q];
+      for (size_t q = 0; q < s.q_tx_packets.size(); ++q) g[s.q_tx_packets[q].offset] = st.q_opackets[q];
+    }
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(p.port_id, &link) == 0) g[s.link_up.offset] = link.link_status;
+    g[s.mtu.offset] = p.mtu;
+    g[s.pool_size.offset] = p.pool_size;
+    g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;
+  }
+  writer_.publish_global();
+}
+
+void Metrics::shutdown() {
+  if (writer_.sealed()) writer_.remove();
+}
+
+}  // namespace ws::dp

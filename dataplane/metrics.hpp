@@ -1,0 +1,65 @@
+// The data plane's metrics: registered once in the stats segment at start, then
+// each core copies its plain counters (stack, drops, services) into its own
+// block on a deadline and publishes it. Names follow CONTRACT.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/config/config.hpp"
+#include "control/stats/writer.hpp"
+#include "dataplane/port.hpp"
+#include "stack/apps/service.hpp"
+#include "stack/core/counters.hpp"
+#include "stack/core/drops.hpp"
+
+namespace ws::dp {
+
+struct CoreSample {
+  const StackCounters* stack = nullptr;
+  const DropCounters* drops = nullptr;
+  std::vector<const Service*> services;
+  uint64_t busy_ns = 0;
+  uint64_t idle_ns = 0;
+  uint64_t loops = 0;
+  uint64_t rx_bursts = 0;
+};
+
+class Metrics {
+ public:
+  // Registers everything and seals the segment; false with `error` on failure.
+  bool init(const config::Config& cfg, const std::vector<PortInfo>& ports, std::string& error);
+  // Per core, on its own thread.
+  void update_core(uint32_t core, const CoreSample& s);
+  // Port counters and mempool gauges, from the main lcore.
+  void update_ports(const std::vector<PortInfo>& ports);
+  void shutdown();
+  bool enabled() const { return writer_.sealed(); }
+
+ private:
+  struct PortSlots {
+    stats::Slot rx_packets, rx_bytes, tx_packets, tx_bytes, rx_missed, rx_errors, tx_errors,
+        rx_nombuf, mtu, link_up, pool_in_use, pool_size;
+    std::vector<stats::Slot> q_rx_packets, q_tx_packets;
+  };
+  struct ServiceSlots {
+    stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures;
+  };
+  std::optional<stats::Slot> reg(const std::string& name, const std::string& help,
+                                 stats::MetricType t, std::vector<stats::LabelPair> labels,
+                                 stats::Scope scope, std::string& error);
+
+  stats::Writer writer_;
+  std::vector<PortSlots> ports_;
+  std::vector<stats::Slot> drops_;
+  std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
+  std::vector<ServiceSlots> services_;
+  stats::Slot busy_, idle_, loops_;
+  std::vector<stats::Slot> tcp_states_;
+  stats::Slot tcp_retrans_;
+};
+
+}  // namespace ws::dp

@@ -1,0 +1,188 @@
+#include "dataplane/pipeline.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "dataplane/services.hpp"
+
+namespace ws::dp {
+
+namespace {
+
+// Adaptive idling: after this many empty polls the core starts to sleep, first
+// briefly, doubling up to kMaxSleepUs, and never past the stack's next deadline.
+constexpr uint32_t kSpinPolls = 2000;
+constexpr uint32_t kFirstSleepUs = 5;
+constexpr uint32_t kMaxSleepUs = 500;
+
+RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
+  uint64_t v = ol & mask;
+  if (v == good) return RxMeta::Cksum::kGood;
+  if (v == bad) return RxMeta::Cksum::kBad;
+  return RxMeta::Cksum::kUnknown;
+}
+
+}  // namespace
+
+Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
+                   const std::vector<PortInfo>& ports, Metrics& metrics,
+                   const std::atomic<bool>& stop)
+    : core_(core_index), cfg_(cfg), ports_(ports), metrics_(metrics), stop_(stop),
+      adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {
+  size_t n_cores = cfg.dataplane.lcores.size();
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const auto& p = ports[i];
+    const auto& pc = cfg.ports[i];
+    // TX queue = core index (port_setup checked there are enough); RX queues are
+    // dealt round-robin over the cores.
+    uint16_t txq = static_cast<uint16_t>(core_ % p.tx_queues);
+    ios_.push_back(std::make_unique<MbufIo>(p.port_id, txq, p.pool, p.tx_offloads, p.max_frame,
+                                            stack_.drops()));
+    InterfaceConfig ic;
+    ic.name = p.name;
+    ic.mac = p.mac;
+    ic.address = pc.address;
+    ic.gateway = pc.gateway;
+    ic.mtu = p.mtu;
+    auto idx = stack_.add_interface(ic, *ios_.back());
+    for (uint16_t q = 0; q < p.rx_queues; ++q) {
+      if (q % n_cores == core_) rxqs_.push_back(RxQueue{p.port_id, q, idx});
+    }
+  }
+}
+
+Pipeline::~Pipeline() = default;
+
+bool Pipeline::start(std::string& error) {
+  Instant now = clock_.now();
+  for (const auto& sc : cfg_.services) {
+    std::string why;
+    auto svc = make_service(sc, cfg_, why);
+    if (!svc) {
+      if (core_ == 0) std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
+      sample_.services.push_back(nullptr);
+      continue;
+    }
+    if (!svc->start(stack_, now)) {
+      error = "service " + sc.name + ": cannot bind port " + std::to_string(sc.port);
+      return false;
+    }
+    sample_.services.push_back(svc.get());
+    services_.push_back(std::move(svc));
+  }
+  sample_.stack = &stack_.counters();
+  sample_.drops = &stack_.drops();
+  // Only the core that owns RX queue 0 announces: ARP arrives there.
+  if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
+  for (auto& io : ios_) io->flush();
+  return true;
+}
+
+void Pipeline::run(bool main) {
+  constexpr uint16_t kBurst = 32;
+  rte_mbuf* mbufs[kBurst];
+  Instant deadline = Instant::from_ns(0);
+  Duration stats_every = Duration::millis(cfg_.dataplane.stats_interval_ms);
+  Instant next_stats = clock_.now();
+  uint64_t last_tsc = rte_rdtsc();
+  const double ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
+  uint32_t iter = 0;
+  std::vector<uint8_t> scratch(65536 + 64);
+
+  while (!stop_.load(std::memory_order_relaxed)) {
+    Instant now = clock_.now();
+    uint32_t got = 0;
+    for (const auto& rq : rxqs_) {
+      uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, kBurst);
+      got += n;
+      for (uint16_t i = 0; i < n; ++i) {
+        if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
+        rte_mbuf* m = mbufs[i];
+        RxMeta meta;
+        meta.port = rq.iface;
+        meta.queue = rq.queue;
+        meta.rss_hash = m->hash.rss;
+        meta.ip = decode(m->ol_flags, RTE_MBUF_F_RX_IP_CKSUM_MASK, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+                         RTE_MBUF_F_RX_IP_CKSUM_BAD);
+        meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
+                         RTE_MBUF_F_RX_L4_CKSUM_BAD);
+        const uint8_t* data;
+        if (m->nb_segs == 1) {
+          data = rte_pktmbuf_mtod(m, const uint8_t*);
+        } else {
+          // A chained frame is copied out whole; the stack reads contiguous bytes.
+          data = static_cast<const uint8_t*>(
+              rte_pktmbuf_read(m, 0, std::min<uint32_t>(m->pkt_len, 65536), scratch.data()));
+        }
+        stack_.receive({data, std::min<uint32_t>(m->pkt_len, 65536)}, meta, now);
+        rte_pktmbuf_free(m);
+      }
+    }
+    if (got != 0 || now >= deadline) {
+      deadline = stack_.poll(now);
+      for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
+    }
+    bool sent = false;
+    for (auto& io : ios_) {
+      if (io->has_pending()) {
+        io->flush();
+        sent = true;
+      }
+    }
+    if ((++iter & 255) == 0) {
+      for (auto& io : ios_) io->refresh_free();
+    }
+    if (now >= next_stats) {
+      publish(now, main);
+      next_stats = now + stats_every;
+    }
+
+    uint64_t tsc = rte_rdtsc();
+    auto spent = static_cast<uint64_t>(static_cast<double>(tsc - last_tsc) * ns_per_cycle);
+    last_tsc = tsc;
+    ++sample_.loops;
+    if (got != 0 || sent) {
+      sample_.busy_ns += spent;
+      empty_polls_ = 0;
+      sleep_us_ = 0;
+    } else {
+      sample_.idle_ns += spent;
+      if (adaptive_) idle_wait(now, earliest(deadline, next_stats));
+    }
+  }
+}
+
+void Pipeline::idle_wait(Instant now, Instant next_deadline) {
+  if (++empty_polls_ < kSpinPolls) {
+    rte_pause();
+    return;
+  }
+  sleep_us_ = sleep_us_ == 0 ? kFirstSleepUs : std::min(sleep_us_ * 2, kMaxSleepUs);
+  int64_t us = sleep_us_;
+  if (!next_deadline.is_never() && next_deadline > now) {
+    us = std::min<int64_t>(us, (next_deadline - now).us() + 1);
+  }
+  timespec ts{0, static_cast<long>(us * 1000)};
+  nanosleep(&ts, nullptr);
+}
+
+void Pipeline::publish(Instant now, bool main) {
+  (void)now;
+  metrics_.update_core(core_, sample_);
+  if (main) metrics_.update_ports(ports_);
+}
+
+void Pipeline::finish() {
+  Instant now = clock_.now();
+  for (auto& s : services_) s->stop(now);
+  stack_.poll(now);
+  for (auto& io : ios_) io->flush();
+  metrics_.update_core(core_, sample_);
+}
+
+}  // namespace ws::dp

@@ -1,0 +1,189 @@
+#include "dataplane/port.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "dataplane/eal_args.hpp"
+
+namespace ws::dp {
+
+namespace {
+
+// af_packet's frame size, from "framesz=N" in the device string (2048 by default).
+uint32_t af_packet_framesz(const std::string& device) {
+  auto pos = device.find("framesz=");
+  if (pos == std::string::npos) return 2048;
+  return static_cast<uint32_t>(std::strtoul(device.c_str() + pos + 8, nullptr, 10));
+}
+
+std::string err_str(int rc) { return std::strerror(rc < 0 ? -rc : rc); }
+
+}  // namespace
+
+bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::string& error) {
+  const auto& pc = cfg.ports[index];
+  const std::string key = "ports[" + std::to_string(index) + "] (" + pc.name + ")";
+  out.name = pc.name;
+  out.device = port_device_name(pc);
+  out.mtu = pc.mtu;
+  out.rx_queues = pc.rx_queues;
+  out.tx_queues = pc.tx_queues;
+
+  uint16_t pid = 0;
+  if (rte_eth_dev_get_port_by_name(out.device.c_str(), &pid) != 0) {
+    error = key + ": device '" + out.device + "' did not appear (check the vdev string or PCI address)";
+    return false;
+  }
+  out.port_id = pid;
+  rte_eth_dev_info info{};
+  int rc = rte_eth_dev_info_get(pid, &info);
+  if (rc != 0) {
+    error = key + ": cannot read device info: " + err_str(rc);
+    return false;
+  }
+  out.driver = info.driver_name != nullptr ? info.driver_name : "";
+  if (pc.rx_queues > info.max_rx_queues || pc.tx_queues > info.max_tx_queues) {
+    error = key + ": rx_queues/tx_queues " + std::to_string(pc.rx_queues) + "/" +
+            std::to_string(pc.tx_queues) + " exceed the device's " +
+            std::to_string(info.max_rx_queues) + "/" + std::to_string(info.max_tx_queues);
+    return false;
+  }
+  size_t n_lcores = cfg.dataplane.lcores.size();
+  if (pc.tx_queues < std::min<size_t>(n_lcores, pc.rx_queues)) {
+    error = key + ": tx_queues (" + std::to_string(pc.tx_queues) +
+            ") must be at least the number of cores that serve its rx queues (" +
+            std::to_string(std::min<size_t>(n_lcores, pc.rx_queues)) + ")";
+    return false;
+  }
+
+  // MTU. Some virtual devices (af_packet, tap in DPDK 22.11) refuse MTUs above 1500
+  // in configure and set_mtu although af_packet carries larger frames when the
+  // kernel interface allows them. Those get the device maximum and the stack keeps
+  // the configured MTU; every other device must accept the MTU or start fails.
+  uint32_t dev_mtu = pc.mtu;
+  bool af_packet = out.driver == "net_af_packet";
+  if (pc.mtu > info.max_mtu || pc.mtu < info.min_mtu) {
+    if (af_packet && pc.mtu > info.max_mtu) {
+      dev_mtu = info.max_mtu;
+      out.note += "device refuses MTU " + std::to_string(pc.mtu) + " (max " +
+                  std::to_string(info.max_mtu) +
+                  "); af_packet carries it anyway when the kernel interface's MTU allows; ";
+    } else {
+      error = key + ": mtu " + std::to_string(pc.mtu) + " is outside what device " + out.device +
+              " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(info.max_mtu) +
+              ")";
+      return false;
+    }
+  }
+  out.device_mtu = dev_mtu;
+  out.max_frame = pc.mtu + 14;
+
+  // Offloads: use what the port has unless the config forces software.
+  bool sw = cfg.dataplane.offloads == config::Offloads::software;
+  rte_eth_conf conf{};
+  conf.rxmode.mtu = dev_mtu;
+  if (!sw) {
+    uint64_t tx = info.tx_offload_capa;
+    out.tx_offloads.ipv4_cksum = (tx & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+    out.tx_offloads.udp_cksum = (tx & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+    out.tx_offloads.tcp_cksum = (tx & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
+    out.tx_offloads.tcp_tso = false;  // TSO comes with the jumbo-frame work
+    conf.txmode.offloads = tx & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
+                                 RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+    uint64_t rx = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_CHECKSUM;
+    out.rx_cksum = rx != 0;
+    conf.rxmode.offloads = rx;
+  }
+  if (pc.rx_queues > 1) {
+    uint64_t hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+    if (hf != 0) {
+      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+      conf.rx_adv_conf.rss_conf.rss_hf = hf;
+      out.rss = true;
+    } else {
+      out.note += "no RSS on this device: flows are spread by the device's default; ";
+    }
+  }
+
+  // Mbufs hold a whole frame: no chained segments on this path.
+  uint32_t room = std::max<uint32_t>(2048, out.max_frame + 4);
+  if (af_packet) room = std::max(room, af_packet_framesz(pc.device) - 32);
+  room = (room + 63) & ~63u;
+  out.data_room = room;
+  std::string pool_name = "ws_pool_" + std::to_string(pid);
+  uint32_t n = std::max<uint32_t>(cfg.dataplane.mbufs,
+                                  (pc.rx_descriptors * pc.rx_queues) + (pc.tx_descriptors * pc.tx_queues) + 512);
+  out.pool = rte_pktmbuf_pool_create(pool_name.c_str(), n, 256, 0,
+                                     static_cast<uint16_t>(std::min<uint32_t>(room + RTE_PKTMBUF_HEADROOM, 65535)),
+                                     rte_eth_dev_socket_id(pid));
+  if (out.pool == nullptr) {
+    error = key + ": cannot create a pool of " + std::to_string(n) + " mbufs of " +
+            std::to_string(room) + " bytes: " + rte_strerror(rte_errno) +
+            " (raise dataplane.memory_mb or lower dataplane.mbufs)";
+    return false;
+  }
+  out.pool_size = n;
+
+  auto fail = [&](const std::string& what, int r) {
+    error = key + ": " + what + ": " + err_str(r);
+    rte_eth_dev_stop(pid);
+    rte_eth_dev_close(pid);
+    rte_mempool_free(out.pool);
+    out.pool = nullptr;
+    return false;
+  };
+  rc = rte_eth_dev_configure(pid, pc.rx_queues, pc.tx_queues, &conf);
+  if (rc != 0) return fail("rte_eth_dev_configure failed", rc);
+  uint16_t nrx = pc.rx_descriptors;
+  uint16_t ntx = pc.tx_descriptors;
+  rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
+  if (rc != 0) return fail("cannot adjust descriptor counts", rc);
+  int socket = rte_eth_dev_socket_id(pid);
+  for (uint16_t q = 0; q < pc.rx_queues; ++q) {
+    rte_eth_rxconf rxc = info.default_rxconf;
+    rxc.offloads = conf.rxmode.offloads;
+    rc = rte_eth_rx_queue_setup(pid, q, nrx, socket, &rxc, out.pool);
+    if (rc != 0) return fail("rx queue " + std::to_string(q) + " setup failed", rc);
+  }
+  for (uint16_t q = 0; q < pc.tx_queues; ++q) {
+    rte_eth_txconf txc = info.default_txconf;
+    txc.offloads = conf.txmode.offloads;
+    rc = rte_eth_tx_queue_setup(pid, q, ntx, socket, &txc);
+    if (rc != 0) return fail("tx queue " + std::to_string(q) + " setup failed", rc);
+  }
+  rc = rte_eth_dev_set_mtu(pid, static_cast<uint16_t>(dev_mtu));
+  if (rc != 0 && rc != -ENOTSUP) return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
+
+  if (pc.mac) {
+    out.mac = *pc.mac;
+    rte_ether_addr a{};
+    std::memcpy(a.addr_bytes, out.mac.b.data(), 6);
+    // Not every virtual device can change its address; promiscuous mode below
+    // still delivers frames for the configured one.
+    (void)rte_eth_dev_default_mac_addr_set(pid, &a);
+  } else {
+    rte_ether_addr a{};
+    rc = rte_eth_macaddr_get(pid, &a);
+    if (rc != 0) return fail("cannot read the MAC address", rc);
+    std::memcpy(out.mac.b.data(), a.addr_bytes, 6);
+  }
+  rc = rte_eth_dev_start(pid);
+  if (rc != 0) return fail("rte_eth_dev_start failed", rc);
+  // The stack filters by destination MAC itself; promiscuous mode lets a
+  // configured MAC work on devices that cannot program it.
+  (void)rte_eth_promiscuous_enable(pid);
+  return true;
+}
+
+void port_teardown(PortInfo& p) {
+  if (p.pool == nullptr) return;
+  rte_eth_dev_stop(p.port_id);
+  rte_eth_dev_close(p.port_id);
+  rte_mempool_free(p.pool);
+  p.pool = nullptr;
+}
+
+}  // namespace ws::dp

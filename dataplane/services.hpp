@@ -1,0 +1,16 @@
+// Builds a core's service instances from the config.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "control/config/config.hpp"
+#include "stack/apps/service.hpp"
+
+namespace ws::dp {
+
+// nullptr with `why` when the kind/protocol is not available in this build.
+std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const config::Config& cfg,
+                                      std::string& why);
+
+}  // namespace ws::dp

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that the build, the quickstart demo and the test
+# suites need. Idempotent: packages already present are left alone, and apt is not
+# touched at all when nothing is missing.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential pkg-config meson ninja-build python3
+  dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libyaml-cpp-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
+  # the demo and integration tests: Linux peers in network namespaces
+  iproute2 iputils-ping ethtool socat curl wrk nginx-light iperf3 sockperf
+  python3-scapy tshark hping3 prometheus procps psmisc
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages: ${missing[*]}" >&2
+  echo "install-deps: run as root (or with sudo) to install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer it up front.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
