@@ -1,0 +1,68 @@
+// `wirespeed-control status`: one screen about a running data plane, built from two
+// snapshots `interval` apart (rates are differences over that interval).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "control/cli/options.hpp"
+#include "control/cli/settings.hpp"
+#include "control/stats/reader.hpp"
+
+namespace ws::cli {
+
+struct PortStatus {
+  std::string name, device, mac, address;
+  std::optional<bool> link_up;  // wirespeed_port_link_up, when registered
+  std::optional<int64_t> mtu;   // wirespeed_port_mtu_bytes, else the config
+  double rx_packets_per_s = 0, rx_bits_per_s = 0, tx_packets_per_s = 0, tx_bits_per_s = 0;
+  uint64_t rx_packets = 0, tx_packets = 0, rx_missed = 0;
+  std::optional<int64_t> mempool_in_use, mempool_size;
+};
+
+struct CoreStatus {
+  uint32_t lcore = 0;
+  std::optional<double> busy_ratio;  // from wirespeed_core_{busy,idle}_seconds_total
+};
+
+struct ServiceStatus {
+  std::string name, kind;
+  double rx_bytes_per_s = 0, tx_bytes_per_s = 0;
+  std::vector<std::pair<std::string, double>> messages_per_s;  // by direction
+};
+
+struct DropStatus {
+  std::string reason;
+  uint64_t total = 0;
+  double per_s = 0;
+};
+
+struct StatusReport {
+  int64_t pid = 0;
+  double start_time_unix_s = 0;
+  double uptime_s = 0;
+  double interval_s = 0;
+  std::string version;
+  std::string segment_path;
+  std::vector<PortStatus> ports;
+  std::vector<CoreStatus> cores;
+  std::vector<ServiceStatus> services;
+  std::vector<std::pair<std::string, int64_t>> tcp_connections;  // by state
+  uint64_t tcp_retransmitted_segments = 0;
+  uint64_t drops_total = 0;
+  std::vector<DropStatus> top_drops;  // highest totals first, at most 10, non-zero only
+};
+
+// Pure: both snapshots must come from the same data-plane instance, `b` taken after `a`.
+StatusReport build_status_report(const Settings& settings, const ws::stats::Snapshot& a,
+                                 const ws::stats::Snapshot& b);
+std::string render_text(const StatusReport& r);
+std::string render_json(const StatusReport& r);
+
+// Exit status: 0, or 1 with a message on stderr when no live data plane is found.
+int run_status(const Options& options, const Settings& settings);
+
+}  // namespace ws::cli

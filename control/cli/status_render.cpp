@@ -1,0 +1,176 @@
+// Rendering the status report: a fixed-width screen for people, JSON for scripts.
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+
+#include "control/cli/json.hpp"
+#include "control/cli/status.hpp"
+
+namespace ws::cli {
+namespace {
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+// 1234567 -> "1.23M": rates span nine orders of magnitude, columns must stay narrow.
+std::string si(double v) {
+  const char* units[] = {"", "k", "M", "G", "T"};
+  int u = 0;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  return u == 0 ? fmt("%.0f", v) : fmt("%.2f%s", v, units[u]);
+}
+
+std::string duration(double s) {
+  auto t = static_cast<uint64_t>(s);
+  if (t >= 86400) return fmt("%" PRIu64 "d%02" PRIu64 "h", t / 86400, t % 86400 / 3600);
+  if (t >= 3600) return fmt("%" PRIu64 "h%02" PRIu64 "m", t / 3600, t % 3600 / 60);
+  return fmt("%" PRIu64 "m%02" PRIu64 "s", t / 60, t % 60);
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+}  // namespace
+
+std::string render_text(const StatusReport& r) {
+  std::string out;
+  out += fmt("wirespeed data plane: pid %" PRId64 ", up %s, version %s (rates over %.1f s)\n",
+             r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
+
+  out += fmt("\n%-10s %-5s %-5s %-17s %-18s %9s %9s %9s %9s %9s\n", "PORT", "LINK", "MTU", "MAC",
+             "ADDRESS", "RX pps", "RX bit/s", "TX pps", "TX bit/s", "RX missed");
+  for (const auto& p : r.ports) {
+    std::string link = p.link_up ? (*p.link_up ? "up" : "down") : "-";
+    std::string mtu = p.mtu ? std::to_string(*p.mtu) : "-";
+    out += fmt("%-10s %-5s %-5s %-17s %-18s %9s %9s %9s %9s %9s\n", p.name.c_str(), link.c_str(),
+               mtu.c_str(), or_dash(p.mac).c_str(), or_dash(p.address).c_str(),
+               si(p.rx_packets_per_s).c_str(), si(p.rx_bits_per_s).c_str(),
+               si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str(),
+               si(static_cast<double>(p.rx_missed)).c_str());
+    if (p.mempool_in_use && p.mempool_size) {
+      out += fmt("%-10s mempool %" PRId64 "/%" PRId64 " mbufs in use\n", "", *p.mempool_in_use,
+                 *p.mempool_size);
+    }
+  }
+
+  out += fmt("\n%-6s %6s\n", "CORE", "BUSY");
+  for (const auto& c : r.cores) {
+    std::string busy = c.busy_ratio ? fmt("%5.1f%%", 100 * *c.busy_ratio) : "-";
+    out += fmt("%-6u %6s\n", c.lcore, busy.c_str());
+  }
+
+  if (!r.services.empty()) {
+    out += fmt("\n%-12s %-7s %10s %10s  %s\n", "SERVICE", "KIND", "RX B/s", "TX B/s", "MSG/s");
+    for (const auto& s : r.services) {
+      std::string msgs;
+      for (const auto& [dir, v] : s.messages_per_s) msgs += dir + " " + si(v) + "  ";
+      out += fmt("%-12s %-7s %10s %10s  %s\n", s.name.c_str(), or_dash(s.kind).c_str(),
+                 si(s.rx_bytes_per_s).c_str(), si(s.tx_bytes_per_s).c_str(),
+                 msgs.empty() ? "-" : msgs.c_str());
+    }
+  }
+
+  out += "\nTCP connections:";
+  if (r.tcp_connections.empty()) out += " -";
+  for (const auto& [state, n] : r.tcp_connections) out += fmt(" %s %" PRId64, state.c_str(), n);
+  out += fmt("\nTCP retransmitted segments: %" PRIu64 "\n", r.tcp_retransmitted_segments);
+
+  out += fmt("\nDrops: %" PRIu64 " total", r.drops_total);
+  if (r.top_drops.empty())
+    out += "\n";
+  else
+    out += fmt("; top reasons:\n  %-28s %12s %10s\n", "REASON", "TOTAL", "PER s");
+  for (const auto& d : r.top_drops) {
+    out += fmt("  %-28s %12" PRIu64 " %10s\n", d.reason.c_str(), d.total, si(d.per_s).c_str());
+  }
+  return out;
+}
+
+std::string render_json(const StatusReport& r) {
+  JsonWriter j;
+  j.begin_object();
+  j.key("dataplane").begin_object();
+  j.field("pid", r.pid)
+      .field("start_time", r.start_time_unix_s)
+      .field("uptime_seconds", r.uptime_s);
+  j.field("version", std::string_view(r.version))
+      .field("stats_path", std::string_view(r.segment_path));
+  j.end_object();
+  j.field("interval_seconds", r.interval_s);
+
+  j.key("ports").begin_array();
+  for (const auto& p : r.ports) {
+    j.begin_object();
+    j.field("name", std::string_view(p.name)).field("device", std::string_view(p.device));
+    j.field("mac", std::string_view(p.mac)).field("address", std::string_view(p.address));
+    j.key("link_up");
+    if (p.link_up)
+      j.value(*p.link_up);
+    else
+      j.value(std::nan(""));
+    j.key("mtu");
+    if (p.mtu)
+      j.value(*p.mtu);
+    else
+      j.value(std::nan(""));
+    j.field("rx_packets", p.rx_packets).field("tx_packets", p.tx_packets);
+    j.field("rx_missed_packets", p.rx_missed);
+    j.field("rx_packets_per_second", p.rx_packets_per_s)
+        .field("rx_bits_per_second", p.rx_bits_per_s);
+    j.field("tx_packets_per_second", p.tx_packets_per_s)
+        .field("tx_bits_per_second", p.tx_bits_per_s);
+    if (p.mempool_in_use) j.field("mempool_in_use", *p.mempool_in_use);
+    if (p.mempool_size) j.field("mempool_size", *p.mempool_size);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("cores").begin_array();
+  for (const auto& c : r.cores) {
+    j.begin_object().field("lcore", uint64_t{c.lcore});
+    j.key("busy_ratio").value(c.busy_ratio ? *c.busy_ratio : std::nan(""));
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("services").begin_array();
+  for (const auto& s : r.services) {
+    j.begin_object()
+        .field("name", std::string_view(s.name))
+        .field("kind", std::string_view(s.kind));
+    j.field("received_bytes_per_second", s.rx_bytes_per_s);
+    j.field("sent_bytes_per_second", s.tx_bytes_per_s);
+    j.key("messages_per_second").begin_object();
+    for (const auto& [dir, v] : s.messages_per_s) j.field(dir, v);
+    j.end_object().end_object();
+  }
+  j.end_array();
+
+  j.key("tcp").begin_object();
+  j.key("connections").begin_object();
+  for (const auto& [state, n] : r.tcp_connections) j.field(state, n);
+  j.end_object();
+  j.field("retransmitted_segments", r.tcp_retransmitted_segments);
+  j.end_object();
+
+  j.key("drops").begin_object().field("total", r.drops_total);
+  j.key("top").begin_array();
+  for (const auto& d : r.top_drops) {
+    j.begin_object().field("reason", std::string_view(d.reason)).field("total", d.total);
+    j.field("per_second", d.per_s).end_object();
+  }
+  j.end_array().end_object();
+  j.end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace ws::cli

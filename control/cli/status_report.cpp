@@ -1,0 +1,177 @@
+// Building the status report from two snapshots: which metric names mean what.
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "control/cli/status.hpp"
+
+namespace ws::cli {
+namespace {
+
+using ws::stats::MetricInfo;
+using ws::stats::Snapshot;
+
+// The names the data plane registers (CONTRACT.md and docs/metrics.md).
+constexpr const char* kRxPackets = "wirespeed_port_receive_packets_total";
+constexpr const char* kRxBytes = "wirespeed_port_receive_bytes_total";
+constexpr const char* kTxPackets = "wirespeed_port_transmit_packets_total";
+constexpr const char* kTxBytes = "wirespeed_port_transmit_bytes_total";
+constexpr const char* kRxMissed = "wirespeed_port_receive_missed_packets_total";
+constexpr const char* kMtu = "wirespeed_port_mtu_bytes";
+constexpr const char* kLinkUp = "wirespeed_port_link_up";
+constexpr const char* kMempoolInUse = "wirespeed_mempool_in_use";
+constexpr const char* kMempoolSize = "wirespeed_mempool_size";
+constexpr const char* kBusy = "wirespeed_core_busy_seconds_total";
+constexpr const char* kIdle = "wirespeed_core_idle_seconds_total";
+constexpr const char* kSvcRx = "wirespeed_service_received_bytes_total";
+constexpr const char* kSvcTx = "wirespeed_service_sent_bytes_total";
+constexpr const char* kSvcMsgs = "wirespeed_service_messages_total";
+constexpr const char* kTcpConns = "wirespeed_tcp_connections";
+constexpr const char* kRetrans = "wirespeed_tcp_retransmitted_segments_total";
+constexpr const char* kDrops = "wirespeed_drops_total";
+
+bool has(const Snapshot& s, std::string_view name, const ws::stats::Labels& match = {}) {
+  for (const MetricInfo& m : s.catalog->metrics) {
+    if (m.name != name) continue;
+    bool ok = true;
+    for (const auto& [k, v] : match) ok = ok && m.label(k) == v;
+    if (ok) return true;
+  }
+  return false;
+}
+
+// Label values of `key` over all series of `name`, in registration order.
+std::vector<std::string> label_values(const Snapshot& s, std::string_view name,
+                                      std::string_view key) {
+  std::vector<std::string> out;
+  for (const MetricInfo& m : s.catalog->metrics) {
+    if (m.name != name) continue;
+    std::string v(m.label(key));
+    if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+double rate(uint64_t before, uint64_t after, double dt) {
+  return after >= before && dt > 0 ? static_cast<double>(after - before) / dt : 0.0;
+}
+
+std::optional<int64_t> gauge(const Snapshot& s, std::string_view name,
+                             const ws::stats::Labels& match) {
+  if (!has(s, name, match)) return std::nullopt;
+  return static_cast<int64_t>(s.sum(name, match));
+}
+
+void add_unique(std::vector<std::string>& v, const std::string& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+}  // namespace
+
+StatusReport build_status_report(const Settings& settings, const Snapshot& a, const Snapshot& b) {
+  StatusReport r;
+  const auto& cat = *b.catalog;
+  const double dt = static_cast<double>(b.taken_monotonic_ns - a.taken_monotonic_ns) / 1e9;
+  r.pid = cat.pid;
+  r.start_time_unix_s = static_cast<double>(cat.start_time_unix_ns) / 1e9;
+  r.uptime_s = std::max(0.0, static_cast<double>(std::time(nullptr)) - r.start_time_unix_s);
+  r.interval_s = dt;
+  r.version = std::string(cat.info_value("version"));
+  r.segment_path = settings.segment_path;
+
+  // Ports: the config's, then any others the data plane reports.
+  std::vector<std::string> ports;
+  for (const auto& p : settings.ports) ports.push_back(p.name);
+  for (const auto& p : label_values(b, kRxPackets, "port")) add_unique(ports, p);
+  for (const auto& name : ports) {
+    PortStatus p;
+    p.name = name;
+    const PortSettings* cfg = nullptr;
+    for (const auto& ps : settings.ports) {
+      if (ps.name == name) cfg = &ps;
+    }
+    auto info = [&](const char* what, const std::string& fallback) {
+      std::string_view v = cat.info_value("port." + name + "." + what);
+      return v.empty() ? fallback : std::string(v);
+    };
+    p.device = info("device", cfg ? cfg->device : "");
+    p.mac = info("mac", cfg ? cfg->mac : "");
+    p.address = info("address", cfg ? cfg->address : "");
+    ws::stats::Labels sel = {{"port", name}};
+    if (auto up = gauge(b, kLinkUp, sel)) p.link_up = *up != 0;
+    p.mtu = gauge(b, kMtu, sel);
+    if (!p.mtu && cfg) p.mtu = cfg->mtu;
+    p.rx_packets = b.sum(kRxPackets, sel);
+    p.tx_packets = b.sum(kTxPackets, sel);
+    p.rx_missed = b.sum(kRxMissed, sel);
+    p.rx_packets_per_s = rate(a.sum(kRxPackets, sel), p.rx_packets, dt);
+    p.tx_packets_per_s = rate(a.sum(kTxPackets, sel), p.tx_packets, dt);
+    p.rx_bits_per_s = 8 * rate(a.sum(kRxBytes, sel), b.sum(kRxBytes, sel), dt);
+    p.tx_bits_per_s = 8 * rate(a.sum(kTxBytes, sel), b.sum(kTxBytes, sel), dt);
+    p.mempool_in_use = gauge(b, kMempoolInUse, sel);
+    p.mempool_size = gauge(b, kMempoolSize, sel);
+    r.ports.push_back(std::move(p));
+  }
+
+  // Cores: busy share of the cycles spent since the first snapshot.
+  const MetricInfo* busy = nullptr;
+  const MetricInfo* idle = nullptr;
+  for (const MetricInfo& m : cat.metrics) {
+    if (m.name == kBusy && m.scope != ws::stats::Scope::kGlobal) busy = &m;
+    if (m.name == kIdle && m.scope != ws::stats::Scope::kGlobal) idle = &m;
+  }
+  for (uint32_t c = 0; c < cat.lcore_ids.size(); ++c) {
+    CoreStatus cs;
+    cs.lcore = cat.lcore_ids[c];
+    if (busy != nullptr && idle != nullptr) {
+      double db = rate(a.core_value(*busy, c), b.core_value(*busy, c), 1.0);
+      double di = rate(a.core_value(*idle, c), b.core_value(*idle, c), 1.0);
+      if (db + di > 0) cs.busy_ratio = db / (db + di);
+    }
+    r.cores.push_back(cs);
+  }
+
+  // Services.
+  std::vector<std::string> services;
+  for (const auto& s : settings.services) services.push_back(s.name);
+  for (const auto& s : label_values(b, kSvcRx, "service")) add_unique(services, s);
+  for (const auto& s : label_values(b, kSvcMsgs, "service")) add_unique(services, s);
+  for (const auto& name : services) {
+    ServiceStatus s;
+    s.name = name;
+    for (const auto& cfg : settings.services) {
+      if (cfg.name == name) s.kind = cfg.kind;
+    }
+    ws::stats::Labels sel = {{"service", name}};
+    s.rx_bytes_per_s = rate(a.sum(kSvcRx, sel), b.sum(kSvcRx, sel), dt);
+    s.tx_bytes_per_s = rate(a.sum(kSvcTx, sel), b.sum(kSvcTx, sel), dt);
+    for (const auto& dir : label_values(b, kSvcMsgs, "direction")) {
+      ws::stats::Labels both = {{"service", name}, {"direction", dir}};
+      if (has(b, kSvcMsgs, both)) {
+        s.messages_per_s.emplace_back(dir, rate(a.sum(kSvcMsgs, both), b.sum(kSvcMsgs, both), dt));
+      }
+    }
+    r.services.push_back(std::move(s));
+  }
+
+  for (const auto& state : label_values(b, kTcpConns, "state")) {
+    r.tcp_connections.emplace_back(state,
+                                   static_cast<int64_t>(b.sum(kTcpConns, {{"state", state}})));
+  }
+  r.tcp_retransmitted_segments = b.sum(kRetrans);
+
+  for (const auto& reason : label_values(b, kDrops, "reason")) {
+    ws::stats::Labels sel = {{"reason", reason}};
+    DropStatus d{reason, b.sum(kDrops, sel), rate(a.sum(kDrops, sel), b.sum(kDrops, sel), dt)};
+    r.drops_total += d.total;
+    if (d.total > 0) r.top_drops.push_back(d);
+  }
+  std::stable_sort(r.top_drops.begin(), r.top_drops.end(),
+                   [](const DropStatus& x, const DropStatus& y) { return x.total > y.total; });
+  if (r.top_drops.size() > 10) r.top_drops.resize(10);
+  return r;
+}
+
+}  // namespace ws::cli

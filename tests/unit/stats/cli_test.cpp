@@ -1,0 +1,130 @@
+// wirespeed-control's option parsing and the status report built from two snapshots.
+#include <gtest/gtest.h>
+
+#include "control/cli/options.hpp"
+#include "control/cli/status.hpp"
+#include "control/stats/writer.hpp"
+#include "test_util.hpp"
+
+namespace ws::cli {
+namespace {
+
+ParseResult parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "wirespeed-control");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, Commands) {
+  auto r = parse({"-c", "f.yaml", "serve"});
+  ASSERT_TRUE(r.options) << r.error;
+  EXPECT_EQ(r.options->command, Command::kServe);
+  EXPECT_EQ(r.options->config_path, "f.yaml");
+  r = parse({"--config", "f.yaml", "status", "--json", "--interval", "0.2"});
+  ASSERT_TRUE(r.options) << r.error;
+  EXPECT_TRUE(r.options->json);
+  EXPECT_DOUBLE_EQ(r.options->interval_s, 0.2);
+  EXPECT_EQ(parse({"--help"}).options->command, Command::kHelp);
+  EXPECT_EQ(parse({"--version"}).options->command, Command::kVersion);
+}
+
+TEST(Options, Errors) {
+  EXPECT_FALSE(parse({"serve"}).options);                       // no config
+  EXPECT_FALSE(parse({"-c"}).options);                          // missing FILE
+  EXPECT_FALSE(parse({"-c", "f", "serve", "status"}).options);  // two commands
+  EXPECT_FALSE(parse({"-c", "f", "serve", "--json"}).options);
+  EXPECT_FALSE(parse({"-c", "f", "status", "--interval", "x"}).options);
+  EXPECT_FALSE(parse({"-c", "f", "frobnicate"}).options);
+  EXPECT_TRUE(parse({"--stats-path", "/x", "status"}).options);
+}
+
+TEST(Status, RatesBusyDropsAndJson) {
+  using namespace ws::stats;
+  test::TempDir dir;
+  Writer w;
+  ASSERT_TRUE(w.create(dir.file("st.stats"), {.lcore_ids = {1}}));
+  auto reg = [&](MetricSpec s) {
+    auto slot = w.register_metric(s);
+    EXPECT_TRUE(slot) << w.last_error();
+    return *slot;
+  };
+  Slot rxp = reg({.name = "wirespeed_port_receive_packets_total",
+                  .help = "x",
+                  .labels = {{"port", "p0"}},
+                  .scope = Scope::kGlobal});
+  Slot rxb = reg({.name = "wirespeed_port_receive_bytes_total",
+                  .help = "x",
+                  .labels = {{"port", "p0"}},
+                  .scope = Scope::kGlobal});
+  Slot link = reg({.name = "wirespeed_port_link_up",
+                   .help = "x",
+                   .type = MetricType::kGauge,
+                   .labels = {{"port", "p0"}},
+                   .scope = Scope::kGlobal});
+  Slot busy = reg({.name = "wirespeed_core_busy_seconds_total",
+                   .help = "x",
+                   .scope = Scope::kPerCoreLabeled,
+                   .scale = 1e-9});
+  Slot idle = reg({.name = "wirespeed_core_idle_seconds_total",
+                   .help = "x",
+                   .scope = Scope::kPerCoreLabeled,
+                   .scale = 1e-9});
+  Slot d1 = reg({.name = "wirespeed_drops_total", .help = "x", .labels = {{"reason", "one"}}});
+  Slot d2 = reg({.name = "wirespeed_drops_total", .help = "x", .labels = {{"reason", "two"}}});
+  Slot est = reg({.name = "wirespeed_tcp_connections",
+                  .help = "x",
+                  .type = MetricType::kGauge,
+                  .labels = {{"state", "established"}}});
+  ASSERT_TRUE(w.set_info("port.p0.mac", "02:00:00:00:00:09"));
+  ASSERT_TRUE(w.set_info("version", "9.9"));
+  ASSERT_TRUE(w.seal());
+  Reader r(dir.file("st.stats"));
+  ASSERT_EQ(r.refresh(), Liveness::kLive);
+  Snapshot a, b;
+  w.publish(0);
+  w.publish_global();
+  ASSERT_TRUE(r.read(&a));
+  w.counter(rxp).set(1000);
+  w.counter(rxb).set(125000);
+  w.gauge(link).set(1);
+  w.counter(busy, 0).add(300);
+  w.counter(idle, 0).add(700);
+  w.counter(d1, 0).add(5);
+  w.counter(d2, 0).add(50);
+  w.gauge(est, 0).set(3);
+  w.publish(0);
+  w.publish_global();
+  ASSERT_TRUE(r.read(&b));
+  b.taken_monotonic_ns = a.taken_monotonic_ns + 2'000'000'000;  // pretend 2 s passed
+
+  Settings settings;
+  settings.ports.push_back({"p0", "net_null0", "10.0.0.1/24", "", 1500});
+  StatusReport rep = build_status_report(settings, a, b);
+  ASSERT_EQ(rep.ports.size(), 1u);
+  EXPECT_EQ(rep.ports[0].mac, "02:00:00:00:00:09");  // the data plane's word wins
+  EXPECT_EQ(rep.ports[0].address, "10.0.0.1/24");
+  EXPECT_EQ(rep.ports[0].link_up, true);
+  EXPECT_EQ(rep.ports[0].mtu, 1500);
+  EXPECT_DOUBLE_EQ(rep.ports[0].rx_packets_per_s, 500);
+  EXPECT_DOUBLE_EQ(rep.ports[0].rx_bits_per_s, 500000);
+  ASSERT_EQ(rep.cores.size(), 1u);
+  EXPECT_EQ(rep.cores[0].lcore, 1u);
+  EXPECT_DOUBLE_EQ(rep.cores[0].busy_ratio.value_or(-1), 0.3);
+  EXPECT_EQ(rep.drops_total, 55u);
+  ASSERT_EQ(rep.top_drops.size(), 2u);
+  EXPECT_EQ(rep.top_drops[0].reason, "two");
+  ASSERT_EQ(rep.tcp_connections.size(), 1u);
+  EXPECT_EQ(rep.tcp_connections[0].second, 3);
+
+  std::string json = render_json(rep);
+  EXPECT_NE(json.find("\"rx_packets_per_second\":500"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"connections\":{\"established\":3}"), std::string::npos) << json;
+  std::string txt = render_text(rep);
+  EXPECT_NE(txt.find("p0"), std::string::npos);
+  EXPECT_NE(txt.find("30.0%"), std::string::npos) << txt;
+  w.remove();
+}
+
+}  // namespace
+}  // namespace ws::cli
