@@ -131,4 +131,11 @@ Instant ArpCache::poll(Instant now, ArpActions& act) {
   return next;
 }
 
+void ArpCache::clear(ArpActions& act) {
+  for (size_t i = 0; i < high_water_; ++i) {
+    if (entries_[i].state != State::kFree) release(entries_[i], act);
+  }
+  high_water_ = 0;
+}
+
 }  // namespace ws

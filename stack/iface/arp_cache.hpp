@@ -53,6 +53,9 @@ class ArpCache {
   // Retries and expiries; returns the next deadline.
   Instant poll(Instant now, ArpActions& act);
 
+  // Forgets every entry, handing queued frames to act.drop_pending (teardown).
+  void clear(ArpActions& act);
+
   size_t size() const { return live_; }
   uint64_t resolve_failures() const { return resolve_failures_; }
 

@@ -87,7 +87,7 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
       icmp_input(ifc, src, dst, l4, now);
       return;
     case wire::kIpProtoUdp:
-      udp_input(whole, hl, src, dst, to_broadcast, meta.l4 == RxMeta::Cksum::kGood, now);
+      udp_input(whole, hl, src, dst, to_broadcast, meta.l4, now);
       return;
     case wire::kIpProtoTcp:
       if (meta.l4 == RxMeta::Cksum::kBad) {
@@ -117,7 +117,7 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
 }
 
 void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src,
-                      Ipv4Addr dst, bool to_broadcast, bool csum_verified, Instant now) {
+                      Ipv4Addr dst, bool to_broadcast, RxMeta::Cksum l4_csum, Instant now) {
   auto seg = ip_packet.subspan(ip_hl);
   auto udp = wire::UdpView::parse(seg);
   if (!udp) {
@@ -129,8 +129,13 @@ void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr
     drops_.add(DropReason::kUdpBadLength);
     return;
   }
-  // A zero checksum means the sender did not compute one (RFC 768).
-  if (!csum_verified && udp->checksum() != 0) {
+  // A zero checksum means the sender did not compute one (RFC 768). Otherwise
+  // trust the NIC's verdict when it gave one, as for the IPv4 header and TCP.
+  if (l4_csum == RxMeta::Cksum::kBad && udp->checksum() != 0) {
+    drops_.add(DropReason::kUdpBadChecksum);
+    return;
+  }
+  if (l4_csum != RxMeta::Cksum::kGood && udp->checksum() != 0) {
     uint32_t sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, udp->length());
     if (csum_fold(csum_partial(udp->datagram(), sum)) != 0) {
       drops_.add(DropReason::kUdpBadChecksum);

@@ -12,7 +12,11 @@ Stack::Stack(StackConfig cfg) : cfg_(cfg), udp_(*this, drops_, counters_.udp_out
   icmp_tokens_ = cfg_.icmp_error_burst;
 }
 
-Stack::~Stack() = default;
+Stack::~Stack() {
+  // Frames still waiting for ARP belong to the interfaces' buffer pools: give them
+  // back, or a stack torn down mid-resolution leaks them.
+  for (auto& ifc : ifaces_) ifc->arp.clear(*ifc);
+}
 
 uint16_t Stack::add_interface(const InterfaceConfig& cfg, PacketIo& io) {
   auto idx = static_cast<uint16_t>(ifaces_.size());

@@ -109,7 +109,7 @@ class Stack final : public L4Output {
   void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
                   Instant now);
   void udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
-                 bool to_broadcast, bool csum_verified, Instant now);
+                 bool to_broadcast, RxMeta::Cksum l4_csum, Instant now);
   // ICMP error quoting `offending` (an IPv4 packet we received), rate limited.
   void send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
                        std::span<const uint8_t> offending, Instant now);

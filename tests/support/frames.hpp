@@ -15,6 +15,9 @@ namespace ws::test {
 
 // Ethernet header. `vlan_tci` adds an 802.1Q tag.
 struct EthSpec {
+  EthSpec() = default;
+  EthSpec(MacAddr d, MacAddr s, std::optional<uint16_t> type = {}, std::optional<uint16_t> tci = {})
+      : dst(d), src(s), ethertype(type), vlan_tci(tci) {}
   MacAddr dst;
   MacAddr src;
   std::optional<uint16_t> ethertype;  // default: what the payload builder implies
@@ -23,6 +26,8 @@ struct EthSpec {
 
 // An ARP body (RFC 826) and overrides for its fixed fields.
 struct ArpSpec {
+  ArpSpec() = default;
+  explicit ArpSpec(const wire::ArpRepr& r) : arp(r) {}
   wire::ArpRepr arp;
   std::optional<uint16_t> htype;
   std::optional<uint16_t> ptype;
