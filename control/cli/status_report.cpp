@@ -141,8 +141,9 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
   for (const auto& name : services) {
     ServiceStatus s;
     s.name = name;
+    s.kind = std::string(cat.info_value("service." + name + ".kind"));
     for (const auto& cfg : settings.services) {
-      if (cfg.name == name) s.kind = cfg.kind;
+      if (cfg.name == name && s.kind.empty()) s.kind = cfg.kind;
     }
     ws::stats::Labels sel = {{"service", name}};
     s.rx_bytes_per_s = rate(a.sum(kSvcRx, sel), b.sum(kSvcRx, sel), dt);
