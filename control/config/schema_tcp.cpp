@@ -16,9 +16,11 @@ bool parse_buffer(const MapView& m, std::string_view key, std::optional<uint32_t
     out.reset();
     return true;
   }
-  // A word that is not "auto" (a typo such as "atuo"): say what is accepted, rather than
-  // the integer reader's "expected an integer".
-  if (!v->node.IsScalar() || v->node.Scalar().find_first_of("0123456789") == std::string::npos) {
+  // A word that is not "auto" (a typo such as "atuo", or a unit such as "1k"): say what is
+  // accepted, rather than the integer reader's "expected an integer".
+  const std::string& text = v->node.IsScalar() ? v->node.Scalar() : std::string();
+  if (!v->node.IsScalar() || text.find_first_of("0123456789") == std::string::npos ||
+      text.find_first_not_of("+-.eE0123456789") != std::string::npos) {
     m.diag().error(v->pos,
                    v->path + ": expected 'auto' or a size in bytes, got " + describe_node(v->node));
     return false;

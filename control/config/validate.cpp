@@ -41,7 +41,7 @@ void check_ports(Diagnostics& d, const Config& c, const Origins& o) {
     const uint64_t ring_mbufs =
         uint64_t{p.rx_queues} * p.rx_descriptors + uint64_t{p.tx_queues} * p.tx_descriptors;
     if (ring_mbufs >= c.dataplane.mbufs) {
-      const std::string what = "ports[" + std::to_string(i) + "] rings hold up to " +
+      const std::string what = "the rings of port '" + p.name + "' hold up to " +
                                std::to_string(ring_mbufs) +
                                " mbufs (rx_queues x rx_descriptors + " +
                                "tx_queues x tx_descriptors), not fewer than dataplane.mbufs (" +
