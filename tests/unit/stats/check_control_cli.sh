@@ -84,7 +84,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 p = s["ports"][0]
 assert p["name"] == "p0" and p["mac"] == "02:00:00:00:00:01", p
-assert 7000 < p["rx_packets_per_second"] < 13000, p["rx_packets_per_second"]
+assert 9000 < p["rx_packets_per_second"] < 11000, p["rx_packets_per_second"]
 busy = {c["lcore"]: c["busy_ratio"] for c in s["cores"]}
 assert abs(busy[1] - 0.25) < 0.01 and abs(busy[2] - 0.75) < 0.01, busy
 assert s["tcp"]["connections"]["established"] == 2, s["tcp"]
