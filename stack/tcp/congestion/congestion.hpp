@@ -1,0 +1,50 @@
+// Congestion control behind one interface (cf. Linux tcp_cong.c). Windows are in
+// bytes; the connection calls these hooks and reads cwnd()/ssthresh().
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "stack/core/time.hpp"
+#include "stack/tcp/api.hpp"
+
+namespace ws::tcp {
+
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+  // Initial window, RFC 6928: min(10*MSS, max(2*MSS, 14600)).
+  virtual void init(uint32_t mss) {
+    mss_ = mss;
+    cwnd_ = std::min(10 * mss, std::max(2 * mss, 14600u));
+    ssthresh_ = UINT32_MAX;
+  }
+  void set_mss(uint32_t mss) { mss_ = mss; }
+  // New data acknowledged outside loss recovery.
+  virtual void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) = 0;
+  // Loss detected by duplicate ACKs or SACK (entering fast recovery): sets ssthresh
+  // and cwnd.
+  virtual void on_loss(uint32_t in_flight, Instant now) = 0;
+  // Retransmission timeout (RFC 5681 (4)): ssthresh from flight size, cwnd = 1 MSS.
+  virtual void on_rto(uint32_t in_flight, Instant now) {
+    on_loss(in_flight, now);
+    cwnd_ = mss_;
+  }
+  // Fast recovery finished (RFC 6582 step 3 / RFC 6675 section 5).
+  virtual void on_recovery_exit(uint32_t in_flight) {
+    cwnd_ = std::max(std::min(ssthresh_, in_flight + mss_), 2 * mss_);
+  }
+  uint32_t cwnd() const { return cwnd_; }
+  uint32_t ssthresh() const { return ssthresh_; }
+  void set_cwnd(uint32_t c) { cwnd_ = c; }
+
+ protected:
+  uint32_t mss_ = 536;
+  uint32_t cwnd_ = 0;
+  uint32_t ssthresh_ = UINT32_MAX;
+};
+
+std::unique_ptr<CongestionControl> make_congestion(CongestionAlgo algo);
+
+}  // namespace ws::tcp

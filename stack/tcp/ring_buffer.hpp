@@ -1,0 +1,88 @@
+// Byte ring buffers for the send and receive queues. Storage grows only at autotune
+// steps (resize), never per segment. Note: these hold copies of the payload, not
+// mbufs; zero-copy mbuf chains are future work (see docs/tcp.md).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace ws::tcp {
+
+// A contiguous-storage ring: bytes [head, head+size) modulo capacity.
+class ByteRing {
+ public:
+  size_t capacity() const { return buf_.size(); }
+  size_t size() const { return size_; }
+  size_t free() const { return buf_.size() - size_; }
+
+  // Grows (or shrinks, if the contents fit) the storage to `cap` bytes, keeping the
+  // contents. Allocates: call only at autotune steps.
+  // `keep` (>= size) bytes from the head are preserved, so out-of-order data written
+  // past the end survives.
+  void resize(size_t cap, size_t keep = 0) {
+    keep = std::max(keep, size_);
+    if (cap == buf_.size() || cap < keep) return;
+    std::vector<uint8_t> n(cap);
+    copy_out_raw(0, std::span<uint8_t>(n.data(), keep));
+    buf_.swap(n);
+    head_ = 0;
+  }
+  void release() {
+    std::vector<uint8_t>().swap(buf_);
+    head_ = size_ = 0;
+  }
+
+  // Appends up to data.size() bytes; returns how many.
+  size_t push(std::span<const uint8_t> data) {
+    size_t n = std::min(data.size(), free());
+    write_at(size_, data.first(n));
+    size_ += n;
+    return n;
+  }
+  // Writes at `off` bytes past the head without changing size (for out-of-order
+  // data); off + data.size() must not exceed capacity.
+  void write_at(size_t off, std::span<const uint8_t> data) {
+    size_t cap = buf_.size();
+    if (cap == 0 || data.empty()) return;
+    size_t pos = (head_ + off) % cap;
+    size_t first = std::min(data.size(), cap - pos);
+    std::memcpy(buf_.data() + pos, data.data(), first);
+    if (first < data.size()) std::memcpy(buf_.data(), data.data() + first, data.size() - first);
+  }
+  // Marks `n` bytes already written past the end as part of the contents.
+  void commit(size_t n) { size_ += n; }
+  void copy_out(size_t off, std::span<uint8_t> out) const { copy_out_raw(off, out); }
+  void copy_out_raw(size_t off, std::span<uint8_t> out) const {
+    size_t cap = buf_.size();
+    if (cap == 0 || out.empty()) return;
+    size_t pos = (head_ + off) % cap;
+    size_t first = std::min(out.size(), cap - pos);
+    std::memcpy(out.data(), buf_.data() + pos, first);
+    if (first < out.size()) std::memcpy(out.data() + first, buf_.data(), out.size() - first);
+  }
+  // The longest contiguous run starting at `off`, at most `len` bytes.
+  std::span<const uint8_t> contiguous(size_t off, size_t len) const {
+    size_t cap = buf_.size();
+    if (cap == 0 || off >= size_) return {};
+    size_t pos = (head_ + off) % cap;
+    size_t n = std::min({len, size_ - off, cap - pos});
+    return {buf_.data() + pos, n};
+  }
+  void pop(size_t n) {
+    n = std::min(n, size_);
+    size_ -= n;
+    head_ = buf_.empty() ? 0 : (head_ + n) % buf_.size();
+    if (size_ == 0) head_ = 0;
+  }
+
+ private:
+  std::vector<uint8_t> buf_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace ws::tcp

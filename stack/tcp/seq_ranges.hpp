@@ -1,0 +1,82 @@
+// A small sorted set of disjoint sequence ranges [left, right), fixed capacity, no
+// allocation. Used for the receiver's out-of-order map (RFC 2018 SACK blocks come from
+// it) and the sender's SACK scoreboard (RFC 6675 section 3).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "stack/core/seqnum.hpp"
+
+namespace ws::tcp {
+
+struct SeqRange {
+  SeqNum left;
+  SeqNum right;
+  uint32_t len() const { return static_cast<uint32_t>(right - left); }
+};
+
+template <size_t N>
+class SeqRanges {
+ public:
+  size_t count() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const SeqRange& operator[](size_t i) const { return r_[i]; }
+  void clear() { n_ = 0; }
+
+  // Adds [l, r), merging neighbours. When the set is full and the range overlaps
+  // nothing, returns false (if drop_highest, the highest range makes room instead).
+  bool insert(SeqNum l, SeqNum r, bool drop_highest = false) {
+    if (!(l < r)) return true;
+    size_t i = 0;
+    while (i < n_ && r_[i].right < l) ++i;  // first range that could touch [l, r)
+    size_t j = i;
+    SeqNum nl = l, nr = r;
+    while (j < n_ && r_[j].left <= r) {
+      nl = seq_min(nl, r_[j].left);
+      nr = seq_max(nr, r_[j].right);
+      ++j;
+    }
+    if (j == i) {  // no overlap: insert at i
+      if (n_ == N) {
+        if (!drop_highest || i == N) return false;
+        --n_;
+      }
+      for (size_t k = n_; k > i; --k) r_[k] = r_[k - 1];
+      r_[i] = {l, r};
+      ++n_;
+      return true;
+    }
+    r_[i] = {nl, nr};
+    size_t removed = j - i - 1;
+    for (size_t k = i + 1; k + removed < n_; ++k) r_[k] = r_[k + removed];
+    n_ -= removed;
+    return true;
+  }
+  // Forgets everything below x (ranges are cut at x).
+  void trim_below(SeqNum x) {
+    size_t k = 0;
+    while (k < n_ && r_[k].right <= x) ++k;
+    for (size_t i = k; i < n_; ++i) r_[i - k] = r_[i];
+    n_ -= k;
+    if (n_ > 0 && r_[0].left < x) r_[0].left = x;
+  }
+  // Whether [l, r) is fully covered.
+  bool covers(SeqNum l, SeqNum r) const {
+    for (size_t i = 0; i < n_; ++i)
+      if (r_[i].left <= l && r <= r_[i].right) return true;
+    return false;
+  }
+  uint64_t total() const {
+    uint64_t t = 0;
+    for (size_t i = 0; i < n_; ++i) t += r_[i].len();
+    return t;
+  }
+
+ private:
+  std::array<SeqRange, N> r_{};
+  size_t n_ = 0;
+};
+
+}  // namespace ws::tcp

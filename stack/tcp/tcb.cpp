@@ -1,0 +1,252 @@
+// Connection lifecycle and the application-facing Connection methods.
+#include "stack/tcp/tcb.hpp"
+
+#include <algorithm>
+
+#include "stack/tcp/tcp_stack.hpp"
+
+namespace ws::tcp {
+
+const char* close_reason_name(CloseReason r) {
+  switch (r) {
+    case CloseReason::kNormal: return "normal";
+    case CloseReason::kReset: return "reset";
+    case CloseReason::kTimeout: return "timeout";
+    case CloseReason::kKeepalive: return "keepalive";
+    case CloseReason::kRefused: return "refused";
+    case CloseReason::kAborted: return "aborted";
+    case CloseReason::kStackShutdown: return "stack_shutdown";
+  }
+  return "unknown";
+}
+
+const char* tcp_state_name(TcpState s) {
+  static const char* const names[] = {"closed",    "listen",     "syn_sent",   "syn_received",
+                                      "established", "fin_wait_1", "fin_wait_2", "close_wait",
+                                      "closing",   "last_ack",   "time_wait"};
+  size_t i = static_cast<size_t>(s);
+  return i < kTcpStateCount ? names[i] : "unknown";
+}
+
+Tcb::Tcb(TcpStack& s, const FourTuple& tuple) : stack(s), t(tuple) {
+  ++stack.ctr().state[static_cast<size_t>(TcpState::kClosed)];
+}
+
+void Tcb::set_state(TcpState s) {
+  auto& st = stack.ctr().state;
+  --st[static_cast<size_t>(state)];
+  ++st[static_cast<size_t>(s)];
+  state = s;
+}
+
+void Tcb::become_established(Instant now) {
+  set_state(TcpState::kEstablished);
+  rcv_space_time = now;
+  rcv_space = std::min<uint32_t>(rcvbuf.capacity(), 10 * our_mss);
+  keepalive_at = stack.config().keepalive ? now + stack.config().keepalive_idle : Instant::never();
+  if (passive) {
+    Listener* l = listener;
+    if (l) {
+      --l->syn_queue;
+      listener = nullptr;
+    }
+    bool ok = l && l->cb.on_accept;
+    if (ok) {
+      app_visible = true;
+      ++stack.ctr().connections_accepted;
+      ok = l->cb.on_accept(*this);
+      if (!ok) app_visible = false;
+    }
+    if (!ok) {
+      if (!released) {
+        stack.drops().add(DropReason::kTcpAcceptQueueFull);
+        send_rst(now);
+        stack.release(this);
+      }
+      return;
+    }
+  } else if (cb.on_connected) {
+    cb.on_connected(*this);
+  }
+  // shutdown_write() before the handshake finished: FIN goes out after the data.
+  if (!released && fin_queued && state == TcpState::kEstablished) set_state(TcpState::kFinWait1);
+}
+
+void Tcb::enter_time_wait(Instant now) {
+  set_state(TcpState::kTimeWait);
+  rto_at = delack_at = persist_at = keepalive_at = retry_at = Instant::never();
+  tw_at = now + stack.config().time_wait;
+  // Keep only what TIME_WAIT needs: the sequence state and ts_recent.
+  sndbuf.release();
+  rcvbuf.release();
+  ooo.clear();
+  scoreboard.clear();
+  if (app_visible && !notified) {
+    notified = true;
+    ++stack.ctr().connections_closed;
+    if (cb.on_closed) cb.on_closed(*this, CloseReason::kNormal);
+  }
+  cb = {};
+  stack.note_deadline(tw_at);
+}
+
+void Tcb::finish(CloseReason r) {
+  if (released) return;
+  stack.release(this);  // to CLOSED; freed when the stack call returns
+  if (r == CloseReason::kTimeout || r == CloseReason::kKeepalive) ++stack.ctr().timeouts;
+  if (app_visible && !notified) {
+    notified = true;
+    ++stack.ctr().connections_closed;
+    auto f = std::move(cb.on_closed);
+    cb = {};
+    if (f) f(*this, r);
+  }
+}
+
+void Tcb::deliver(Instant now) {
+  if (delivering || released) return;
+  delivering = true;
+  if (app_closed && rcvbuf.size() > 0) {
+    // close() was called: nobody reads any more; discard (and keep the window open).
+    size_t n = rcvbuf.size();
+    rcvbuf.pop(n);
+    autotune_on_consume(n, now);
+  }
+  while (rcvbuf.size() > 0 && cb.on_data && !released) {
+    auto span = rcvbuf.contiguous(0, rcvbuf.size());
+    size_t n = std::min(cb.on_data(*this, span), span.size());
+    if (released) break;
+    rcvbuf.pop(n);
+    autotune_on_consume(n, now);
+    if (n < span.size()) break;
+  }
+  delivering = false;
+  if (released) return;
+  // Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in
+  // steps of min(buffer/2, MSS), which also avoids silly window syndrome).
+  uint32_t wnd = rcv_window_now();
+  SeqNum edge = rcv_nxt + wnd;
+  if (edge - rcv_adv >= static_cast<int32_t>(std::min<uint32_t>(rcvbuf.capacity() / 2, 2 * our_mss)) &&
+      (state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
+       state == TcpState::kFinWait2))
+    ack_now = true;
+}
+
+// ---------------------------------------------------------------- Connection API
+
+static Tcb& self(Connection* c) { return *static_cast<Tcb*>(c); }
+static const Tcb& self(const Connection* c) { return *static_cast<const Tcb*>(c); }
+
+void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb = std::move(cbs); }
+
+size_t Connection::send_space() const {
+  const Tcb& t = self(this);
+  if (t.released || t.fin_queued) return 0;
+  if (t.state != TcpState::kEstablished && t.state != TcpState::kCloseWait &&
+      t.state != TcpState::kSynSent && t.state != TcpState::kSynReceived)
+    return 0;
+  if (t.pressured) return 0;
+  return t.snd_buf_limit > t.sndbuf.size() ? t.snd_buf_limit - t.sndbuf.size() : 0;
+}
+
+size_t Connection::send(std::span<const uint8_t> data) {
+  Tcb& t = self(this);
+  if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) t.pressured = true;
+  size_t room = send_space();
+  size_t n = std::min(room, data.size());
+  if (n < data.size()) t.want_writable = true;
+  if (n == 0) return 0;
+  // Storage grows toward the autotuned limit in steps (not per segment).
+  if (t.sndbuf.free() < n) {
+    size_t want = std::max<size_t>(t.sndbuf.size() + n, t.sndbuf.capacity() * 2);
+    t.sndbuf.resize(std::min<size_t>(std::max<size_t>(want, 16384), t.snd_buf_limit));
+  }
+  n = t.sndbuf.push(data.first(n));
+  if (t.stack.in_stack())
+    t.stack.conn_output(&t);
+  else
+    t.output(t.stack.last_now());
+  return n;
+}
+
+void Connection::shutdown_write() {
+  Tcb& t = self(this);
+  if (t.released || t.fin_queued) return;
+  switch (t.state) {
+    case TcpState::kSynSent:
+      // RFC 9293 3.10.4: CLOSE in SYN-SENT deletes the TCB.
+      t.finish(CloseReason::kNormal);
+      return;
+    case TcpState::kSynReceived:
+      t.fin_queued = true;  // FIN_WAIT_1 once established
+      return;
+    case TcpState::kEstablished:
+      t.fin_queued = true;
+      t.set_state(TcpState::kFinWait1);
+      break;
+    case TcpState::kCloseWait:
+      t.fin_queued = true;
+      t.set_state(TcpState::kLastAck);
+      break;
+    default:
+      return;
+  }
+  if (t.stack.in_stack())
+    t.stack.conn_output(&t);
+  else
+    t.output(t.stack.last_now());
+}
+
+void Connection::close() {
+  Tcb& t = self(this);
+  t.app_closed = true;
+  shutdown_write();
+}
+
+void Connection::abort() {
+  Tcb& t = self(this);
+  if (t.released) return;
+  if (t.state != TcpState::kSynSent && t.state != TcpState::kTimeWait)
+    t.send_rst(t.stack.last_now());
+  t.finish(CloseReason::kAborted);
+}
+
+void Connection::resume_read() {
+  Tcb& t = self(this);
+  if (t.released) return;
+  t.deliver(t.stack.last_now());
+  if (t.stack.in_stack())
+    t.stack.conn_output(&t);
+  else
+    t.output(t.stack.last_now());
+}
+
+size_t Connection::readable() const { return self(this).rcvbuf.size(); }
+Endpoint Connection::local() const { return {self(this).t.laddr, self(this).t.lport}; }
+Endpoint Connection::remote() const { return {self(this).t.raddr, self(this).t.rport}; }
+TcpState Connection::state() const { return self(this).state; }
+
+ConnInfo Connection::info() const {
+  const Tcb& t = self(this);
+  ConnInfo i;
+  i.state = t.state;
+  i.send_mss = t.max_payload(false);
+  i.cwnd = t.cc ? t.cc->cwnd() : 0;
+  i.ssthresh = t.cc ? t.cc->ssthresh() : 0;
+  i.snd_wnd = t.snd_wnd;
+  i.rcv_wnd = static_cast<uint32_t>(std::max<int32_t>(t.rcv_adv - t.rcv_nxt, 0));
+  i.rcv_buf = static_cast<uint32_t>(t.rcvbuf.capacity());
+  i.snd_buf = t.snd_buf_limit;
+  i.snd_wscale = t.ws_ok ? t.snd_wscale : 0;
+  i.rcv_wscale = t.ws_ok ? t.rcv_wscale : 0;
+  i.timestamps = t.ts_ok;
+  i.sack = t.sack_ok;
+  i.srtt = t.srtt;
+  i.rto = t.rto;
+  i.retransmits = t.stat_retrans;
+  i.bytes_sent = t.stat_sent;
+  i.bytes_received = t.stat_recv;
+  return i;
+}
+
+}  // namespace ws::tcp

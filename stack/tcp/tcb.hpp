@@ -1,0 +1,204 @@
+// The transmission control block (RFC 9293 section 3.3.1) and the per-segment
+// context. Logic is split by concern: tcp_input.cpp (segment arrival),
+// tcp_output.cpp (building segments), timers.cpp, recovery.cpp (SACK scoreboard,
+// RFC 6675; NewReno, RFC 6582), autotune.cpp (buffer right-sizing).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "stack/core/seqnum.hpp"
+#include "stack/core/time.hpp"
+#include "stack/tcp/api.hpp"
+#include "stack/tcp/congestion/congestion.hpp"
+#include "stack/tcp/ring_buffer.hpp"
+#include "stack/tcp/seq_ranges.hpp"
+#include "stack/wire/tcp.hpp"
+
+namespace ws::tcp {
+
+class TcpStack;
+struct Listener;
+
+struct FourTuple {
+  Ipv4Addr laddr;
+  uint16_t lport = 0;
+  Ipv4Addr raddr;
+  uint16_t rport = 0;
+  bool operator==(const FourTuple&) const = default;
+};
+
+struct FourTupleHash {
+  size_t operator()(const FourTuple& t) const {
+    uint64_t x = (uint64_t{t.laddr.v} << 32 | t.raddr.v) ^
+                 (uint64_t{t.lport} << 16 | t.rport) * 0x9e3779b97f4a7c15ull;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    return static_cast<size_t>(x);
+  }
+};
+
+// One arriving segment, parsed once (no statics: cf. DESIGN.md on lwIP).
+struct Segment {
+  wire::TcpView view;
+  wire::TcpOptions opts;
+  SeqNum seq;
+  SeqNum ack;
+  uint8_t flags = 0;
+  uint32_t wnd = 0;  // raw 16-bit window field
+  std::span<const uint8_t> payload;
+  uint32_t len = 0;  // sequence space: payload + SYN + FIN
+  bool syn() const { return flags & wire::tcpflag::kSyn; }
+  bool fin() const { return flags & wire::tcpflag::kFin; }
+  bool rst() const { return flags & wire::tcpflag::kRst; }
+  bool has_ack() const { return flags & wire::tcpflag::kAck; }
+};
+
+class Tcb final : public Connection {
+ public:
+  Tcb(TcpStack& stack, const FourTuple& t);
+  ~Tcb() = default;
+
+  // --- tcp_input.cpp
+  void input(Segment& s, Instant now);
+  // --- tcp_output.cpp
+  // Sends whatever the windows allow plus any pending ACK.
+  void output(Instant now);
+  void send_syn(Instant now);
+  void send_ack(Instant now);
+  void send_rst(Instant now);
+  // A keepalive / zero-window probe: SEG.SEQ = SND.UNA - 1, no data (RFC 1122 4.2.3.6).
+  void send_probe(Instant now);
+  // --- timers.cpp
+  void on_timers(Instant now);
+  Instant next_deadline() const;
+  void arm_rto(Instant now);
+  void rtt_sample(Duration r);
+  // --- recovery.cpp
+  void sack_update(const wire::TcpOptions& o);
+  // Returns true when the segment was handled as part of loss recovery.
+  void on_dupack_or_sack(Instant now);
+  void on_new_ack_in_recovery(uint32_t acked, Instant now);
+  uint32_t pipe() const;
+  SeqNum lost_boundary() const;
+  bool recovery_output(Instant now);
+  // --- autotune.cpp
+  void autotune_on_consume(size_t n, Instant now);
+  void autotune_send(Instant now);
+  uint32_t rcv_window_now() const;  // bytes we can advertise from rcv_nxt
+  // --- lifecycle (tcp_stack.cpp)
+  void set_state(TcpState s);
+  void become_established(Instant now);
+  void enter_time_wait(Instant now);
+  void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
+  void deliver(Instant now);   // hand in-order data to on_data
+
+  // Segment emission helper (tcp_output.cpp): seq, payload bytes from the send
+  // buffer at `seq`, flags. Returns false when no buffer was available.
+  bool emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool with_syn_opts = false);
+  uint32_t max_payload(bool sack_blocks) const;
+  uint16_t window_field();
+  SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }
+  uint32_t flight() const { return static_cast<uint32_t>(snd_max - snd_una); }
+  bool fin_acked() const { return fin_sent && snd_una == fin_seq + 1; }
+  uint32_t ts_now(Instant now) const {
+    return static_cast<uint32_t>(now.ns() / 1000000) + ts_offset;
+  }
+
+  TcpStack& stack;
+  FourTuple t;
+  TcpState state = TcpState::kClosed;
+  ConnCallbacks cb;
+  Listener* listener = nullptr;  // passive open not yet accepted
+  bool passive = false;
+  bool app_visible = false;   // the app holds a handle (connect, or accepted)
+  bool notified = false;      // on_closed has run
+  bool released = false;      // queued for deletion
+  bool app_closed = false;    // close(): discard further input
+  bool peer_fin_notified = false;
+  bool want_writable = false;
+  bool pressured = false;     // under transmit-buffer pressure
+  bool delivering = false;
+
+  // Send sequence space (RFC 9293 3.3.1).
+  SeqNum iss, snd_una, snd_nxt, snd_max;
+  SeqNum snd_wl1, snd_wl2;
+  uint32_t snd_wnd = 0;      // peer's window in bytes (already scaled)
+  uint32_t max_snd_wnd = 0;  // RFC 5961 section 5.2
+  ByteRing sndbuf;           // data from snd_buf_seq on
+  SeqNum snd_buf_seq;
+  uint32_t snd_buf_limit = 0;
+  bool fin_queued = false;
+  bool fin_sent = false;
+  SeqNum fin_seq;
+
+  // Receive sequence space.
+  SeqNum irs, rcv_nxt;
+  SeqNum rcv_adv;  // right edge last advertised
+  ByteRing rcvbuf;  // in-order unread bytes; out-of-order bytes beyond size()
+  SeqRanges<8> ooo;
+  SeqNum last_ooo_left;  // most recent out-of-order block (RFC 2018 section 4)
+  std::optional<SeqNum> ooo_fin;
+  bool fin_received = false;
+
+  // Options (RFC 7323, RFC 2018).
+  uint32_t our_mss = 536;   // advertised
+  uint32_t peer_mss = 536;
+  uint8_t snd_wscale = 0;
+  uint8_t rcv_wscale = 0;
+  bool ws_ok = false;
+  bool ts_ok = false;
+  bool sack_ok = false;
+  uint32_t ts_offset = 0;
+  uint32_t ts_recent = 0;
+  Instant ts_recent_time;
+  SeqNum last_ack_sent;
+
+  // RTT and retransmission (RFC 6298).
+  Duration srtt, rttvar, rto;
+  bool have_rtt = false;
+  bool rtt_timing = false;
+  SeqNum rtt_seq;
+  Instant rtt_time;
+  uint32_t retries = 0;
+  Instant rto_at = Instant::never();
+  Instant delack_at = Instant::never();
+  Instant persist_at = Instant::never();
+  uint32_t persist_backoff = 0;
+  Instant keepalive_at = Instant::never();
+  uint32_t keepalive_sent = 0;
+  Instant tw_at = Instant::never();
+  Instant retry_at = Instant::never();  // no buffer at last output: try again
+  Instant last_rx;
+
+  // Congestion control and loss recovery.
+  std::unique_ptr<CongestionControl> cc;
+  bool in_recovery = false;
+  SeqNum recover;  // RecoveryPoint (RFC 6675) / recover (RFC 6582)
+  SeqNum high_rxt;
+  uint32_t dupacks = 0;
+  SeqRanges<32> scoreboard;
+
+  // Delayed ACK.
+  bool ack_pending = false;
+  bool ack_now = false;
+  uint32_t unacked_bytes = 0;
+  uint32_t last_emit_len = 0;
+  uint32_t rcv_mss = 536;  // largest segment seen from the peer
+  uint32_t quickack = 16;  // segments to ACK at once at start (cf. Linux quickack)
+
+  // Autotuning (Linux dynamic right-sizing, cf. tcp_rcv_space_adjust).
+  uint32_t rcv_space = 0;
+  uint64_t copied = 0;
+  Instant rcv_space_time;
+  uint32_t rcv_buf_target = 0;
+
+  // Statistics.
+  uint64_t stat_retrans = 0;
+  uint64_t stat_sent = 0;
+  uint64_t stat_recv = 0;
+};
+
+}  // namespace ws::tcp

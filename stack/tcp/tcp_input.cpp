@@ -1,0 +1,386 @@
+// Segment arrival, RFC 9293 section 3.10.7 ("SEGMENT ARRIVES"), with the RFC 5961
+// protections and RFC 7323 PAWS. Checks are numbered after the RFC's steps.
+#include <algorithm>
+
+#include "stack/tcp/mss.hpp"
+#include "stack/tcp/tcb.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+
+namespace ws::tcp {
+
+namespace {
+// RFC 7323 section 5.5: ts_recent older than 24 days is invalid.
+constexpr Duration kPawsIdle = Duration::seconds(24LL * 24 * 3600);
+}  // namespace
+
+static void syn_sent_input(Tcb& c, Segment& s, Instant now) {
+  TcpStack& st = c.stack;
+  // First: the ACK must acknowledge our SYN.
+  if (s.has_ack() && (s.ack <= c.iss || s.ack > c.snd_max)) {
+    st.drops().add(DropReason::kTcpBadAck);
+    st.send_reset_for(c.t, s, now);
+    return;
+  }
+  // Second: RST is acceptable only with an acceptable ACK (RFC 5961 section 3.2).
+  if (s.rst()) {
+    if (!s.has_ack()) {
+      st.drops().add(DropReason::kTcpRstInvalid);
+      return;
+    }
+    ++st.ctr().resets_received;
+    ++st.ctr().connect_failed;
+    c.finish(CloseReason::kRefused);
+    return;
+  }
+  if (!s.syn()) {
+    st.drops().add(DropReason::kTcpBadFlags);
+    return;
+  }
+  // Fourth: SYN. Options are in force only when both ends sent them.
+  c.irs = s.seq;
+  c.rcv_nxt = s.seq + 1;
+  c.peer_mss = s.opts.mss ? std::max<uint32_t>(*s.opts.mss, 64) : kDefaultPeerMss;
+  c.ws_ok = c.ws_ok && s.opts.wscale.has_value();
+  if (c.ws_ok) {
+    c.snd_wscale = std::min<uint8_t>(*s.opts.wscale, 14);  // RFC 7323 2.3
+  } else {
+    c.snd_wscale = 0;
+    c.rcv_wscale = 0;
+  }
+  c.ts_ok = c.ts_ok && s.opts.ts_val.has_value();
+  if (c.ts_ok) {
+    c.ts_recent = *s.opts.ts_val;
+    c.ts_recent_time = now;
+  }
+  c.sack_ok = c.sack_ok && s.opts.sack_permitted;
+  c.cc->init(c.max_payload(false));
+  // RFC 7323 2.2: the window of a SYN is not scaled.
+  c.snd_wnd = s.wnd;
+  c.max_snd_wnd = s.wnd;
+  c.snd_wl1 = s.seq;
+  c.snd_wl2 = s.has_ack() ? s.ack : c.iss;
+  if (s.has_ack()) {
+    c.snd_una = s.ack;
+    if (c.rtt_timing && s.ack > c.rtt_seq) {
+      c.rtt_timing = false;
+      c.rtt_sample(now - c.rtt_time);
+    }
+    c.rto_at = Instant::never();
+    c.retries = 0;
+    c.ack_now = true;
+    c.become_established(now);
+    return;
+  }
+  // Simultaneous open (RFC 9293 figure 7): SYN-RECEIVED, send SYN,ACK.
+  c.set_state(TcpState::kSynReceived);
+  c.rto_at = Instant::never();
+  c.send_syn(now);
+}
+
+static bool seq_acceptable(const Tcb& c, const Segment& s) {
+  int32_t w = c.rcv_adv - c.rcv_nxt;
+  uint32_t rwnd = w > 0 ? static_cast<uint32_t>(w) : 0;
+  // RFC 9293 3.10.7.4, first check: the four cases of the acceptability test.
+  if (s.len == 0) {
+    if (rwnd == 0) return s.seq == c.rcv_nxt;
+    return seq_in(s.seq, c.rcv_nxt, c.rcv_nxt + rwnd);
+  }
+  if (rwnd == 0) return false;
+  return seq_in(s.seq, c.rcv_nxt, c.rcv_nxt + rwnd) ||
+         seq_in(s.seq + s.len - 1, c.rcv_nxt, c.rcv_nxt + rwnd);
+}
+
+static void challenge_ack(Tcb& c, Instant now) {
+  if (c.stack.challenge_ack_allowed(now)) c.ack_now = true;
+}
+
+static void process_ack(Tcb& c, Segment& s, Instant now) {
+  TcpStack& st = c.stack;
+  if (c.sack_ok && s.opts.sack_count > 0) c.sack_update(s.opts);
+  if (s.ack > c.snd_una) {
+    uint32_t acked = static_cast<uint32_t>(s.ack - c.snd_una);
+    // RFC 6298 (2) with Karn's rule: only segments never retransmitted are timed.
+    if (c.rtt_timing && s.ack > c.rtt_seq) {
+      c.rtt_timing = false;
+      c.rtt_sample(now - c.rtt_time);
+    }
+    int32_t data_acked = s.ack - c.snd_buf_seq;
+    if (data_acked > 0) {
+      size_t n = std::min<size_t>(static_cast<size_t>(data_acked), c.sndbuf.size());
+      c.sndbuf.pop(n);
+      c.snd_buf_seq += static_cast<uint32_t>(n);
+    }
+    c.snd_una = s.ack;
+    if (c.snd_nxt < c.snd_una) c.snd_nxt = c.snd_una;
+    if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
+    c.scoreboard.trim_below(c.snd_una);
+    c.retries = 0;
+    // RFC 6298 (5.2)/(5.3).
+    c.rto_at = c.snd_una == c.snd_max ? Instant::never() : now + c.rto;
+    if (c.in_recovery) {
+      c.on_new_ack_in_recovery(acked, now);
+    } else {
+      c.dupacks = 0;
+      c.cc->on_ack(acked, c.flight(), now, c.have_rtt ? c.srtt : Duration::millis(100));
+    }
+    c.autotune_send(now);
+  } else if (s.ack == c.snd_una && c.snd_max != c.snd_una && s.payload.empty() && !s.syn() &&
+             !s.fin() &&
+             (static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) == c.snd_wnd) {
+    // RFC 5681 section 2: a duplicate ACK.
+    ++c.dupacks;
+    c.on_dupack_or_sack(now);
+  } else if (c.sack_ok && s.opts.sack_count > 0 && !c.in_recovery) {
+    c.on_dupack_or_sack(now);
+  }
+  // Fifth check, window update (RFC 9293 3.10.7.4): only from newer segments.
+  if (c.snd_wl1 < s.seq || (c.snd_wl1 == s.seq && c.snd_wl2 <= s.ack)) {
+    c.snd_wnd = static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0);
+    c.snd_wl1 = s.seq;
+    c.snd_wl2 = s.ack;
+    c.max_snd_wnd = std::max(c.max_snd_wnd, c.snd_wnd);
+    if (c.snd_wnd > 0) {
+      c.persist_at = Instant::never();
+      c.persist_backoff = 0;
+    }
+  }
+  (void)st;
+}
+
+static void receive_data(Tcb& c, Segment& s) {
+  TcpStack& st = c.stack;
+  SeqNum seq = s.seq;
+  auto p = s.payload;
+  if (s.syn()) seq = seq + 1;
+  if (seq < c.rcv_nxt) {
+    uint32_t off = static_cast<uint32_t>(c.rcv_nxt - seq);
+    if (off >= p.size()) return;
+    p = p.subspan(off);
+    seq = c.rcv_nxt;
+  }
+  size_t room = c.rcvbuf.capacity() - c.rcvbuf.size();
+  size_t off = static_cast<size_t>(seq - c.rcv_nxt);
+  if (off >= room) {
+    st.drops().add(DropReason::kTcpReceiveBufferFull);
+    c.ack_now = true;
+    return;
+  }
+  size_t len = std::min(p.size(), room - off);
+  p = p.first(len);
+  c.rcv_mss = std::max<uint32_t>(c.rcv_mss, static_cast<uint32_t>(s.payload.size()));
+  if (off == 0) {
+    c.rcvbuf.write_at(c.rcvbuf.size(), p);
+    c.rcvbuf.commit(len);
+    c.rcv_nxt += static_cast<uint32_t>(len);
+    c.stat_recv += len;
+    bool had_ooo = !c.ooo.empty();
+    // Pull in out-of-order data that is now contiguous.
+    c.ooo.trim_below(c.rcv_nxt);
+    while (!c.ooo.empty() && c.ooo[0].left == c.rcv_nxt) {
+      uint32_t extra = c.ooo[0].len();
+      c.rcvbuf.commit(extra);
+      c.rcv_nxt += extra;
+      c.stat_recv += extra;
+      c.ooo.trim_below(c.rcv_nxt);
+    }
+    // RFC 5681 4.2: ACK at once when a hole is filled; otherwise at least every
+    // second full-sized segment, and at once during quick-ACK (start of a flow).
+    c.unacked_bytes += static_cast<uint32_t>(len);
+    if (had_ooo || c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
+      if (c.quickack > 0) --c.quickack;
+      c.ack_now = true;
+    } else {
+      c.ack_pending = true;
+    }
+  } else {
+    if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
+      st.drops().add(DropReason::kTcpReceiveBufferFull);
+      c.ack_now = true;
+      return;
+    }
+    c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
+    c.last_ooo_left = seq;
+    // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
+    c.ack_now = true;
+    c.quickack = std::max<uint32_t>(c.quickack, 2);
+  }
+}
+
+static void process_fin(Tcb& c, Instant now) {
+  c.rcv_nxt += 1;
+  c.fin_received = true;
+  c.ooo_fin.reset();
+  c.ack_now = true;
+  c.deliver(now);
+  if (c.released) return;
+  if (c.app_visible && !c.peer_fin_notified) {
+    c.peer_fin_notified = true;
+    if (c.cb.on_peer_closed) c.cb.on_peer_closed(c);
+    if (c.released) return;
+  }
+  switch (c.state) {
+    case TcpState::kSynReceived:
+    case TcpState::kEstablished:
+      c.set_state(TcpState::kCloseWait);
+      break;
+    case TcpState::kFinWait1:
+      if (c.fin_acked())
+        c.enter_time_wait(now);
+      else
+        c.set_state(TcpState::kClosing);  // simultaneous close
+      break;
+    case TcpState::kFinWait2:
+      c.enter_time_wait(now);
+      break;
+    case TcpState::kTimeWait:
+      c.tw_at = now + c.stack.config().time_wait;
+      break;
+    default:
+      break;
+  }
+}
+
+void Tcb::input(Segment& s, Instant now) {
+  TcpStack& st = stack;
+  if (state == TcpState::kSynSent) {
+    syn_sent_input(*this, s, now);
+    return;
+  }
+  if (state == TcpState::kClosed) return;
+
+  // RFC 7323 5.3 R1: PAWS rejects segments with an older timestamp.
+  if (ts_ok && s.opts.ts_val && !s.rst() &&
+      static_cast<int32_t>(*s.opts.ts_val - ts_recent) < 0 && now - ts_recent_time < kPawsIdle) {
+    st.drops().add(DropReason::kTcpPawsRejected);
+    ack_now = true;
+    return;
+  }
+  // A retransmitted SYN while in SYN-RECEIVED: our SYN,ACK was lost; send it again.
+  if (state == TcpState::kSynReceived && s.syn() && !s.has_ack() && s.seq == irs) {
+    send_syn(now);
+    return;
+  }
+  // First check: sequence number.
+  if (!seq_acceptable(*this, s)) {
+    st.drops().add(DropReason::kTcpOutOfWindow);
+    if (!s.rst()) ack_now = true;
+    return;
+  }
+  last_rx = now;
+  keepalive_sent = 0;
+  if (keepalive_at != Instant::never() || st.config().keepalive)
+    keepalive_at = st.config().keepalive ? now + st.config().keepalive_idle : Instant::never();
+  // RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
+  if (ts_ok && s.opts.ts_val && s.seq <= last_ack_sent &&
+      static_cast<int32_t>(*s.opts.ts_val - ts_recent) >= 0) {
+    ts_recent = *s.opts.ts_val;
+    ts_recent_time = now;
+  }
+  // Second check: RST (RFC 5961 section 3.2: exact match resets, in-window challenges).
+  if (s.rst()) {
+    if (s.seq == rcv_nxt) {
+      ++st.ctr().resets_received;
+      if (state == TcpState::kSynReceived && passive) {
+        st.release(this);  // back to LISTEN: the half-open connection goes away
+      } else if (state == TcpState::kTimeWait) {
+        st.release(this);
+      } else {
+        finish(CloseReason::kReset);
+      }
+    } else {
+      st.drops().add(DropReason::kTcpRstInvalid);
+      challenge_ack(*this, now);
+    }
+    return;
+  }
+  // Fourth check: SYN in a synchronized state (RFC 5961 section 4.2): challenge ACK.
+  if (s.syn()) {
+    st.drops().add(DropReason::kTcpBadFlags);
+    challenge_ack(*this, now);
+    return;
+  }
+  // Fifth check: ACK.
+  if (!s.has_ack()) {
+    st.drops().add(DropReason::kTcpBadFlags);
+    return;
+  }
+  if (state == TcpState::kSynReceived) {
+    if (!(snd_una < s.ack && s.ack <= snd_max)) {
+      st.drops().add(DropReason::kTcpBadAck);
+      st.send_reset_for(t, s, now);
+      return;
+    }
+    snd_wnd = static_cast<uint32_t>(s.wnd) << (ws_ok ? snd_wscale : 0);
+    max_snd_wnd = std::max(max_snd_wnd, snd_wnd);
+    snd_wl1 = s.seq;
+    snd_wl2 = s.ack;
+    rto_at = Instant::never();
+    bool fin_pending = fin_queued;
+    fin_queued = false;  // become_established handles a queued shutdown itself
+    become_established(now);
+    if (released) return;
+    if (fin_pending) {
+      fin_queued = true;
+      if (state == TcpState::kEstablished) set_state(TcpState::kFinWait1);
+    }
+  }
+  // RFC 5961 section 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT].
+  if (s.ack > snd_max) {
+    st.drops().add(DropReason::kTcpBadAck);
+    challenge_ack(*this, now);
+    return;
+  }
+  if (s.ack < snd_una - std::max<uint32_t>(max_snd_wnd, 1)) {
+    st.drops().add(DropReason::kTcpBadAck);
+    challenge_ack(*this, now);
+    return;
+  }
+  process_ack(*this, s, now);
+  if (released) return;
+  switch (state) {
+    case TcpState::kFinWait1:
+      if (fin_acked()) {
+        set_state(TcpState::kFinWait2);
+        // An orphaned FIN-WAIT-2 does not wait forever (cf. Linux tcp_fin_timeout).
+        if (app_closed) tw_at = now + st.config().time_wait;
+      }
+      break;
+    case TcpState::kClosing:
+      if (fin_acked()) {
+        enter_time_wait(now);
+        return;
+      }
+      break;
+    case TcpState::kLastAck:
+      if (fin_acked()) {
+        finish(CloseReason::kNormal);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  // Seventh: segment text.
+  bool can_receive = state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
+                     state == TcpState::kFinWait2;
+  if (!s.payload.empty() && can_receive) receive_data(*this, s);
+  // Eighth: FIN, processed once every byte before it has arrived.
+  if (s.fin() && can_receive) {
+    SeqNum fseq = s.seq + static_cast<uint32_t>(s.payload.size());
+    if (fseq == rcv_nxt)
+      process_fin(*this, now);
+    else if (fseq > rcv_nxt)
+      ooo_fin = fseq;
+  } else if (ooo_fin && *ooo_fin == rcv_nxt && can_receive) {
+    process_fin(*this, now);
+  }
+  if (released) return;
+  deliver(now);
+  if (released) return;
+  if (want_writable && cb.on_writable && send_space() >= std::max<size_t>(snd_buf_limit / 4, 1)) {
+    want_writable = false;
+    cb.on_writable(*this);
+  }
+}
+
+}  // namespace ws::tcp

@@ -1,0 +1,216 @@
+// Building and sending segments (RFC 9293 3.8.6 windows, RFC 7323 / RFC 2018 options).
+#include <algorithm>
+
+#include "stack/tcp/mss.hpp"
+#include "stack/tcp/tcb.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+
+namespace ws::tcp {
+
+using namespace wire::tcpflag;
+
+uint32_t Tcb::max_payload(bool) const { return effective_send_mss(our_mss, peer_mss, ts_ok); }
+
+uint16_t Tcb::window_field() {
+  uint32_t wnd = rcv_window_now();
+  uint8_t shift = ws_ok ? rcv_wscale : 0;
+  uint32_t field = std::min<uint32_t>(wnd >> shift, 65535);
+  // Never move the right edge left (RFC 9293 3.8.6.2.2 / RFC 7323 2.4): round up when
+  // scaling would.
+  if (rcv_nxt + (field << shift) < rcv_adv && field < 65535) ++field;
+  SeqNum edge = rcv_nxt + (field << shift);
+  if (edge > rcv_adv) rcv_adv = edge;
+  return static_cast<uint16_t>(field);
+}
+
+bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts) {
+  wire::TcpRepr r;
+  r.src_port = t.lport;
+  r.dst_port = t.rport;
+  r.seq = seq;
+  r.flags = flags;
+  if (flags & kAck) r.ack = rcv_nxt;
+  if (syn_opts) {
+    // RFC 9293 3.7.1 MSS; RFC 7323 2.2 window scale and 3.2 timestamps; RFC 2018 SACK.
+    r.mss = static_cast<uint16_t>(std::min<uint32_t>(our_mss, 65535));
+    if (ws_ok) r.wscale = rcv_wscale;
+    r.sack_permitted = sack_ok;
+    // The window of a SYN is never scaled (RFC 7323 2.2).
+    uint32_t w = std::min<uint32_t>(static_cast<uint32_t>(rcvbuf.capacity()), 65535);
+    r.window = static_cast<uint16_t>(w);
+    rcv_adv = rcv_nxt + w;
+  } else {
+    r.window = window_field();
+  }
+  if (ts_ok) {
+    r.ts_val = ts_now(now);
+    r.ts_ecr = (flags & kAck) ? ts_recent : 0;
+  }
+  if (sack_ok && !syn_opts && !ooo.empty() && (flags & kAck)) {
+    // RFC 2018 section 4: the first block holds the most recently received segment.
+    size_t k = 0;
+    for (size_t i = 0; i < ooo.count(); ++i)
+      if (ooo[i].left <= last_ooo_left && last_ooo_left < ooo[i].right) {
+        r.sack[k++] = {ooo[i].left, ooo[i].right};
+        break;
+      }
+    for (size_t i = 0; i < ooo.count() && k < r.sack.size(); ++i)
+      if (k == 0 || !(ooo[i].left == r.sack[0].left)) r.sack[k++] = {ooo[i].left, ooo[i].right};
+    r.sack_count = static_cast<uint8_t>(k);
+  }
+  size_t hl = r.header_len();
+  // Options beyond the timestamp take room from the payload so that no datagram
+  // exceeds the path MTU (RFC 9293 3.7.1).
+  uint32_t base = std::min(our_mss, peer_mss);
+  uint32_t optlen = static_cast<uint32_t>(hl - kTcpHeaderLen);
+  if (len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
+  L4Frame f;
+  if (!stack.out().begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl + len), f)) {
+    ++stack.ctr().output_no_buffer;
+    retry_at = now + Duration::millis(1);
+    return false;
+  }
+  wire::emit_tcp(f.l4.data(), r);
+  if (len > 0)
+    sndbuf.copy_out(static_cast<size_t>(seq - snd_buf_seq), f.l4.subspan(hl, len));
+  stack.out().commit(f, now);
+  ++stack.ctr().segments_out;
+  if (flags & kAck) {
+    ack_pending = false;
+    ack_now = false;
+    unacked_bytes = 0;
+    delack_at = Instant::never();
+    last_ack_sent = rcv_nxt;
+  }
+  last_emit_len = len;
+  return true;
+}
+
+void Tcb::send_syn(Instant now) {
+  bool synack = state == TcpState::kSynReceived;
+  if (!emit(iss, 0, synack ? (kSyn | kAck) : kSyn, now, true)) return;
+  if (snd_nxt == iss) {
+    snd_nxt = iss + 1;
+    snd_max = seq_max(snd_max, snd_nxt);
+  }
+  if (retries == 0 && !rtt_timing) {
+    rtt_timing = true;
+    rtt_seq = iss;
+    rtt_time = now;
+  }
+  if (rto_at.is_never()) rto_at = now + rto;
+  stack.note_deadline(next_deadline());
+}
+
+void Tcb::send_ack(Instant now) { emit(snd_nxt, 0, kAck, now); }
+
+void Tcb::send_rst(Instant now) {
+  if (emit(snd_nxt, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
+}
+
+void Tcb::send_probe(Instant now) { emit(snd_una - 1, 0, kAck, now); }
+
+void Tcb::arm_rto(Instant now) {
+  if (rto_at.is_never()) rto_at = now + rto;
+}
+
+void Tcb::output(Instant now) {
+  if (released) return;
+  if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
+    if (ack_now && state == TcpState::kSynReceived) send_ack(now);
+    stack.note_deadline(next_deadline());
+    return;
+  }
+  if (state == TcpState::kTimeWait || state == TcpState::kClosed) {
+    if (ack_now) send_ack(now);
+    return;
+  }
+  if (pressured && !stack.tx_pressure(t.raddr)) {
+    // Transmit buffers came back: reopen the window and wake the writer.
+    pressured = false;
+    ack_now = true;
+  } else if (!pressured && stack.tx_pressure(t.raddr)) {
+    pressured = true;
+  }
+  bool sent = false;
+  bool sack_recovery = in_recovery && sack_ok;
+  if (sack_recovery) sent = recovery_output(now);
+  bool can_fin = fin_queued && (state == TcpState::kFinWait1 || state == TcpState::kClosing ||
+                                state == TcpState::kLastAck);
+  uint32_t mps = max_payload(false);
+  for (;;) {
+    SeqNum end = data_end();
+    int64_t rwnd_left = static_cast<int64_t>(snd_una + snd_wnd - snd_nxt);
+    int64_t cwnd_left = sack_recovery
+                            ? static_cast<int64_t>(cc->cwnd()) - static_cast<int64_t>(pipe())
+                            : static_cast<int64_t>(cc->cwnd()) - (snd_nxt - snd_una);
+    int64_t usable = std::min(rwnd_left, cwnd_left);
+    if (snd_nxt < end) {
+      uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
+      if (usable <= 0) break;
+      uint32_t len = static_cast<uint32_t>(std::min<int64_t>({pending, mps, usable}));
+      bool idle = snd_max == snd_una;
+      // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,
+      // unless nothing is in flight.
+      if (len < mps && len < pending && !idle && len < max_snd_wnd / 2) break;
+      // Nagle (RFC 896), off by default.
+      if (stack.config().nagle && len < mps && !idle) break;
+      bool fin = can_fin && len == pending;
+      uint8_t flags = kAck | (len == pending ? kPsh : 0) | (fin ? kFin : 0);
+      bool rexmit = snd_nxt < snd_max;
+      if (!emit(snd_nxt, len, flags, now)) break;
+      if (last_emit_len < len) {  // options shortened it
+        len = last_emit_len;
+        fin = false;
+      }
+      if (rexmit) {
+        ++stat_retrans;
+        ++stack.ctr().retransmits;
+        rtt_timing = false;  // Karn
+      } else if (!rtt_timing) {
+        rtt_timing = true;
+        rtt_seq = snd_nxt;
+        rtt_time = now;
+      }
+      if (!rexmit) stat_sent += len;
+      snd_nxt += len;
+      if (fin) {
+        fin_sent = true;
+        fin_seq = end;
+        snd_nxt += 1;
+      }
+      snd_max = seq_max(snd_max, snd_nxt);
+      arm_rto(now);
+      sent = true;
+    } else if (can_fin && snd_nxt == end) {
+      if (!emit(snd_nxt, 0, kAck | kFin, now)) break;
+      if (fin_sent && snd_max > snd_nxt) {
+        ++stat_retrans;
+        ++stack.ctr().retransmits;
+      }
+      fin_sent = true;
+      fin_seq = end;
+      snd_nxt = end + 1;
+      snd_max = seq_max(snd_max, snd_nxt);
+      arm_rto(now);
+      sent = true;
+    } else {
+      break;
+    }
+  }
+  if (ack_now && !sent) send_ack(now);
+  if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
+  // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
+  // flight, so no ACK will come to reopen it.
+  if (data_end() > snd_nxt && snd_max == snd_una && snd_wnd < mps) {
+    if (persist_at.is_never()) {
+      Duration d = rto * (int64_t{1} << std::min<uint32_t>(persist_backoff, 10));
+      persist_at = now + std::min(d, stack.config().rto_max);
+    }
+  } else {
+    persist_at = Instant::never();
+  }
+  stack.note_deadline(next_deadline());
+}
+
+}  // namespace ws::tcp

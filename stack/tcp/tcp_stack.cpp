@@ -1,0 +1,350 @@
+#include "stack/tcp/tcp_stack.hpp"
+
+#include <algorithm>
+
+#include "stack/core/checksum.hpp"
+#include "stack/tcp/mss.hpp"
+
+namespace ws::tcp {
+
+using namespace wire::tcpflag;
+
+TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
+    : out_(out), drops_(drops), cfg_(std::move(cfg)), isn_(cfg_.isn_secret) {
+  if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
+}
+
+TcpStack::~TcpStack() = default;
+
+void TcpStack::end_of_call() {
+  // Output requested by the application from inside callbacks.
+  for (size_t i = 0; i < pending_output_.size(); ++i) {
+    Tcb* t = pending_output_[i];
+    if (!t->released) t->output(now_);
+  }
+  pending_output_.clear();
+  graveyard_.clear();
+}
+
+bool TcpStack::tx_pressure(Ipv4Addr dst) const {
+  return out_.free_buffers_to(dst) < cfg_.low_buffers;
+}
+
+bool TcpStack::challenge_ack_allowed(Instant now) {
+  uint64_t sec = now.ns() / 1000000000ull;
+  if (sec != challenge_second_) {
+    challenge_second_ = sec;
+    challenge_count_ = 0;
+  }
+  if (challenge_count_ >= cfg_.challenge_ack_limit) return false;
+  ++challenge_count_;
+  ++ctr_.challenge_acks;
+  return true;
+}
+
+void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> seg, bool csum_verified,
+                     Instant now) {
+  Guard g(*this);
+  now_ = now;
+  wire::TcpView::Error err;
+  auto v = wire::TcpView::parse(seg, &err);
+  if (!v) {
+    drops_.add(err == wire::TcpView::Error::kTruncated ? DropReason::kTcpTruncated
+                                                        : DropReason::kTcpBadDataOffset);
+    return;
+  }
+  if (!csum_verified) {
+    uint32_t s = ipv4_pseudo_sum(src, dst, 6, static_cast<uint16_t>(seg.size()));
+    if (csum_fold(csum_partial(seg, s)) != 0) {
+      drops_.add(DropReason::kTcpBadChecksum);
+      return;
+    }
+  }
+  Segment s{*v, {}, v->seq(), v->ack(), v->flags(), v->window(), v->payload(), v->seg_len()};
+  if (!v->parse_options(s.opts)) {
+    drops_.add(DropReason::kTcpBadOptions);
+    return;
+  }
+  // RFC 9293 3.10.7: SYN+FIN, SYN+RST are never valid; drop them early.
+  if ((s.syn() && (s.fin() || s.rst())) || v->src_port() == 0 || v->dst_port() == 0) {
+    drops_.add(DropReason::kTcpBadFlags);
+    return;
+  }
+  ++ctr_.segments_in;
+  FourTuple t{dst, v->dst_port(), src, v->src_port()};
+  auto it = conns_.find(t);
+  if (it != conns_.end()) {
+    Tcb* tcb = it->second.get();
+    // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
+    // without timestamps, its sequence number) shows it is not an old duplicate.
+    if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
+      bool newer = tcb->ts_ok && s.opts.ts_val ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
+                                               : s.seq > tcb->rcv_nxt;
+      auto lit = listeners_.find(t.lport);
+      if (newer && lit != listeners_.end()) {
+        ++ctr_.time_wait_reused;
+        tcb->set_state(TcpState::kClosed);
+        release(tcb);
+        listen_input(lit->second, t, s, now);
+        return;
+      }
+    }
+    tcb->input(s, now);
+    if (!tcb->released) tcb->output(now);
+    return;
+  }
+  auto lit = listeners_.find(t.lport);
+  if (lit != listeners_.end()) {
+    listen_input(lit->second, t, s, now);
+    return;
+  }
+  drops_.add(DropReason::kTcpNoListener);
+  send_reset_for(t, s, now);
+}
+
+// RFC 9293 3.10.7.1 / 3.10.7.2: a segment for no connection (or to LISTEN with an
+// ACK) is answered with RST, never a RST for a RST.
+void TcpStack::send_reset_for(const FourTuple& t, const Segment& s, Instant now) {
+  if (s.rst()) return;
+  wire::TcpRepr r;
+  r.src_port = t.lport;
+  r.dst_port = t.rport;
+  if (s.has_ack()) {
+    r.seq = s.ack;
+    r.flags = kRst;
+  } else {
+    r.seq = SeqNum(0);
+    r.ack = s.seq + s.len;
+    r.flags = kRst | kAck;
+  }
+  size_t hl = r.header_len();
+  L4Frame f;
+  if (!out_.begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl), f)) return;
+  wire::emit_tcp(f.l4.data(), r);
+  out_.commit(f, now);
+  ++ctr_.segments_out;
+  ++ctr_.resets_sent;
+}
+
+void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now) {
+  // RFC 9293 3.10.7.2, LISTEN state.
+  if (s.rst()) {
+    drops_.add(DropReason::kTcpNoConnection);
+    return;
+  }
+  if (s.has_ack()) {
+    drops_.add(DropReason::kTcpBadAck);
+    send_reset_for(t, s, now);
+    return;
+  }
+  if (!s.syn()) {
+    drops_.add(DropReason::kTcpBadFlags);
+    return;
+  }
+  if (l.syn_queue >= cfg_.syn_backlog) {
+    drops_.add(DropReason::kTcpSynQueueFull);
+    return;
+  }
+  if (conns_.size() >= cfg_.max_connections) {
+    drops_.add(DropReason::kTcpAcceptQueueFull);
+    return;
+  }
+  Tcb* tcb = new_tcb(t);
+  tcb->passive = true;
+  tcb->listener = &l;
+  ++l.syn_queue;
+  tcb->irs = s.seq;
+  tcb->rcv_nxt = s.seq + 1;
+  tcb->last_rx = now;
+  // Options: each one only when the peer offered it (RFC 7323 sections 2.2, 3.2;
+  // RFC 2018 section 2).
+  if (s.opts.mss) tcb->peer_mss = std::max<uint32_t>(*s.opts.mss, 64);
+  else tcb->peer_mss = kDefaultPeerMss;
+  tcb->ws_ok = cfg_.window_scaling && s.opts.wscale.has_value();
+  if (tcb->ws_ok) tcb->snd_wscale = std::min<uint8_t>(*s.opts.wscale, 14);
+  else tcb->rcv_wscale = 0;
+  tcb->ts_ok = cfg_.timestamps && s.opts.ts_val.has_value();
+  if (tcb->ts_ok) {
+    tcb->ts_recent = *s.opts.ts_val;
+    tcb->ts_recent_time = now;
+  }
+  tcb->sack_ok = cfg_.sack && s.opts.sack_permitted;
+  // RFC 7323 2.2: the window in a SYN is never scaled.
+  tcb->snd_wnd = s.wnd;
+  tcb->max_snd_wnd = s.wnd;
+  tcb->snd_wl1 = s.seq;
+  tcb->snd_wl2 = tcb->iss;
+  tcb->cc->init(tcb->max_payload(false));
+  tcb->set_state(TcpState::kSynReceived);
+  tcb->send_syn(now);
+}
+
+Tcb* TcpStack::new_tcb(const FourTuple& t) {
+  auto p = std::make_unique<Tcb>(*this, t);
+  Tcb* tcb = p.get();
+  conns_[t] = std::move(p);
+  uint32_t mtu = out_.mtu_to(t.raddr);
+  tcb->our_mss = advertised_mss(mtu ? mtu : 576);
+  tcb->iss = SeqNum(isn_.isn({t.laddr, t.lport}, {t.raddr, t.rport}, now_));
+  tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
+  tcb->snd_buf_seq = tcb->iss + 1;
+  tcb->recover = tcb->iss;
+  tcb->high_rxt = tcb->iss;
+  tcb->ts_offset = isn_.ts_offset({t.laddr, t.lport}, {t.raddr, t.rport});
+  tcb->rto = cfg_.rto_initial;
+  tcb->cc = make_congestion(cfg_.congestion);
+  // Window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
+  uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
+  uint8_t ws = 0;
+  while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
+  tcb->rcv_wscale = cfg_.window_scaling ? ws : 0;
+  uint32_t rb = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
+  tcb->rcvbuf.resize(rb);
+  tcb->rcv_buf_target = rb;
+  tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
+  return tcb;
+}
+
+void TcpStack::release(Tcb* t) {
+  if (t->released) return;
+  t->released = true;
+  if (t->listener) {
+    --t->listener->syn_queue;
+    t->listener = nullptr;
+  }
+  if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
+  auto it = conns_.find(t->t);
+  if (it != conns_.end() && it->second.get() == t) {
+    graveyard_.push_back(std::move(it->second));
+    conns_.erase(it);
+  }
+}
+
+bool TcpStack::listen(uint16_t port, ListenCallbacks cbs) {
+  if (port == 0 || listeners_.count(port)) return false;
+  Listener& l = listeners_[port];
+  l.port = port;
+  l.cb = std::move(cbs);
+  return true;
+}
+
+void TcpStack::unlisten(uint16_t port) {
+  auto it = listeners_.find(port);
+  if (it == listeners_.end()) return;
+  // Half-open connections of this listener lose it; they are reset when they complete.
+  for (auto& [k, c] : conns_)
+    if (c->listener == &it->second) c->listener = nullptr;
+  listeners_.erase(it);
+}
+
+bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
+  auto it = conns_.find(t);
+  if (it == conns_.end()) return true;
+  Tcb* tcb = it->second.get();
+  // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
+  // once our clock has moved on, so a TIME_WAIT tuple older than 1 s can be reused.
+  if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
+      now - tcb->ts_recent_time >= Duration::seconds(1)) {
+    ++ctr_.time_wait_reused;
+    release(tcb);
+    return true;
+  }
+  return false;
+}
+
+uint16_t TcpStack::pick_port(Ipv4Addr laddr, Endpoint remote, Instant now) {
+  uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
+  uint32_t n = hi - lo + 1;
+  if (port_cursor_ == 0)
+    port_cursor_ = static_cast<uint16_t>(isn_.ts_offset({laddr, 0}, remote) % n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint16_t p = static_cast<uint16_t>(lo + (port_cursor_ + i) % n);
+    if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;
+    if (listeners_.count(p)) continue;
+    FourTuple t{laddr, p, remote.addr, remote.port};
+    if (!reuse_time_wait(t, now)) continue;
+    port_cursor_ = static_cast<uint16_t>((port_cursor_ + i + 1) % n);
+    return p;
+  }
+  return 0;
+}
+
+Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port) {
+  return connect(remote, std::move(cbs), local_port, now_);
+}
+
+Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port,
+                              Instant now) {
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  Ipv4Addr laddr = out_.source_for(remote.addr);
+  if (laddr.is_any() || remote.port == 0 || conns_.size() >= cfg_.max_connections) {
+    ++ctr_.connect_failed;
+    return nullptr;
+  }
+  if (local_port == 0) {
+    local_port = pick_port(laddr, remote, now_);
+  } else if (!reuse_time_wait({laddr, local_port, remote.addr, remote.port}, now_)) {
+    local_port = 0;
+  }
+  if (local_port == 0) {
+    ++ctr_.connect_failed;
+    return nullptr;
+  }
+  Tcb* tcb = new_tcb({laddr, local_port, remote.addr, remote.port});
+  tcb->cb = std::move(cbs);
+  tcb->app_visible = true;
+  tcb->ws_ok = cfg_.window_scaling;
+  tcb->ts_ok = cfg_.timestamps;
+  tcb->sack_ok = cfg_.sack;
+  tcb->last_rx = now_;
+  tcb->cc->init(tcb->max_payload(false));
+  tcb->set_state(TcpState::kSynSent);
+  ++ctr_.connections_opened;
+  tcb->send_syn(now_);
+  return tcb;
+}
+
+Instant TcpStack::poll(Instant now) {
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  if (now_ < next_scan_) return next_scan_;
+  // Full scan when the earliest known deadline is due. (A timer wheel would make
+  // this O(expired); see docs/tcp.md.)
+  Instant next = Instant::never();
+  std::vector<Tcb*>& list = scan_scratch_;
+  list.clear();
+  for (auto& [k, c] : conns_) list.push_back(c.get());
+  for (Tcb* c : list) {
+    if (c->released) continue;
+    c->on_timers(now_);
+    if (!c->released) next = earliest(next, c->next_deadline());
+  }
+  next_scan_ = next;
+  return next;
+}
+
+void TcpStack::shutdown_all(Instant now) {
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  std::vector<Tcb*> list;
+  for (auto& [k, c] : conns_) list.push_back(c.get());
+  for (Tcb* c : list) {
+    if (c->released) continue;
+    if (c->state != TcpState::kTimeWait) c->send_rst(now_);
+    c->finish(CloseReason::kStackShutdown);
+  }
+}
+
+TcpCounters TcpStack::counters() const {
+  TcpCounters c = ctr_;
+  for (auto& [k, t] : conns_) {
+    c.rcv_buffer_sum += t->rcvbuf.capacity();
+    c.snd_buffer_sum += t->snd_buf_limit;
+    c.bytes_buffered += t->rcvbuf.size() + t->sndbuf.size();
+    c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity() + sizeof(Tcb);
+  }
+  return c;
+}
+
+}  // namespace ws::tcp

@@ -1,0 +1,129 @@
+// One TcpStack per data-plane core (shared-nothing): its connection table, listen
+// sockets, port allocation and timers. Only that core calls into it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/drops.hpp"
+#include "stack/core/time.hpp"
+#include "stack/iface/l4_output.hpp"
+#include "stack/tcp/api.hpp"
+#include "stack/tcp/isn.hpp"
+#include "stack/tcp/tcb.hpp"
+
+namespace ws::tcp {
+
+struct TcpCounters {
+  uint64_t segments_in = 0;
+  uint64_t segments_out = 0;
+  uint64_t retransmits = 0;
+  uint64_t resets_sent = 0;
+  uint64_t resets_received = 0;
+  uint64_t challenge_acks = 0;
+  uint64_t connections_opened = 0;    // active opens started
+  uint64_t connections_accepted = 0;  // passive opens handed to the app
+  uint64_t connections_closed = 0;
+  uint64_t connect_failed = 0;
+  uint64_t timeouts = 0;
+  uint64_t fast_retransmits = 0;
+  uint64_t rto_fired = 0;
+  uint64_t zero_window_probes = 0;
+  uint64_t keepalive_probes = 0;
+  uint64_t time_wait_reused = 0;
+  uint64_t output_no_buffer = 0;
+  std::array<uint64_t, kTcpStateCount> state{};
+  // Snapshot values (filled by counters()).
+  uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
+  uint64_t snd_buffer_sum = 0;  // current send buffer limits
+  uint64_t bytes_buffered = 0;  // payload bytes held in send and receive buffers
+  uint64_t memory_bytes = 0;    // buffer storage allocated
+};
+
+struct Listener {
+  uint16_t port = 0;
+  ListenCallbacks cb;
+  uint32_t syn_queue = 0;  // connections in SYN_RECEIVED
+};
+
+class TcpStack {
+ public:
+  TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg);
+  ~TcpStack();
+  TcpStack(const TcpStack&) = delete;
+  TcpStack& operator=(const TcpStack&) = delete;
+
+  // Every IPv4 packet with protocol 6 addressed to us (header already validated).
+  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment,
+             bool csum_verified, Instant now);
+  // Runs due timers and pending output; returns the next deadline (never() if none).
+  Instant poll(Instant now);
+
+  // Passive open on `port` (any local address). False if already listening.
+  bool listen(uint16_t port, ListenCallbacks cbs);
+  void unlisten(uint16_t port);
+  // Active open; the SYN leaves at once (time of the last input()/poll() call, or
+  // `now` when given). local_port 0 picks an ephemeral port that port_ok accepts.
+  // Returns nullptr when no port/route/connection slot is available.
+  Connection* connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port = 0);
+  Connection* connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port, Instant now);
+  // Aborts every connection (RST) and notifies the application.
+  void shutdown_all(Instant now);
+
+  TcpCounters counters() const;
+  const TcpConfig& config() const { return cfg_; }
+  size_t connection_count() const { return conns_.size(); }
+
+  // --- for the protocol engine (tcb and tcp_*.cpp)
+  L4Output& out() { return out_; }
+  DropCounters& drops() { return drops_; }
+  TcpCounters& ctr() { return ctr_; }
+  const IsnGenerator& isn() const { return isn_; }
+  Instant last_now() const { return now_; }
+  bool in_stack() const { return depth_ > 0; }
+  void release(Tcb* t);        // remove from the table; freed at the end of the call
+  void note_deadline(Instant d) { next_scan_ = earliest(next_scan_, d); }
+  bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
+  void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
+  bool tx_pressure(Ipv4Addr dst) const;
+  void conn_output(Tcb* t) { pending_output_.push_back(t); }
+
+ private:
+  struct Guard {
+    explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
+    ~Guard() {
+      if (--s.depth_ == 0) s.end_of_call();
+    }
+    TcpStack& s;
+  };
+  void end_of_call();
+  void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
+  Tcb* new_tcb(const FourTuple& t);
+  uint16_t pick_port(Ipv4Addr laddr, Endpoint remote, Instant now);
+  // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
+  bool reuse_time_wait(const FourTuple& t, Instant now);
+
+  L4Output& out_;
+  DropCounters& drops_;
+  TcpConfig cfg_;
+  IsnGenerator isn_;
+  TcpCounters ctr_;
+  std::unordered_map<FourTuple, std::unique_ptr<Tcb>, FourTupleHash> conns_;
+  std::unordered_map<uint16_t, Listener> listeners_;
+  std::vector<std::unique_ptr<Tcb>> graveyard_;
+  std::vector<Tcb*> pending_output_;
+  std::vector<Tcb*> scan_scratch_;
+  Instant now_;
+  Instant next_scan_ = Instant::never();
+  int depth_ = 0;
+  uint16_t port_cursor_ = 0;
+  uint64_t challenge_second_ = 0;
+  uint32_t challenge_count_ = 0;
+};
+
+}  // namespace ws::tcp

@@ -1,0 +1,129 @@
+// Timers: retransmission (RFC 6298), delayed ACK (RFC 1122 4.2.3.2, RFC 5681 4.2),
+// persist (RFC 9293 3.8.6.1), keepalive (RFC 1122 4.2.3.6), TIME_WAIT (RFC 9293 3.6).
+#include <algorithm>
+
+#include "stack/tcp/tcb.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+
+namespace ws::tcp {
+
+void Tcb::rtt_sample(Duration r) {
+  const auto& cfg = stack.config();
+  if (r < Duration::zero()) return;
+  if (!have_rtt) {
+    // RFC 6298 (2.2)
+    srtt = r;
+    rttvar = r / 2;
+    have_rtt = true;
+  } else {
+    // RFC 6298 (2.3), alpha = 1/8, beta = 1/4
+    Duration diff = srtt > r ? srtt - r : r - srtt;
+    rttvar = (rttvar * 3 + diff) / 4;
+    srtt = (srtt * 7 + r) / 8;
+  }
+  // RTO = SRTT + max(G, 4*RTTVAR), G = 1 ms; then (2.4) the minimum and (2.5) maximum.
+  Duration k = std::max(Duration::millis(1), rttvar * 4);
+  rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
+}
+
+Instant Tcb::next_deadline() const {
+  Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
+  d = earliest(d, earliest(tw_at, retry_at));
+  if (pressured) d = earliest(d, stack.last_now() + Duration::millis(1));
+  return d;
+}
+
+static void on_rto(Tcb& c, Instant now) {
+  TcpStack& st = c.stack;
+  const auto& cfg = st.config();
+  c.rto_at = Instant::never();
+  if (c.state == TcpState::kSynSent || c.state == TcpState::kSynReceived) {
+    if (++c.retries > cfg.max_syn_retries) {
+      if (c.state == TcpState::kSynSent) ++st.ctr().connect_failed;
+      c.finish(CloseReason::kTimeout);
+      return;
+    }
+    // RFC 6298 (5.5) backoff; Karn: the SYN is no longer timed. RFC 6298 (5.7): the
+    // RTO after a lost SYN would be 3 s once established; we keep the backed-off one.
+    c.rto = std::min(c.rto * 2, cfg.rto_max);
+    c.rtt_timing = false;
+    ++c.stat_retrans;
+    ++st.ctr().retransmits;
+    c.send_syn(now);
+    return;
+  }
+  if (c.snd_max == c.snd_una) return;
+  if (++c.retries > cfg.max_retries) {
+    c.send_rst(now);
+    c.finish(CloseReason::kTimeout);
+    return;
+  }
+  ++st.ctr().rto_fired;
+  // RFC 5681 (4): ssthresh from the flight size on the first timeout only.
+  if (c.retries == 1)
+    c.cc->on_rto(c.flight(), now);
+  else
+    c.cc->set_cwnd(c.max_payload(false));
+  c.rto = std::min(c.rto * 2, cfg.rto_max);  // RFC 6298 (5.5)
+  // Go back to SND.UNA. RFC 2018 section 8 / RFC 6675 section 5.1: forget SACK state
+  // so that everything above is resent as needed.
+  c.snd_nxt = c.snd_una;
+  c.scoreboard.clear();
+  c.in_recovery = false;
+  c.recover = c.snd_max;  // RFC 6582 section 4: no fast retransmit from old dupacks
+  c.high_rxt = c.snd_una;
+  c.dupacks = 0;
+  c.rtt_timing = false;
+  c.output(now);  // (5.4) retransmit the earliest segment, (5.6) restart the timer
+}
+
+void Tcb::on_timers(Instant now) {
+  const auto& cfg = stack.config();
+  if (state == TcpState::kTimeWait) {
+    if (now >= tw_at) stack.release(this);
+    return;
+  }
+  if (state == TcpState::kFinWait2 && now >= tw_at) {
+    finish(CloseReason::kNormal);
+    return;
+  }
+  if (now >= rto_at) {
+    on_rto(*this, now);
+    if (released) return;
+  }
+  if (now >= delack_at) {
+    delack_at = Instant::never();
+    if (ack_pending) ack_now = true;
+  }
+  if (now >= persist_at) {
+    persist_at = Instant::never();
+    ++persist_backoff;
+    ++stack.ctr().zero_window_probes;
+    send_probe(now);
+  }
+  if (now >= keepalive_at) {
+    bool idle = snd_max == snd_una && data_end() == snd_nxt;
+    if (!idle || !(state == TcpState::kEstablished || state == TcpState::kCloseWait)) {
+      keepalive_at = now + cfg.keepalive_idle;
+    } else if (keepalive_sent >= cfg.keepalive_probes) {
+      send_rst(now);
+      finish(CloseReason::kKeepalive);
+      return;
+    } else {
+      ++keepalive_sent;
+      ++stack.ctr().keepalive_probes;
+      send_probe(now);
+      keepalive_at = now + cfg.keepalive_interval;
+    }
+  }
+  if (now >= retry_at) retry_at = Instant::never();
+  bool was_pressured = pressured;
+  output(now);
+  if (released) return;
+  if (was_pressured && !pressured && want_writable && cb.on_writable) {
+    want_writable = false;
+    cb.on_writable(*this);
+  }
+}
+
+}  // namespace ws::tcp
