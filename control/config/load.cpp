@@ -66,6 +66,9 @@ LoadResult load_config_string(std::string_view yaml, const std::string& name_for
     // Node accessors can throw on malformed trees (e.g. an alias cycle); report, don't crash.
     d.error(Pos{1, 1}, std::string("internal error while reading the config: ") + e.what());
     result.config.reset();
+  } catch (...) {
+    d.error(Pos{1, 1}, "internal error while reading the config");
+    result.config.reset();
   }
   result.errors = d.take();
   if (!result.errors.empty()) result.config.reset();

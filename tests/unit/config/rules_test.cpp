@@ -203,6 +203,21 @@ TEST(ConfigRules, BadKind) {
                 {"services[0].kind", "'discard'", "echo, sink, source, ping, iperf3, http"}));
 }
 
+TEST(ConfigRules, FramingIsNotForIperf3OrHttp) {
+  EXPECT_TRUE(one_error(service("iperf3", "tcp", "    port: 5201\n    framing: none\n"), 11, 14,
+                        {"services[0].framing", "'iperf3' has its own protocol"}));
+}
+
+TEST(ConfigRules, UnknownKindStillChecksTheOtherValues) {
+  LoadResult r = load(service("discard", "tcp", "    port: http\n"));
+  ASSERT_EQ(r.errors.size(), 2u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].format(),
+            "test.yaml:8:11: services[0].kind: 'discard' is not one of: echo, sink, source, ping, "
+            "iperf3, http");
+  EXPECT_EQ(r.errors[1].format(),
+            "test.yaml:10:11: services[0].port: expected an integer (1..65535), got 'http'");
+}
+
 // --- http responses -----------------------------------------------------------------------------
 
 TEST(ConfigRules, ResponsesOnlyForHttp) {
