@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
         usage(stdout);
         return 0;
       case 'V':
-        std::printf("wirespeed-dataplane %s (DPDK %s; built against %s)\n", WS_VERSION,
+        std::printf("wirespeed-dataplane %s (%s; built against DPDK %s)\n", WS_VERSION,
                     rte_version(), WS_DPDK_VERSION);
         return 0;
       default:
