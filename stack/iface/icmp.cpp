@@ -78,6 +78,7 @@ void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
   // RFC 1122 3.2.2: never about an ICMP error, a non-first fragment, or a
   // datagram from a non-unicast source.
   if (ip->frag_offset() != 0) return;
+  if (ip->src().is_any()) return;  // 0.0.0.0 names no host to tell
   if (ip->protocol() == wire::kIpProtoIcmp && offending.size() > ip->header_len()) {
     uint8_t t = offending[ip->header_len()];
     if (t != wire::kIcmpEchoRequest && t != wire::kIcmpEchoReply) return;

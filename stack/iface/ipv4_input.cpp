@@ -22,7 +22,7 @@ bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
 }
 
 void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
-                       Instant now) {
+                       bool link_broadcast, Instant now) {
   (void)ifc;
   // 1. The fixed header must be there.
   auto ip = wire::Ipv4View::parse(pkt);
@@ -62,6 +62,13 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
     drops_.add(DropReason::kIpv4BadSource);
     return;
   }
+  //    A directed broadcast of one of our subnets is not a host either; answering
+  //    it would broadcast our reply to the whole link.
+  bool src_broadcast = false;
+  if (is_local(src, src_broadcast) && src_broadcast) {
+    drops_.add(DropReason::kIpv4BadSource);
+    return;
+  }
   // 7. Addressed to us: one of our addresses, limited or directed broadcast.
   bool to_broadcast = false;
   if (!is_local(dst, to_broadcast)) {
@@ -80,6 +87,9 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
     return;
   }
   ++counters_.ipv4_in;
+  // RFC 1122 3.2.2: no ICMP error about a datagram sent to a broadcast address,
+  // IP or link layer.
+  bool no_icmp_error = to_broadcast || link_broadcast;
   auto l4 = pkt.subspan(hl, total - hl);
   auto whole = pkt.first(total);
   switch (ip->protocol()) {
@@ -87,7 +97,7 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
       icmp_input(ifc, src, dst, l4, now);
       return;
     case wire::kIpProtoUdp:
-      udp_input(whole, hl, src, dst, to_broadcast, meta.l4, now);
+      udp_input(whole, hl, src, dst, no_icmp_error, meta.l4, now);
       return;
     case wire::kIpProtoTcp:
       if (meta.l4 == RxMeta::Cksum::kBad) {
@@ -100,7 +110,7 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
         return;
       }
       drops_.add(DropReason::kIpv4UnknownProtocol);
-      if (!to_broadcast) {
+      if (!no_icmp_error) {
         send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
                         now);
       }
@@ -108,7 +118,7 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
     default:
       // RFC 1122 3.2.2.1: protocol unreachable for a transport we do not run.
       drops_.add(DropReason::kIpv4UnknownProtocol);
-      if (!to_broadcast) {
+      if (!no_icmp_error) {
         send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
                         now);
       }

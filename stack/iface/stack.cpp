@@ -68,7 +68,7 @@ void Stack::receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant 
   }
   switch (eth->ethertype()) {
     case wire::kEtherTypeIpv4:
-      ipv4_input(ifc, eth->payload(), meta, now);
+      ipv4_input(ifc, eth->payload(), meta, dst.is_broadcast(), now);
       return;
     case wire::kEtherTypeArp:
       arp_input(ifc, eth->payload(), now);

@@ -105,7 +105,9 @@ class Stack final : public L4Output {
   void arp_input(Interface& ifc, std::span<const uint8_t> body, Instant now);
   void send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
                 Ipv4Addr tpa);
-  void ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta, Instant now);
+  // `link_broadcast`: the frame was sent to the Ethernet broadcast address.
+  void ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
+                  bool link_broadcast, Instant now);
   void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
                   Instant now);
   void udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,

@@ -228,6 +228,8 @@ std::vector<DropCase> ipv4_drop_cases() {
   v.push_back({"src_loopback", DropReason::kIpv4BadSource, [] {
                  return ping_with([](Ipv4Spec& s) { s.src = Ipv4Addr::from_octets(127, 0, 0, 1); });
                }});
+  v.push_back({"src_directed_broadcast", DropReason::kIpv4BadSource,
+               [] { return ping_with([](Ipv4Spec& s) { s.src = kSubnetBroadcast; }); }});
   v.push_back({"dst_other_host", DropReason::kIpv4NotForUs,
                [] { return ping_with([](Ipv4Spec& s) { s.dst = kOtherIp; }); }});
   v.push_back({"dst_other_subnet", DropReason::kIpv4NotForUs, [] {

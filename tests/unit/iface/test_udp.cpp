@@ -291,6 +291,40 @@ TEST_F(UdpEcho, NoPortUnreachableForBroadcastDestinations) {
   EXPECT_EQ(h.stack.counters().icmp_errors_out, 0u);
 }
 
+TEST_F(UdpEcho, NoPortUnreachableForLinkLayerBroadcast) {
+  // RFC 1122 3.2.2: no ICMP error about a datagram sent as a link-layer broadcast,
+  // even when its IP destination is our unicast address.
+  UdpSpec u;
+  u.dst_port = kClosedPort;
+  h.rx(udp_frame(StackHarness::eth_in(kPeerMac, MacAddr::broadcast()), StackHarness::ip_in(), u,
+                 pattern(20)));
+  EXPECT_EQ(h.drops(DropReason::kUdpPortUnreachable), 1u);
+  EXPECT_EQ(h.io.sent_count(), 0u);
+  // Unknown protocol likewise.
+  Ipv4Spec ip = StackHarness::ip_in();
+  ip.protocol = 200;
+  h.rx(ipv4_frame(StackHarness::eth_in(kPeerMac, MacAddr::broadcast()), ip, pattern(20)));
+  EXPECT_EQ(h.drops(DropReason::kIpv4UnknownProtocol), 1u);
+  EXPECT_EQ(h.io.sent_count(), 0u);
+}
+
+TEST_F(UdpEcho, NoPortUnreachableToTheZeroAddress) {
+  // A host without an address yet (source 0.0.0.0, RFC 1122 3.2.1.3) does not
+  // identify a single host: no ICMP error for it (RFC 1122 3.2.2), with or
+  // without a gateway that could carry one.
+  for (bool with_gateway : {false, true}) {
+    SCOPED_TRACE(with_gateway);
+    InterfaceConfig c = default_interface();
+    if (with_gateway) c.gateway = Ipv4Addr::from_octets(10, 0, 0, 254);
+    StackHarness g({}, {}, c);
+    g.learn(Ipv4Addr::from_octets(10, 0, 0, 254), kOtherMac);
+    g.rx(udp_in(pattern(20), kClosedPort, StackHarness::ip_in(Ipv4Addr::any(), kOurIp)));
+    EXPECT_EQ(g.drops(DropReason::kUdpPortUnreachable), 1u);
+    EXPECT_EQ(g.total_drops(), 1u);
+    EXPECT_EQ(g.io.sent_count(), 0u);
+  }
+}
+
 TEST_F(UdpEcho, BroadcastToBoundPortIsDelivered) {
   h.rx(udp_frame(
       StackHarness::eth_in(kPeerMac, MacAddr::broadcast()),
