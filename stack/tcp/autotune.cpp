@@ -10,7 +10,8 @@ namespace ws::tcp {
 
 uint32_t Tcb::rcv_window_now() const {
   uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
-  uint32_t free = cap - static_cast<uint32_t>(rcvbuf.size());
+  // What the window field can express (RFC 7323 2.3): 65535 << our shift.
+  uint32_t free = std::min<uint32_t>(cap - static_cast<uint32_t>(rcvbuf.size()), max_window());
   int32_t cur_i = rcv_adv - rcv_nxt;
   uint32_t cur = cur_i > 0 ? static_cast<uint32_t>(cur_i) : 0;
   // Under transmit-buffer pressure the right edge stops moving: the window closes as
@@ -35,7 +36,7 @@ void Tcb::autotune_on_consume(size_t n, Instant now) {
     // About twice what the application consumed per RTT plus headroom for
     // reordering, so the sender is never window-limited by us.
     uint64_t target = 2 * copied + 16ull * our_mss;
-    target = std::min<uint64_t>(target, cfg.buffer_max);
+    target = std::min<uint64_t>({target, cfg.buffer_max, max_window()});
     if (target > rcvbuf.capacity()) {
       size_t keep = rcvbuf.size();
       if (!ooo.empty()) keep += static_cast<size_t>(ooo[ooo.count() - 1].right - rcv_nxt);

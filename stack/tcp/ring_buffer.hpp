@@ -75,8 +75,9 @@ class ByteRing {
   void pop(size_t n) {
     n = std::min(n, size_);
     size_ -= n;
+    // The head keeps moving even when empty: out-of-order bytes beyond the end are
+    // addressed relative to it.
     head_ = buf_.empty() ? 0 : (head_ + n) % buf_.size();
-    if (size_ == 0) head_ = 0;
   }
 
  private:

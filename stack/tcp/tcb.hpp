@@ -88,6 +88,7 @@ class Tcb final : public Connection {
   void autotune_on_consume(size_t n, Instant now);
   void autotune_send(Instant now);
   uint32_t rcv_window_now() const;  // bytes we can advertise from rcv_nxt
+  uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }
   // --- lifecycle (tcp_stack.cpp)
   void set_state(TcpState s);
   void become_established(Instant now);

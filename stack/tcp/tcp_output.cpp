@@ -102,10 +102,13 @@ void Tcb::send_syn(Instant now) {
   stack.note_deadline(next_deadline());
 }
 
-void Tcb::send_ack(Instant now) { emit(snd_nxt, 0, kAck, now); }
+// Pure ACKs and RSTs carry the highest sequence number sent, not a SND.NXT rolled back
+// for retransmission: the peer has possibly received everything up to it, and would
+// discard a segment whose sequence number lies below its RCV.NXT (with its ACK).
+void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
 
 void Tcb::send_rst(Instant now) {
-  if (emit(snd_nxt, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
+  if (emit(snd_max, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
 }
 
 void Tcb::send_probe(Instant now) { emit(snd_una - 1, 0, kAck, now); }
