@@ -6,6 +6,9 @@
 set -euo pipefail
 control="${1:?usage: check_control_cli.sh WIRESPEED_CONTROL STATS_FIXTURE}"
 fixture="${2:?}"
+for tool in curl python3; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
 tmp=$(mktemp -d)
 pids=()
 cleanup() {

@@ -7,7 +7,9 @@
 set -euo pipefail
 control="${1:?usage: check_prometheus_e2e.sh WIRESPEED_CONTROL STATS_FIXTURE}"
 fixture="${2:?}"
-command -v prometheus >/dev/null || { echo "SKIP: prometheus not installed"; exit 77; }
+for tool in prometheus curl python3; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
