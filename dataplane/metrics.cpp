@@ -128,6 +128,36 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (const char* st : kTcpStates) {
     tcp_states_.push_back(must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge, {{"state", st}}, Scope::kPerCoreSum, error)));
   }
+  struct TcpMetric {
+    uint64_t tcp::TcpCounters::*field;
+    const char* name;
+    const char* help;
+    MetricType type;
+  };
+  const TcpMetric tcp_metrics[] = {
+      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_segments_received_total", "TCP segments received by connections and listeners.", MetricType::kCounter},
+      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_segments_sent_total", "TCP segments sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total", "Acceptable RST segments received.", MetricType::kCounter},
+      {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total", "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total", "Connections opened by us.", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total", "Connections accepted.", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_closed, "wirespeed_tcp_closed_total", "Connections closed (any reason).", MetricType::kCounter},
+      {&tcp::TcpCounters::timeouts, "wirespeed_tcp_timeouts_total", "Connections dropped after retransmission timeouts.", MetricType::kCounter},
+      {&tcp::TcpCounters::fast_retransmits, "wirespeed_tcp_fast_retransmits_total", "Fast retransmits / recovery episodes.", MetricType::kCounter},
+      {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total", "Retransmission timer expirations.", MetricType::kCounter},
+      {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total", "Zero-window probes sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total", "Keepalive probes sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total", "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
+      {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total", "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
+      {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes", "Sum of the connections' (autotuned) receive buffer sizes.", MetricType::kGauge},
+      {&tcp::TcpCounters::snd_buffer_sum, "wirespeed_tcp_send_buffer_bytes", "Sum of the connections' send buffer limits.", MetricType::kGauge},
+      {&tcp::TcpCounters::bytes_buffered, "wirespeed_tcp_buffered_bytes", "Payload bytes held in TCP send and receive buffers.", MetricType::kGauge},
+      {&tcp::TcpCounters::memory_bytes, "wirespeed_tcp_memory_bytes", "Buffer memory allocated by TCP connections.", MetricType::kGauge},
+  };
+  for (const auto& m : tcp_metrics) {
+    tcp_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
+  }
   tcp_retrans_ = must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.", MetricType::kCounter, {}, Scope::kPerCoreSum, error));
   for (const auto& s : cfg.services) {
     ServiceSlots ss;
@@ -158,6 +188,15 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
   const auto* base = reinterpret_cast<const unsigned char*>(s.stack);
   for (const auto& [off, slot] : stack_) {
     v[slot.offset] = *reinterpret_cast<const uint64_t*>(base + off);
+  }
+  if (s.tcp != nullptr) {
+    tcp::TcpCounters t = s.tcp->counters();
+    // kTcpStates lists TcpState values from kSynSent on, in order.
+    for (size_t i = 0; i < tcp_states_.size(); ++i) {
+      v[tcp_states_[i].offset] = t.state[static_cast<size_t>(tcp::TcpState::kSynSent) + i];
+    }
+    v[tcp_retrans_.offset] = t.retransmits;
+    for (const auto& [field, slot] : tcp_) v[slot.offset] = t.*field;
   }
   v[busy_.offset] = s.busy_ns;
   v[idle_.offset] = s.idle_ns;

@@ -15,12 +15,14 @@
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::dp {
 
 struct CoreSample {
   const StackCounters* stack = nullptr;
   const DropCounters* drops = nullptr;
+  const tcp::TcpStack* tcp = nullptr;
   std::vector<const Service*> services;
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
@@ -60,6 +62,7 @@ class Metrics {
   stats::Slot busy_, idle_, loops_;
   std::vector<stats::Slot> tcp_states_;
   stats::Slot tcp_retrans_;
+  std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
 };
 
 }  // namespace ws::dp

@@ -3,6 +3,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <algorithm>
@@ -27,13 +28,58 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   return RxMeta::Cksum::kUnknown;
 }
 
+// The stack's TCP settings from the config. Each core gets its own slice of the
+// ephemeral port range, so connections it opens never collide in TIME_WAIT with
+// another core's (RSS-aware selection replaces this where the port hashes flows).
+tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
+  const auto& t = cfg.tcp;
+  tcp::TcpConfig c;
+  c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
+                                                               : tcp::CongestionAlgo::kCubic;
+  c.time_wait = Duration::millis(t.time_wait_ms);
+  c.rto_min = Duration::millis(t.rto_min_ms);
+  c.rto_initial = Duration::millis(t.rto_initial_ms);
+  c.delayed_ack = Duration::millis(t.delayed_ack_ms);
+  c.nagle = t.nagle;
+  c.keepalive = t.keepalive.enabled;
+  c.keepalive_idle = Duration::seconds(t.keepalive.idle_s);
+  c.keepalive_interval = Duration::seconds(t.keepalive.interval_s);
+  c.keepalive_probes = t.keepalive.probes;
+  c.recv_buffer = t.receive_buffer_bytes.value_or(0);
+  c.send_buffer = t.send_buffer_bytes.value_or(0);
+  c.buffer_max = t.buffer_max_bytes;
+  c.syn_backlog = t.syn_backlog;
+  c.accept_backlog = t.accept_backlog;
+  c.max_connections = t.max_connections;
+  c.timestamps = t.timestamps;
+  c.sack = t.sack;
+  c.window_scaling = t.window_scaling;
+  // RFC 6528: the ISN key must be secret and random per boot of the data plane.
+  if (getrandom(c.isn_secret.data(), c.isn_secret.size(), 0) !=
+      static_cast<ssize_t>(c.isn_secret.size())) {
+    uint64_t seed = rte_rdtsc();
+    for (auto& b : c.isn_secret) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      b = static_cast<uint8_t>(seed >> 56);
+    }
+  }
+  auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
+  uint32_t span = (c.ephemeral_high - c.ephemeral_low + 1) / n;
+  c.ephemeral_low = static_cast<uint16_t>(c.ephemeral_low + core * span);
+  c.ephemeral_high = static_cast<uint16_t>(c.ephemeral_low + span - 1);
+  return c;
+}
+
 }  // namespace
 
 Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
                    const std::vector<PortInfo>& ports, Metrics& metrics,
                    const std::atomic<bool>& stop)
     : core_(core_index), cfg_(cfg), ports_(ports), metrics_(metrics), stop_(stop),
+      tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index)),
+      tcp_transport_(tcp_),
       adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {
+  stack_.set_tcp(&tcp_transport_);
   size_t n_cores = cfg.dataplane.lcores.size();
   for (size_t i = 0; i < ports.size(); ++i) {
     const auto& p = ports[i];
@@ -62,7 +108,7 @@ bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
   for (const auto& sc : cfg_.services) {
     std::string why;
-    auto svc = make_service(sc, cfg_, why);
+    auto svc = make_service(sc, cfg_, tcp_, why);
     if (!svc) {
       if (core_ == 0) std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
       sample_.services.push_back(nullptr);
@@ -77,6 +123,7 @@ bool Pipeline::start(std::string& error) {
   }
   sample_.stack = &stack_.counters();
   sample_.drops = &stack_.drops();
+  sample_.tcp = &tcp_;
   // Only the core that owns RX queue 0 announces: ARP arrives there.
   if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
   for (auto& io : ios_) io->flush();
@@ -180,6 +227,9 @@ void Pipeline::publish(Instant now, bool main) {
 void Pipeline::finish() {
   Instant now = clock_.now();
   for (auto& s : services_) s->stop(now);
+  // Connections are reset, not left half-open on the peers (CONTRACT: "close
+  // connections" on SIGINT/SIGTERM).
+  tcp_.shutdown_all(now);
   stack_.poll(now);
   for (auto& io : ios_) io->flush();
   metrics_.update_core(core_, sample_);

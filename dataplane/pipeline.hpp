@@ -14,6 +14,8 @@
 #include "dataplane/port.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+#include "stack/tcp/transport.hpp"
 
 namespace ws::dp {
 
@@ -47,6 +49,8 @@ class Pipeline {
   const std::atomic<bool>& stop_;
   TscClock clock_;
   Stack stack_;
+  tcp::TcpStack tcp_;
+  tcp::TcpTransport tcp_transport_;
   std::vector<std::unique_ptr<MbufIo>> ios_;
   std::vector<RxQueue> rxqs_;
   std::vector<std::unique_ptr<Service>> services_;

@@ -1,11 +1,12 @@
 #include "dataplane/services.hpp"
 
+#include "stack/apps/tcp_services.hpp"
 #include "stack/apps/udp_services.hpp"
 
 namespace ws::dp {
 
 std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const config::Config& cfg,
-                                      std::string& why) {
+                                      tcp::TcpStack& tcp, std::string& why) {
   (void)cfg;
   using config::Protocol;
   using config::ServiceKind;
@@ -15,6 +16,15 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
         return std::make_unique<UdpEchoService>(sc.name, sc.port);
       case ServiceKind::sink:
         return std::make_unique<UdpSinkService>(sc.name, sc.port);
+      default:
+        break;
+    }
+  } else {
+    switch (sc.kind) {
+      case ServiceKind::echo:
+        return std::make_unique<TcpEchoService>(sc.name, sc.port, tcp);
+      case ServiceKind::sink:
+        return std::make_unique<TcpSinkService>(sc.name, sc.port, tcp);
       default:
         break;
     }

@@ -6,11 +6,12 @@
 
 #include "control/config/config.hpp"
 #include "stack/apps/service.hpp"
+#include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::dp {
 
 // nullptr with `why` when the kind/protocol is not available in this build.
 std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const config::Config& cfg,
-                                      std::string& why);
+                                      tcp::TcpStack& tcp, std::string& why);
 
 }  // namespace ws::dp
