@@ -113,6 +113,17 @@ python3 -c "import sys; sys.exit(0 if float('$after') < float('$before') else 1)
   fail "expected a fresh counter after restart: before $before, after $after"
 echo "data plane restarted: wirespeed_up 1, counter restarted at $after"
 
+# The control process crashes and restarts while the data plane runs: the data plane does
+# not notice, the new exporter picks the running instance up at once.
+kill -9 "$serve_pid"
+wait "$serve_pid" 2>/dev/null || true
+kill -0 "$fx" || fail "the data plane died with the control process"
+"$control" -c "$tmp/ws.yaml" serve 2>"$tmp/serve.log" &
+serve_pid=$!
+pids+=("$serve_pid")
+wait_for '^wirespeed_up 1'
+echo "control killed and restarted under a running data plane: wirespeed_up 1"
+
 # A clean stop removes the segment.
 kill -TERM "$fx"
 wait "$fx" || fail "fixture exit status"
