@@ -18,6 +18,8 @@
 #include "dataplane/metrics.hpp"
 #include "dataplane/pipeline.hpp"
 #include "dataplane/port.hpp"
+#include "dataplane/telemetry.hpp"
+#include "control/stats/path.hpp"
 #include "ws_version.h"
 
 namespace {
@@ -137,6 +139,8 @@ int main(int argc, char** argv) {
     if (!metrics.init(cfg, ports, err)) {
       // Counting is not worth refusing to run for, but the operator must know.
       std::fprintf(stderr, "wirespeed: warning: metrics disabled: %s\n", err.c_str());
+    } else {
+      ws::dp::register_telemetry(ws::stats::segment_path(cfg.dataplane.file_prefix));
     }
   }
 
