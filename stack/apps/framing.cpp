@@ -1,0 +1,275 @@
+#include "stack/apps/framing.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <new>
+
+#include "stack/core/bytes.hpp"
+
+namespace ws {
+
+bool write_frame_header(std::span<uint8_t> out, uint64_t payload_len) {
+  if (out.size() < kFrameHeaderBytes || payload_len > kMaxWireMessageBytes) return false;
+  store_be32(out.data(), static_cast<uint32_t>(payload_len));
+  return true;
+}
+
+// --- Pattern -------------------------------------------------------------------
+
+uint64_t pattern_key(uint64_t seq) {
+  // splitmix64: consecutive sequence numbers get unrelated keys.
+  uint64_t z = seq + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+constexpr uint64_t kLowBits = 0x7F7F7F7F7F7F7F7Full;
+constexpr uint64_t kHighBits = 0x8080808080808080ull;
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+
+inline uint8_t word_mix(uint64_t word) {
+  return static_cast<uint8_t>(static_cast<uint32_t>(word * 0x9E3779B1ull) >> 24);
+}
+
+inline uint8_t byte_of(uint64_t key, uint64_t offset) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(key >> (8 * (offset & 7))) +
+                              word_mix(offset >> 3));
+}
+
+// Adds `b` to every byte of `key` without carries between bytes (SWAR), which
+// is the pattern of one aligned 8-byte word in little-endian order.
+inline uint64_t pattern_word(uint64_t key, uint64_t word) {
+  const uint64_t add = kOnes * word_mix(word);
+  return ((key & kLowBits) + (add & kLowBits)) ^ ((key ^ add) & kHighBits);
+}
+
+}  // namespace
+
+uint8_t pattern_byte(uint64_t seq, uint64_t offset) { return byte_of(pattern_key(seq), offset); }
+
+void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out) {
+  const uint64_t key = pattern_key(seq);
+  uint8_t* p = out.data();
+  size_t n = out.size();
+  // Head bytes up to an 8-byte boundary of the offset, then whole words.
+  while (n > 0 && (offset & 7) != 0) {
+    *p++ = byte_of(key, offset++);
+    --n;
+  }
+  if constexpr (std::endian::native == std::endian::little) {
+    while (n >= 8) {
+      const uint64_t w = pattern_word(key, offset >> 3);
+      std::memcpy(p, &w, 8);
+      p += 8;
+      offset += 8;
+      n -= 8;
+    }
+  }
+  while (n > 0) {
+    *p++ = byte_of(key, offset++);
+    --n;
+  }
+}
+
+size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data) {
+  // Generate in small chunks and compare: keeps the check allocation-free and
+  // as fast as memcmp for large payloads.
+  uint8_t chunk[512];
+  size_t done = 0;
+  while (done < data.size()) {
+    const size_t n = std::min(sizeof chunk, data.size() - done);
+    fill_pattern(seq, offset + done, std::span<uint8_t>(chunk, n));
+    if (std::memcmp(chunk, data.data() + done, n) != 0) {
+      for (size_t i = 0; i < n; ++i) {
+        if (chunk[i] != data[done + i]) return done + i;
+      }
+    }
+    done += n;
+  }
+  return data.size();
+}
+
+bool check_pattern_self(std::span<const uint8_t> message) {
+  if (message.size() <= 8) return true;
+  // Offsets 0..7 are word 0, whose mix term is 0: the first 8 bytes are the key.
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) key |= static_cast<uint64_t>(message[i]) << (8 * i);
+  for (size_t i = 8; i < message.size(); ++i) {
+    if (message[i] != byte_of(key, i)) return false;
+  }
+  return true;
+}
+
+// --- Encoder -------------------------------------------------------------------
+
+FrameEncoder::FrameEncoder(Framing framing, uint32_t message_size, uint64_t first_seq)
+    : framing_(framing),
+      size_(message_size),
+      frame_bytes_(message_size + (framing == Framing::kLength32 ? kFrameHeaderBytes : 0)),
+      first_seq_(first_seq) {
+  store_be32(header_, message_size);
+}
+
+size_t FrameEncoder::produce(std::span<uint8_t> out, uint64_t message_limit) {
+  // framing none with empty messages has no bytes to produce at all.
+  if (frame_bytes_ == 0) return 0;
+  const size_t header = framing_ == Framing::kLength32 ? kFrameHeaderBytes : 0;
+  size_t written = 0;
+  while (written < out.size() && messages_ < message_limit) {
+    const uint64_t seq = framing_ == Framing::kLength32 ? first_seq_ + messages_ : 0;
+    if (pos_ < header) {
+      const size_t n = std::min<size_t>(header - pos_, out.size() - written);
+      std::memcpy(out.data() + written, header_ + pos_, n);
+      written += n;
+      pos_ += n;
+      if (pos_ < header) break;
+    }
+    const uint64_t payload_pos = pos_ - header;
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(size_ - payload_pos, out.size() - written));
+    // With framing none the pattern runs over the stream, not the message.
+    const uint64_t pattern_off =
+        framing_ == Framing::kLength32 ? payload_pos : stream_bytes_ + written;
+    fill_pattern(seq, pattern_off, out.subspan(written, n));
+    written += n;
+    pos_ += n;
+    if (pos_ == frame_bytes_) {
+      pos_ = 0;
+      ++messages_;
+    }
+  }
+  stream_bytes_ += written;
+  return written;
+}
+
+// --- Decoder -------------------------------------------------------------------
+
+FrameDecoder::FrameDecoder(const FrameDecoderConfig& config) : config_(config) {
+  config_.max_message_bytes = std::min(config_.max_message_bytes, kMaxWireMessageBytes);
+  if (config_.collect && config_.framing == Framing::kLength32 && config_.max_message_bytes > 0) {
+    // Default-initialised (not zeroed) so a large cap costs address space, not
+    // memory, until messages that large arrive. No exceptions: a failed
+    // reservation is reported as the decoder's one error.
+    buffer_.reset(new (std::nothrow) uint8_t[config_.max_message_bytes]);
+    if (!buffer_) state_ = State::kErrorPending;
+  }
+}
+
+void FrameDecoder::reset() {
+  state_ = (config_.collect && config_.framing == Framing::kLength32 &&
+            config_.max_message_bytes > 0 && !buffer_)
+               ? State::kErrorPending
+               : State::kHeader;
+  header_have_ = 0;
+  length_ = 0;
+  offset_ = 0;
+  messages_ = 0;
+  payload_bytes_ = 0;
+  stream_bytes_ = 0;
+  whole_ = {};
+}
+
+bool FrameDecoder::in_message() const {
+  if (config_.framing == Framing::kNone) return false;
+  return (state_ == State::kHeader && header_have_ > 0) || state_ == State::kPayload ||
+         state_ == State::kComplete;
+}
+
+FrameEvent FrameDecoder::complete_event(std::span<const uint8_t> data) {
+  FrameEvent ev;
+  ev.kind = FrameEventKind::kMessageComplete;
+  ev.data = data;
+  ev.message = messages_;
+  ev.length = length_;
+  ev.offset = 0;
+  ++messages_;
+  state_ = State::kHeader;
+  offset_ = 0;
+  whole_ = {};
+  return ev;
+}
+
+FrameEvent FrameDecoder::next(std::span<const uint8_t>& input) {
+  FrameEvent ev;
+  if (state_ == State::kFailed) {
+    stream_bytes_ += input.size();
+    input = {};
+    return ev;
+  }
+  if (state_ == State::kErrorPending) {
+    state_ = State::kFailed;
+    ev.kind = FrameEventKind::kError;
+    ev.message = messages_;
+    ev.length = config_.max_message_bytes;
+    return ev;
+  }
+
+  if (config_.framing == Framing::kNone) {
+    if (input.empty()) return ev;
+    ev.kind = FrameEventKind::kPayload;
+    ev.data = input;
+    ev.offset = stream_bytes_;
+    stream_bytes_ += input.size();
+    payload_bytes_ += input.size();
+    input = {};
+    return ev;
+  }
+
+  if (state_ == State::kComplete) return complete_event({});
+
+  if (state_ == State::kHeader) {
+    const size_t n = std::min<size_t>(kFrameHeaderBytes - header_have_, input.size());
+    std::memcpy(header_ + header_have_, input.data(), n);
+    header_have_ = static_cast<uint8_t>(header_have_ + n);
+    input = input.subspan(n);
+    stream_bytes_ += n;
+    if (header_have_ < kFrameHeaderBytes) return ev;
+    header_have_ = 0;
+    length_ = load_be32(header_);
+    offset_ = 0;
+    if (length_ > config_.max_message_bytes) {
+      state_ = State::kFailed;
+      ev.kind = FrameEventKind::kError;
+      ev.message = messages_;
+      ev.length = length_;
+      return ev;
+    }
+    if (length_ == 0) return complete_event({});
+    state_ = State::kPayload;
+  }
+
+  // State::kPayload
+  if (input.empty()) return ev;
+  const size_t take = static_cast<size_t>(std::min<uint64_t>(length_ - offset_, input.size()));
+  const std::span<const uint8_t> piece = input.first(take);
+  input = input.subspan(take);
+  stream_bytes_ += take;
+  payload_bytes_ += take;
+
+  if (config_.collect) {
+    if (offset_ == 0 && take == length_) {
+      // The whole message is in this piece: hand out the caller's bytes.
+      offset_ = take;
+      return complete_event(piece);
+    }
+    std::memcpy(buffer_.get() + offset_, piece.data(), take);
+    offset_ += take;
+    if (offset_ < length_) return ev;  // input used up; wait for the rest
+    return complete_event(std::span<const uint8_t>(buffer_.get(), length_));
+  }
+
+  ev.kind = FrameEventKind::kPayload;
+  ev.data = piece;
+  ev.message = messages_;
+  ev.offset = offset_;
+  ev.length = length_;
+  offset_ += take;
+  if (offset_ == length_) state_ = State::kComplete;
+  return ev;
+}
+
+}  // namespace ws
