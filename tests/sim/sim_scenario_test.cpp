@@ -1,1 +1,712 @@
-// scenarios
+// Scenario tests: handshakes, RST/challenge ACKs, timers, recovery, windows, close.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "stack/tcp/mss.hpp"
+#include "tests/sim/script.hpp"
+
+namespace ws::sim {
+namespace {
+
+using namespace wire::tcpflag;
+using tcp::TcpState;
+
+std::vector<uint8_t> bytes(size_t n, uint8_t v = 0x5a) { return std::vector<uint8_t>(n, v); }
+
+// ----------------------------------------------------------------- handshakes
+
+TEST(Handshake, ActiveOpenNegotiatesAllOptions) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(app.connected);
+  EXPECT_EQ(c->state(), TcpState::kEstablished);
+  auto i = c->info();
+  EXPECT_TRUE(i.timestamps);
+  EXPECT_TRUE(i.sack);
+  EXPECT_EQ(i.snd_wscale, 7);
+  EXPECT_EQ(i.rcv_wscale, 7);  // 65535 << 7 covers the 6 MiB ceiling
+  EXPECT_EQ(i.send_mss, 1448u);  // MTU 1500 - 40 - 12 (timestamps)
+  auto ack = s.pop();
+  ASSERT_TRUE(ack);
+  EXPECT_TRUE(ack->has(kAck));
+  EXPECT_EQ(ack->v.ack(), s.peer_iss + 1);
+  EXPECT_EQ(ack->o.ts_ecr, s.peer_ts_val);
+}
+
+TEST(Handshake, SynCarriesMssFromMtu) {
+  for (uint32_t mtu : {576u, 1500u, 4000u, 9000u}) {
+    Script s;
+    s.out.mtu = mtu;
+    Peer app;
+    s.s.connect({kAddrB, 80}, app.callbacks(), 0, s.now);
+    auto syn = s.pop();
+    ASSERT_TRUE(syn);
+    EXPECT_TRUE(syn->has(kSyn));
+    EXPECT_EQ(*syn->o.mss, mtu - 40);
+    EXPECT_TRUE(syn->o.sack_permitted);
+    EXPECT_TRUE(syn->o.ts_val.has_value());
+    EXPECT_EQ(*syn->o.wscale, 7);
+  }
+}
+
+TEST(Handshake, WindowScaleOnlyWhenBothOffer) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app, /*peer_ws=*/false, /*ts=*/true, /*sack=*/false);
+  ASSERT_NE(c, nullptr);
+  auto i = c->info();
+  EXPECT_EQ(i.snd_wscale, 0);
+  EXPECT_EQ(i.rcv_wscale, 0);
+  EXPECT_FALSE(i.sack);
+  EXPECT_TRUE(i.timestamps);
+  auto ack = s.pop();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->v.window(), 65535);  // unscaled, clamped to the field
+  EXPECT_EQ(ack->o.sack_count, 0);
+  // The peer's window of 1000 is taken unscaled.
+  s.in(s.peer());
+  EXPECT_EQ(c->info().snd_wnd, 1000u);
+}
+
+TEST(Handshake, NoTimestampsMeansFullMss) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app, true, /*ts=*/false, true);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->info().timestamps);
+  EXPECT_EQ(c->info().send_mss, 1460u);
+  // A segment never exceeds the MSS.
+  s.clear();
+  auto d = bytes(100000);
+  c->send(d);
+  while (auto g = s.pop()) EXPECT_LE(g->v.payload().size(), 1460u);
+}
+
+TEST(Handshake, PassiveOpenAnswersOnlyOfferedOptions) {
+  Script s;
+  bool accepted = false;
+  s.s.listen(80, {[&](tcp::Connection&) { return accepted = true; }});
+  wire::TcpRepr syn;
+  syn.src_port = 4000;
+  syn.dst_port = 80;
+  syn.seq = SeqNum(777);
+  syn.flags = kSyn;
+  syn.window = 29200;
+  syn.mss = 536;
+  auto v = make_segment(kAddrB, kAddrA, syn);
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  auto sa = s.pop();
+  ASSERT_TRUE(sa);
+  EXPECT_TRUE(sa->has(kSyn) && sa->has(kAck));
+  EXPECT_EQ(sa->v.ack(), SeqNum(778));
+  EXPECT_EQ(*sa->o.mss, 1460);
+  EXPECT_FALSE(sa->o.wscale.has_value());
+  EXPECT_FALSE(sa->o.sack_permitted);
+  EXPECT_FALSE(sa->o.ts_val.has_value());
+  EXPECT_FALSE(accepted);
+  wire::TcpRepr ack;
+  ack.src_port = 4000;
+  ack.dst_port = 80;
+  ack.seq = SeqNum(778);
+  ack.ack = sa->v.seq() + 1;
+  ack.flags = kAck;
+  ack.window = 29200;
+  v = make_segment(kAddrB, kAddrA, ack);
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  EXPECT_TRUE(accepted);
+  EXPECT_EQ(s.s.counters().connections_accepted, 1u);
+}
+
+TEST(Handshake, SynToClosedPortGetsRst) {
+  Script s;
+  wire::TcpRepr syn;
+  syn.src_port = 4000;
+  syn.dst_port = 81;
+  syn.seq = SeqNum(1000);
+  syn.flags = kSyn;
+  auto v = make_segment(kAddrB, kAddrA, syn);
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  auto r = s.pop();
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->has(kRst) && r->has(kAck));
+  EXPECT_EQ(r->v.seq(), SeqNum(0));
+  EXPECT_EQ(r->v.ack(), SeqNum(1001));
+  EXPECT_EQ(s.drops.get(DropReason::kTcpNoListener), 1u);
+  // A RST is never answered.
+  syn.flags = kRst;
+  v = make_segment(kAddrB, kAddrA, syn);
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  EXPECT_EQ(s.pending(), 0u);
+}
+
+TEST(Handshake, RstAnswersSynRefused) {
+  Script s;
+  Peer app;
+  s.s.connect({kAddrB, 80}, app.callbacks(), 0, s.now);
+  auto syn = s.pop();
+  ASSERT_TRUE(syn);
+  wire::TcpRepr r;
+  r.src_port = 80;
+  r.dst_port = syn->v.src_port();
+  r.ack = syn->v.seq() + 1;
+  r.flags = kRst | kAck;
+  s.in(r);
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kRefused);
+}
+
+TEST(Handshake, SynRetransmitBackoffExactTimes) {
+  Script s;
+  Peer app;
+  Instant t0 = s.now;
+  s.s.connect({kAddrB, 80}, app.callbacks(), 0, s.now);
+  ASSERT_TRUE(s.pop());
+  // RFC 6298: 1 s initial, doubling: retransmissions at 1, 3, 7, 15, 31, 63 s.
+  std::vector<int64_t> expect = {1000, 3000, 7000, 15000, 31000, 63000};
+  for (int64_t ms : expect) {
+    ASSERT_TRUE(s.advance(Duration::seconds(100), true));
+    EXPECT_EQ((s.now - t0).ms(), ms);
+    auto g = s.pop();
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(g->has(kSyn));
+  }
+  // After max_syn_retries (6) the next timeout gives up at 127 s.
+  s.advance(Duration::seconds(64));
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kTimeout);
+  EXPECT_EQ(s.s.connection_count(), 0u);
+}
+
+TEST(Handshake, SimultaneousOpen) {
+  Net n(LinkParams{}, LinkParams{}, 1);
+  Peer pa, pb;
+  pa.to_send = 10000;
+  pb.to_send = 20000;
+  pa.tx_seed = pb.rx_seed = 1;
+  pb.tx_seed = pa.rx_seed = 2;
+  pa.c = n.a.connect({kAddrB, 6000}, pa.callbacks(), 5000, n.now);
+  pb.c = n.b.connect({kAddrA, 5000}, pb.callbacks(), 6000, n.now);
+  ASSERT_TRUE(pa.c && pb.c);
+  ASSERT_TRUE(n.run_until([&] { return pa.closed && pb.closed; }, Duration::seconds(10)));
+  EXPECT_EQ(pa.received, 20000u);
+  EXPECT_EQ(pb.received, 10000u);
+  EXPECT_EQ(pa.bad_bytes + pb.bad_bytes, 0u);
+  EXPECT_EQ(pa.reason, tcp::CloseReason::kNormal);
+}
+
+TEST(Handshake, SynBacklogBounded) {
+  auto cfg = default_config(1);
+  cfg.syn_backlog = 2;
+  Script s(cfg);
+  s.s.listen(80, {[](tcp::Connection&) { return true; }});
+  for (uint16_t port = 4000; port < 4003; ++port) {
+    wire::TcpRepr syn;
+    syn.src_port = port;
+    syn.dst_port = 80;
+    syn.seq = SeqNum(1000);
+    syn.flags = kSyn;
+    auto v = make_segment(kAddrB, kAddrA, syn);
+    s.s.input(kAddrB, kAddrA, v, false, s.now);
+  }
+  EXPECT_EQ(s.pending(), 2u);  // two SYN,ACKs; the third SYN was dropped
+  EXPECT_EQ(s.drops.get(DropReason::kTcpSynQueueFull), 1u);
+  EXPECT_EQ(s.s.counters().state[static_cast<size_t>(TcpState::kSynReceived)], 2u);
+}
+
+TEST(Handshake, SynAckLostIsResentOnSynRetransmit) {
+  Script s;
+  s.s.listen(80, {[](tcp::Connection&) { return true; }});
+  wire::TcpRepr syn;
+  syn.src_port = 4000;
+  syn.dst_port = 80;
+  syn.seq = SeqNum(1000);
+  syn.flags = kSyn;
+  auto v = make_segment(kAddrB, kAddrA, syn);
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  auto a = s.pop();
+  s.s.input(kAddrB, kAddrA, v, false, s.now);
+  auto b = s.pop();
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(b->has(kSyn) && b->has(kAck));
+  EXPECT_EQ(a->v.seq(), b->v.seq());
+}
+
+// ----------------------------------------------------------- RFC 5961
+
+TEST(Rfc5961, RstExactResetsInWindowChallenges) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  // In window but not RCV.NXT: challenge ACK, connection stays (section 3.2).
+  auto r = s.peer(kRst);
+  r.seq = s.peer_nxt + 100;
+  s.in(r);
+  auto ch = s.pop();
+  ASSERT_TRUE(ch);
+  EXPECT_TRUE(ch->has(kAck) && !ch->has(kRst));
+  EXPECT_EQ(ch->v.ack(), s.peer_nxt);
+  EXPECT_FALSE(app.closed);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpRstInvalid), 1u);
+  // Out of window: dropped silently.
+  r.seq = s.peer_nxt + 10'000'000;
+  s.in(r);
+  EXPECT_EQ(s.pending(), 0u);
+  EXPECT_FALSE(app.closed);
+  // Exactly RCV.NXT: reset.
+  r.seq = s.peer_nxt;
+  s.in(r);
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kReset);
+  EXPECT_EQ(s.s.counters().resets_received, 1u);
+}
+
+TEST(Rfc5961, SynInEstablishedGetsChallengeAck) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto r = s.peer(kSyn);
+  r.seq = s.peer_nxt + 10;
+  s.in(r);
+  auto ch = s.pop();
+  ASSERT_TRUE(ch);
+  EXPECT_TRUE(ch->has(kAck) && !ch->has(kSyn) && !ch->has(kRst));
+  EXPECT_FALSE(app.closed);
+  EXPECT_EQ(s.s.counters().challenge_acks, 1u);
+}
+
+TEST(Rfc5961, AckAcceptanceLimits) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  c->send(bytes(1000));
+  s.clear();
+  // ACK of data never sent: challenge ACK and drop (section 5.2).
+  auto r = s.peer();
+  r.ack = s.our_nxt + 5000;
+  s.in(r);
+  auto ch = s.pop();
+  ASSERT_TRUE(ch);
+  EXPECT_EQ(ch->v.ack(), s.peer_nxt);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpBadAck), 1u);
+  // An ACK far below SND.UNA - MAX.SND.WND: also challenged and dropped.
+  r.ack = s.our_nxt - 2'000'000'000u;
+  s.in(r);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpBadAck), 2u);
+  // The data is still outstanding: nothing was acknowledged.
+  EXPECT_EQ(c->info().state, TcpState::kEstablished);
+}
+
+TEST(Rfc5961, ChallengeAcksAreRateLimited) {
+  auto cfg = default_config(1);
+  cfg.challenge_ack_limit = 3;
+  Script s(cfg);
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  for (int i = 0; i < 10; ++i) {
+    auto r = s.peer(kRst);
+    r.seq = s.peer_nxt + 1 + static_cast<uint32_t>(i);
+    s.in(r);
+  }
+  EXPECT_EQ(s.pending(), 3u);
+}
+
+// ------------------------------------------------------- timestamps / PAWS
+
+TEST(Timestamps, PawsDropsOldTimestamp) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto d = bytes(100);
+  auto r = s.peer();
+  r.ts_val = s.peer_ts_val + 10;
+  s.in(r, d);
+  EXPECT_EQ(app.received, 100u);
+  s.peer_nxt += 100;
+  r = s.peer();
+  r.ts_val = s.peer_ts_val - 10;  // older than ts_recent
+  s.in(r, d);
+  EXPECT_EQ(app.received, 100u);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
+  // Our segments echo the most recent valid timestamp.
+  s.clear();
+  s.in(s.peer(kAck | kPsh), d);  // ts_val = peer_ts_val (older than +10): rejected
+  auto g = s.pop();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 10);
+}
+
+// --------------------------------------------------- retransmission timing
+
+TEST(Retransmit, RtoBackoffExactTimes) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  s.clear();
+  // The handshake RTT was 0 here, so RTO = max(SRTT + max(G, 4*RTTVAR), rto_min) = 200 ms.
+  EXPECT_EQ(c->info().rto.ms(), 200);
+  Instant t0 = s.now;
+  c->send(bytes(100));
+  ASSERT_TRUE(s.pop());
+  for (int64_t ms : {200, 600, 1400, 3000, 6200}) {
+    ASSERT_TRUE(s.advance(Duration::seconds(60), true));
+    EXPECT_EQ((s.now - t0).ms(), ms);
+    auto g = s.pop();
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->v.seq(), s.our_nxt);
+    EXPECT_EQ(g->v.payload().size(), 100u);
+  }
+  EXPECT_EQ(s.s.counters().rto_fired, 5u);
+  // An ACK stops the timer.
+  auto r = s.peer();
+  r.ack = s.our_nxt + 100;
+  s.in(r);
+  EXPECT_FALSE(s.advance(Duration::seconds(100), true));
+}
+
+TEST(Retransmit, GivesUpAfterMaxRetries) {
+  auto cfg = default_config(1);
+  cfg.max_retries = 3;
+  Script s(cfg);
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  c->send(bytes(10));
+  s.advance(Duration::seconds(10));
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kTimeout);
+  // The last thing sent is a RST.
+  std::optional<Seg> last;
+  while (auto g = s.pop()) last = std::move(g);
+  ASSERT_TRUE(last);
+  EXPECT_TRUE(last->has(kRst));
+}
+
+TEST(Retransmit, FastRetransmitOnThreeDupacks) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app, true, true, /*sack=*/false);
+  ASSERT_TRUE(c);
+  s.clear();
+  c->send(bytes(1448 * 10));
+  EXPECT_EQ(s.pending(), 10u);  // IW10 (RFC 6928)
+  s.clear();
+  auto r = s.peer();
+  r.ack = s.our_nxt + 1448;
+  s.in(r);  // new data acked: two more segments may go
+  s.clear();
+  for (int i = 0; i < 2; ++i) s.in(r);
+  EXPECT_EQ(s.pending(), 0u);  // two dupacks: nothing yet
+  s.in(r);
+  auto g = s.pop();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->v.seq(), s.our_nxt + 1448);  // the missing segment, at once
+  EXPECT_EQ(s.s.counters().fast_retransmits, 1u);
+}
+
+TEST(Retransmit, SackHolesRepaired) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  s.clear();
+  const uint32_t m = 1448;
+  c->send(bytes(m * 10));
+  ASSERT_EQ(s.pending(), 10u);
+  s.clear();
+  // Segments 0 and 3 lost: SACK 1..3 and 4..10.
+  auto r = s.peer();
+  r.ack = s.our_nxt;
+  r.sack_count = 2;
+  r.sack[0] = {s.our_nxt + 4 * m, s.our_nxt + 10 * m};
+  r.sack[1] = {s.our_nxt + m, s.our_nxt + 3 * m};
+  s.in(r);
+  std::vector<SeqNum> rx;
+  while (auto g = s.pop())
+    if (!g->v.payload().empty()) rx.push_back(g->v.seq());
+  ASSERT_GE(rx.size(), 2u);
+  EXPECT_EQ(rx[0], s.our_nxt);
+  EXPECT_EQ(rx[1], s.our_nxt + 3 * m);
+  // Cumulative ACK of everything ends recovery; nothing else is resent.
+  r = s.peer();
+  r.ack = s.our_nxt + 10 * m;
+  s.in(r);
+  EXPECT_EQ(c->info().retransmits, 2u);
+}
+
+// --------------------------------------------------------- zero window
+
+TEST(Window, ZeroWindowProbesThenResume) {
+  LinkParams p;
+  p.delay = Duration::millis(1);
+  auto cb = default_config(2);
+  cb.recv_buffer = 64 * 1024;  // fixed: the window closes when the app stops reading
+  Net n(p, p, 1, default_config(1), cb);
+  Pair pr;
+  pr.server.consume = false;
+  pr.start(n, 500'000, 0, 1);
+  n.run_for(Duration::seconds(2));
+  EXPECT_EQ(pr.server.received, 0u);
+  EXPECT_EQ(pr.server.c->readable(), 64u * 1024);
+  EXPECT_EQ(pr.client.c->info().snd_wnd, 0u);
+  uint64_t probes = n.a.counters().zero_window_probes;
+  EXPECT_GE(probes, 2u);
+  n.run_for(Duration::seconds(20));
+  uint64_t later = n.a.counters().zero_window_probes;
+  EXPECT_GT(later, probes);
+  EXPECT_LT(later, probes + 8);  // backoff: probes get rarer
+  EXPECT_FALSE(pr.client.closed);  // a peer that answers probes is never dropped
+  pr.server.consume = true;
+  pr.server.c->resume_read();
+  ASSERT_TRUE(n.run_until([&] { return pr.server.received == 500'000u; }, Duration::seconds(200)));
+  EXPECT_EQ(pr.server.bad_bytes, 0u);
+}
+
+// ------------------------------------------------------ close sequences
+
+TEST(Close, HalfClose) {
+  Net n(LinkParams{}, LinkParams{}, 3);
+  Pair pr;
+  pr.start(n, 1000, 0, 3);  // client sends 1000 bytes and FIN
+  pr.server.shutdown_when_done = false;
+  ASSERT_TRUE(n.run_until([&] { return pr.server.peer_closed; }, Duration::seconds(5)));
+  n.run_for(Duration::millis(50));
+  EXPECT_EQ(pr.client.c->state(), TcpState::kFinWait2);
+  EXPECT_EQ(pr.server.c->state(), TcpState::kCloseWait);
+  // The server keeps sending after the client's FIN.
+  pr.server.to_send = 300'000;
+  pr.server.shutdown_when_done = true;
+  pr.server.pump();
+  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(10)));
+  EXPECT_EQ(pr.client.received, 300'000u);
+  EXPECT_EQ(pr.client.bad_bytes, 0u);
+  EXPECT_EQ(pr.server.received, 1000u);
+}
+
+TEST(Close, SimultaneousCloseThroughClosing) {
+  Net n(LinkParams{}, LinkParams{}, 4);
+  Pair pr;
+  pr.start(n, 0, 0, 4);
+  pr.client.shutdown_when_done = pr.server.shutdown_when_done = false;
+  ASSERT_TRUE(n.run_until([&] { return pr.client.connected && pr.server.connected; },
+                          Duration::seconds(1)));
+  n.run_for(Duration::millis(50));
+  tcp::Connection* a = pr.client.c;
+  tcp::Connection* b = pr.server.c;
+  a->shutdown_write();
+  b->shutdown_write();
+  EXPECT_EQ(a->state(), TcpState::kFinWait1);
+  n.run_for(Duration::millis(7));  // both FINs arrive before either ACK
+  EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kClosing)] +
+                n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)],
+            1u);
+  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(1)));
+  // Both ends closed actively: both in TIME_WAIT.
+  EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+  EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+}
+
+TEST(Close, TimeWaitDurationAndReuse) {
+  auto ca = default_config(1);
+  ca.time_wait = Duration::seconds(30);
+  Net n(LinkParams{}, LinkParams{}, 5, ca);
+  Pair pr;
+  pr.start(n, 100, 100, 5);
+  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(5)));
+  auto tw = [&] { return n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)]; };
+  ASSERT_EQ(tw(), 1u);  // the client closed first... or at the same time
+  Instant entered = n.now;
+  n.run_for(Duration::seconds(29));
+  EXPECT_EQ(tw(), 1u);
+  n.run_for(Duration::seconds(2));
+  EXPECT_EQ(tw(), 0u);
+  EXPECT_LE((n.now - entered).ms(), 31000);
+}
+
+TEST(Close, TimeWaitReuseNeedsTimestamps) {
+  for (bool ts : {true, false}) {
+    auto ca = default_config(1), cb = default_config(2);
+    ca.timestamps = cb.timestamps = ts;
+    Net n(LinkParams{}, LinkParams{}, 7, ca, cb);
+    Peer srv;
+    srv.shutdown_when_done = false;
+    n.b.listen(5000, {[&](tcp::Connection& c) {
+      auto cbs = srv.callbacks();
+      cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
+      c.set_callbacks(cbs);
+      srv.c = &c;
+      return true;
+    }});
+    Peer cl;  // sends nothing and closes first: it ends in TIME_WAIT
+    cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
+    ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
+    EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+    n.run_for(Duration::seconds(2));
+    Peer cl2;
+    tcp::Connection* c2 = n.a.connect({kAddrB, 5000}, cl2.callbacks(), 40000, n.now);
+    if (ts) {
+      ASSERT_NE(c2, nullptr);
+      EXPECT_EQ(n.a.counters().time_wait_reused, 1u);
+      ASSERT_TRUE(n.run_until([&] { return cl2.connected; }, Duration::seconds(5)));
+    } else {
+      EXPECT_EQ(c2, nullptr);
+    }
+  }
+}
+
+// ----------------------------------------------------------- keepalive
+
+TEST(Keepalive, ProbesThenTimeout) {
+  auto cfg = default_config(1);
+  cfg.keepalive = true;
+  cfg.keepalive_idle = Duration::seconds(10);
+  cfg.keepalive_interval = Duration::seconds(2);
+  cfg.keepalive_probes = 3;
+  Script s(cfg);
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  Instant t0 = s.now;
+  for (int64_t sec : {10, 12, 14}) {
+    ASSERT_TRUE(s.advance(Duration::seconds(60), true));
+    EXPECT_EQ((s.now - t0).ms(), sec * 1000);
+    auto g = s.pop();
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->v.seq(), s.our_nxt - 1);  // RFC 1122 4.2.3.6 probe
+    EXPECT_TRUE(g->v.payload().empty());
+  }
+  s.advance(Duration::seconds(3));
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kKeepalive);
+}
+
+TEST(Keepalive, AnsweredProbesKeepConnection) {
+  auto cfg = default_config(1);
+  cfg.keepalive = true;
+  cfg.keepalive_idle = Duration::seconds(10);
+  cfg.keepalive_interval = Duration::seconds(2);
+  cfg.keepalive_probes = 3;
+  Script s(cfg);
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(s.advance(Duration::seconds(60), true));
+    s.clear();
+    s.in(s.peer());  // the peer answers
+  }
+  EXPECT_FALSE(app.closed);
+  EXPECT_EQ(s.s.counters().keepalive_probes, 5u);
+}
+
+// ------------------------------------------------ autotuning and pressure
+
+struct Bulk {
+  double secs = 0;
+  uint32_t max_rcv_buf = 0;
+  uint64_t bad = 0;
+};
+
+Bulk bulk(uint32_t recv_buffer, uint64_t bytes) {
+  LinkParams p;
+  p.delay = Duration::millis(10);
+  p.max_queue = Duration::millis(50);
+  auto cb = default_config(2);
+  cb.recv_buffer = recv_buffer;
+  Net n(p, p, 11, default_config(1), cb);
+  Pair pr;
+  pr.start(n, bytes, 0, 11);
+  Instant t0 = n.now;
+  Bulk r;
+  bool ok = n.run_until(
+      [&] {
+        if (pr.server.c) r.max_rcv_buf = std::max(r.max_rcv_buf, pr.server.c->info().rcv_buf);
+        return pr.server.received == bytes;
+      },
+      Duration::seconds(120));
+  EXPECT_TRUE(ok);
+  r.secs = (n.now - t0).secs();
+  r.bad = pr.server.bad_bytes;
+  return r;
+}
+
+TEST(Autotune, ReceiveWindowGrowsAndBeatsFixed64k) {
+  const uint64_t kBytes = 30'000'000;
+  Bulk autotuned = bulk(0, kBytes);
+  Bulk fixed = bulk(64 * 1024, kBytes);
+  std::printf("20 ms RTT, 1 Gbit/s, 30 MB: autotuned %.2fs (buffer up to %u), fixed 64 KiB %.2fs\n",
+              autotuned.secs, autotuned.max_rcv_buf, fixed.secs);
+  EXPECT_GT(autotuned.max_rcv_buf, 1u << 20);
+  EXPECT_EQ(fixed.max_rcv_buf, 64u * 1024);
+  EXPECT_LT(autotuned.secs * 3, fixed.secs);
+  EXPECT_EQ(autotuned.bad + fixed.bad, 0u);
+}
+
+TEST(Autotune, NeverAboveCeiling) {
+  auto cb = default_config(2);
+  cb.buffer_max = 512 * 1024;
+  LinkParams p;
+  p.delay = Duration::millis(10);
+  Net n(p, p, 12, default_config(1), cb);
+  Pair pr;
+  pr.start(n, 10'000'000, 0, 12);
+  uint32_t mx = 0;
+  ASSERT_TRUE(n.run_until(
+      [&] {
+        if (pr.server.c) mx = std::max(mx, pr.server.c->info().rcv_buf);
+        return pr.server.received == 10'000'000u;
+      },
+      Duration::seconds(60)));
+  EXPECT_LE(mx, 512u * 1024);
+  EXPECT_GT(mx, 64u * 1024);
+}
+
+TEST(Memory, PressureShrinksWindowAndRecovers) {
+  LinkParams p;
+  p.delay = Duration::millis(2);
+  Net n(p, p, 13);
+  Pair pr;
+  pr.start(n, 5'000'000, 5'000'000, 13);
+  ASSERT_TRUE(n.run_until([&] { return pr.server.received > 500'000; }, Duration::seconds(5)));
+  // The server's transmit buffers run low.
+  n.out_b.free_buffers = 10;
+  n.run_for(Duration::millis(300));
+  ASSERT_TRUE(pr.server.c);
+  EXPECT_EQ(pr.server.c->send_space(), 0u);  // new data refused
+  uint64_t rx = pr.server.received;
+  uint32_t wnd = pr.server.c->info().rcv_wnd;
+  n.run_for(Duration::millis(300));
+  // The window no longer opens: the client stalls instead of overrunning us.
+  EXPECT_LE(pr.server.c->info().rcv_wnd, wnd);
+  EXPECT_LT(pr.server.received - rx, 2'000'000u);
+  EXPECT_FALSE(pr.server.closed);
+  // Buffers return: the window reopens, the writer is woken, all bytes arrive.
+  n.out_b.free_buffers = 1u << 20;
+  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(30)));
+  EXPECT_EQ(pr.server.received, 5'000'000u);
+  EXPECT_EQ(pr.client.received, 5'000'000u);
+  EXPECT_EQ(pr.server.bad_bytes + pr.client.bad_bytes, 0u);
+}
+
+TEST(Memory, CountersTrackBuffers) {
+  Net n(LinkParams{}, LinkParams{}, 14);
+  Pair pr;
+  pr.server.consume = false;
+  pr.client.shutdown_when_done = pr.server.shutdown_when_done = false;
+  pr.start(n, 20'000, 0, 14);
+  n.run_for(Duration::millis(100));
+  auto c = n.b.counters();
+  EXPECT_EQ(c.bytes_buffered, 20'000u);
+  EXPECT_GE(c.memory_bytes, c.rcv_buffer_sum);
+  EXPECT_EQ(c.state[static_cast<size_t>(TcpState::kEstablished)], 1u);
+}
+
+}  // namespace
+}  // namespace ws::sim
