@@ -1,0 +1,32 @@
+#include "stack/tcp/isn.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ws::tcp {
+namespace {
+
+TEST(SipHash, ReferenceVector) {
+  // SipHash-2-4 paper, appendix A: key 00..0f, message 00..0e.
+  std::array<uint8_t, 16> key;
+  for (int i = 0; i < 16; ++i) key[i] = static_cast<uint8_t>(i);
+  uint8_t msg[15];
+  for (int i = 0; i < 15; ++i) msg[i] = static_cast<uint8_t>(i);
+  EXPECT_EQ(siphash24(key, msg, 15), 0xa129ca6149be45e5ull);
+}
+
+TEST(Isn, KeyedPerTupleAndAdvancesEvery4us) {
+  std::array<uint8_t, 32> s1{}, s2{};
+  s2[31] = 1;
+  IsnGenerator g1(s1), g2(s2);
+  Endpoint l{Ipv4Addr::from_octets(10, 0, 0, 1), 80}, r{Ipv4Addr::from_octets(10, 0, 0, 2), 4000};
+  Endpoint r2{Ipv4Addr::from_octets(10, 0, 0, 2), 4001};
+  Instant t = Instant::from_ns(1'000'000'000);
+  EXPECT_NE(g1.isn(l, r, t), g2.isn(l, r, t));  // every byte of the secret matters
+  EXPECT_NE(g1.isn(l, r, t), g1.isn(l, r2, t));
+  // RFC 6528: M is a 4 us timer.
+  EXPECT_EQ(g1.isn(l, r, t + Duration::micros(4)) - g1.isn(l, r, t), 1u);
+  EXPECT_EQ(g1.isn(l, r, t + Duration::micros(400)) - g1.isn(l, r, t), 100u);
+}
+
+}  // namespace
+}  // namespace ws::tcp

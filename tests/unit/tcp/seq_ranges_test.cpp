@@ -1,0 +1,67 @@
+#include "stack/tcp/seq_ranges.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stack/tcp/ring_buffer.hpp"
+
+namespace ws::tcp {
+namespace {
+
+TEST(SeqRanges, MergesAndTrims) {
+  SeqRanges<4> r;
+  EXPECT_TRUE(r.insert(SeqNum(100), SeqNum(200)));
+  EXPECT_TRUE(r.insert(SeqNum(300), SeqNum(400)));
+  EXPECT_TRUE(r.insert(SeqNum(200), SeqNum(300)));  // bridges both
+  ASSERT_EQ(r.count(), 1u);
+  EXPECT_EQ(r[0].left, SeqNum(100));
+  EXPECT_EQ(r[0].right, SeqNum(400));
+  r.trim_below(SeqNum(150));
+  EXPECT_EQ(r[0].left, SeqNum(150));
+  EXPECT_EQ(r.total(), 250u);
+  EXPECT_TRUE(r.covers(SeqNum(200), SeqNum(300)));
+  EXPECT_FALSE(r.covers(SeqNum(100), SeqNum(300)));
+}
+
+TEST(SeqRanges, WrapsAroundZero) {
+  SeqRanges<4> r;
+  r.insert(SeqNum(0xfffffff0u), SeqNum(0x10));
+  r.insert(SeqNum(0x10), SeqNum(0x20));
+  ASSERT_EQ(r.count(), 1u);
+  EXPECT_EQ(r[0].len(), 0x30u);
+}
+
+TEST(SeqRanges, FullSetRefusesOrDropsHighest) {
+  SeqRanges<2> r;
+  r.insert(SeqNum(10), SeqNum(20));
+  r.insert(SeqNum(30), SeqNum(40));
+  EXPECT_FALSE(r.insert(SeqNum(50), SeqNum(60)));
+  EXPECT_TRUE(r.insert(SeqNum(0), SeqNum(5), true));
+  ASSERT_EQ(r.count(), 2u);
+  EXPECT_EQ(r[1].right, SeqNum(20));
+}
+
+TEST(ByteRing, WrapsAndKeepsOutOfOrderBytesOnResize) {
+  ByteRing b;
+  b.resize(8);
+  uint8_t d[6] = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(b.push(d), 6u);
+  b.pop(5);
+  EXPECT_EQ(b.push(d), 6u);  // wraps
+  uint8_t out[7];
+  b.copy_out(0, out);
+  EXPECT_EQ(out[0], 6);
+  EXPECT_EQ(out[6], 6);
+  // Out-of-order byte past the end, then a resize that must keep it.
+  ByteRing r;
+  r.resize(4);
+  uint8_t x[1] = {9};
+  r.write_at(2, x);
+  r.resize(16, 3);
+  r.commit(3);
+  uint8_t o[3];
+  r.copy_out(0, o);
+  EXPECT_EQ(o[2], 9);
+}
+
+}  // namespace
+}  // namespace ws::tcp
