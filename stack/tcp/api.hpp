@@ -28,8 +28,8 @@ enum class CongestionAlgo : uint8_t { kCubic, kNewReno };
 // A buffer size: 0 means "auto" (autotuned up to TcpConfig::buffer_max).
 struct TcpConfig {
   CongestionAlgo congestion = CongestionAlgo::kCubic;
-  Duration time_wait = Duration::seconds(60);  // 2*MSL (RFC 9293 3.6.1; Linux uses 60 s)
-  Duration rto_min = Duration::millis(200);    // RFC 6298 (2.4) permits a lower minimum
+  Duration time_wait = Duration::seconds(60);   // 2*MSL (RFC 9293 3.6.1; Linux uses 60 s)
+  Duration rto_min = Duration::millis(200);     // RFC 6298 (2.4) permits a lower minimum
   Duration rto_initial = Duration::seconds(1);  // RFC 6298 (2.1)
   Duration rto_max = Duration::seconds(120);    // RFC 6298 (2.5): at least 60 s
   Duration delayed_ack = Duration::millis(40);
@@ -38,12 +38,12 @@ struct TcpConfig {
   Duration keepalive_idle = Duration::seconds(7200);  // RFC 1122 4.2.3.6
   Duration keepalive_interval = Duration::seconds(75);
   uint32_t keepalive_probes = 9;
-  uint32_t recv_buffer = 0;  // 0 = autotune; otherwise a fixed size in bytes
-  uint32_t send_buffer = 0;  // 0 = autotune; otherwise a fixed size in bytes
-  uint32_t buffer_initial = 64 * 1024;   // starting size of autotuned buffers
+  uint32_t recv_buffer = 0;               // 0 = autotune; otherwise a fixed size in bytes
+  uint32_t send_buffer = 0;               // 0 = autotune; otherwise a fixed size in bytes
+  uint32_t buffer_initial = 64 * 1024;    // starting size of autotuned buffers
   uint32_t buffer_max = 6 * 1024 * 1024;  // ceiling of autotuned buffers (tcp_rmem[2])
-  uint32_t syn_backlog = 256;     // SYN_RECEIVED connections per listener
-  uint32_t accept_backlog = 128;  // established, not yet accepted, per listener
+  uint32_t syn_backlog = 256;             // SYN_RECEIVED connections per listener
+  uint32_t accept_backlog = 128;          // established, not yet accepted, per listener
   uint32_t max_connections = 65536;
   uint32_t max_syn_retries = 6;
   uint32_t max_retries = 15;  // RTO retransmissions of one segment before giving up
@@ -53,7 +53,7 @@ struct TcpConfig {
   // Free transmit buffers below which the stack applies backpressure (and above twice
   // which it recovers).
   uint32_t low_buffers = 64;
-  uint32_t challenge_ack_limit = 1000;  // per second, RFC 5961 section 7
+  uint32_t challenge_ack_limit = 1000;   // per second, RFC 5961 section 7
   std::array<uint8_t, 32> isn_secret{};  // RFC 6528 key; fill from a random source
   uint16_t ephemeral_low = 32768;
   uint16_t ephemeral_high = 60999;
@@ -119,10 +119,10 @@ struct ConnInfo {
   uint32_t send_mss = 0;
   uint32_t cwnd = 0;
   uint32_t ssthresh = 0;
-  uint32_t snd_wnd = 0;   // peer's window, unscaled bytes
-  uint32_t rcv_wnd = 0;   // what we advertise, bytes
-  uint32_t rcv_buf = 0;   // current receive buffer size
-  uint32_t snd_buf = 0;   // current send buffer limit
+  uint32_t snd_wnd = 0;    // peer's window, unscaled bytes
+  uint32_t rcv_wnd = 0;    // what we advertise, bytes
+  uint32_t rcv_buf = 0;    // current receive buffer size
+  uint32_t snd_buf = 0;    // current send buffer limit
   uint8_t snd_wscale = 0;  // shift applied to the peer's window
   uint8_t rcv_wscale = 0;  // shift we apply to ours
   bool timestamps = false;

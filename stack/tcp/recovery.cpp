@@ -7,7 +7,7 @@
 
 namespace ws::tcp {
 
-static constexpr uint32_t kDupThresh = 3;  // RFC 6675 section 2 / RFC 5681
+static constexpr uint32_t kMaxDupThresh = 8;
 
 void Tcb::sack_update(const wire::TcpOptions& o) {
   for (size_t i = 0; i < o.sack_count; ++i) {
@@ -26,7 +26,7 @@ SeqNum Tcb::lost_boundary() const {
   size_t n = scoreboard.count();
   if (n == 0) return snd_una;
   uint32_t mss = max_payload(false);
-  uint32_t need = (kDupThresh - 1) * mss + 1;
+  uint32_t need = (dupthresh - 1) * mss + 1;
   SeqNum by_bytes = snd_una;
   uint32_t cum = 0;
   for (size_t i = n; i-- > 0;) {
@@ -37,7 +37,7 @@ SeqNum Tcb::lost_boundary() const {
     }
     cum += r.len();
   }
-  SeqNum by_blocks = n >= kDupThresh ? scoreboard[n - kDupThresh].left : snd_una;
+  SeqNum by_blocks = n >= dupthresh ? scoreboard[n - dupthresh].left : snd_una;
   return seq_max(seq_max(by_bytes, by_blocks), snd_una);
 }
 
@@ -108,15 +108,20 @@ bool Tcb::recovery_output(Instant now) {
 void Tcb::on_dupack_or_sack(Instant now) {
   if (in_recovery) {
     // RFC 6582 step 4: each further duplicate ACK inflates cwnd by one SMSS.
-    if (!sack_ok && dupacks > kDupThresh) cc->set_cwnd(cc->cwnd() + max_payload(false));
+    if (!sack_ok && dupacks > dupthresh) cc->set_cwnd(cc->cwnd() + max_payload(false));
     return;
   }
-  bool trigger = dupacks >= kDupThresh || (sack_ok && lost_boundary() > snd_una);
+  bool trigger = dupacks >= dupthresh || (sack_ok && lost_boundary() > snd_una);
   // RFC 6582 section 3.2 step 2 / RFC 6675 section 5: one reduction per window of data.
   if (!trigger || snd_una < recover) return;
   in_recovery = true;
   recover = snd_max;
   ++stack.ctr().fast_retransmits;
+  undo_valid = ts_ok;
+  undo_cwnd = cc->cwnd();
+  undo_ssthresh = cc->ssthresh();
+  undo_ts = ts_now(now);
+  undo_seq = snd_una;
   cc->on_loss(flight(), now);
   high_rxt = snd_una;
   rtt_timing = false;
@@ -138,7 +143,7 @@ void Tcb::on_dupack_or_sack(Instant now) {
       ++stat_retrans;
       ++stack.ctr().retransmits;
     }
-    cc->set_cwnd(cc->ssthresh() + kDupThresh * mps);
+    cc->set_cwnd(cc->ssthresh() + 3 * mps);
   }
 }
 
@@ -164,6 +169,26 @@ void Tcb::on_new_ack_in_recovery(uint32_t acked, Instant now) {
   c = c > acked ? c - acked : 0;
   if (acked >= mps) c += mps;
   cc->set_cwnd(std::max(c, mps));
+}
+
+}  // namespace ws::tcp
+
+namespace ws::tcp {
+
+bool Tcb::detect_spurious(const Segment& s) {
+  if (!undo_valid || !(s.ack > undo_seq)) return false;
+  undo_valid = false;
+  // RFC 3522: the ACK for the retransmitted segment echoes a timestamp older than the
+  // retransmission, so the original arrived: the "loss" was reordering.
+  if (!s.opts.ts_val || static_cast<int32_t>(s.opts.ts_ecr - undo_ts) >= 0) return false;
+  ++stack.ctr().spurious_recoveries;
+  // RFC 4015 section 3.2: restore the congestion state of before the reduction.
+  cc->restore(undo_cwnd, undo_ssthresh);
+  in_recovery = false;
+  dupacks = 0;
+  // Tolerate more reordering from now on (cf. Linux tp->reordering).
+  dupthresh = std::min(dupthresh + 1, kMaxDupThresh);
+  return true;
 }
 
 }  // namespace ws::tcp

@@ -9,21 +9,28 @@ namespace ws::tcp {
 
 const char* close_reason_name(CloseReason r) {
   switch (r) {
-    case CloseReason::kNormal: return "normal";
-    case CloseReason::kReset: return "reset";
-    case CloseReason::kTimeout: return "timeout";
-    case CloseReason::kKeepalive: return "keepalive";
-    case CloseReason::kRefused: return "refused";
-    case CloseReason::kAborted: return "aborted";
-    case CloseReason::kStackShutdown: return "stack_shutdown";
+    case CloseReason::kNormal:
+      return "normal";
+    case CloseReason::kReset:
+      return "reset";
+    case CloseReason::kTimeout:
+      return "timeout";
+    case CloseReason::kKeepalive:
+      return "keepalive";
+    case CloseReason::kRefused:
+      return "refused";
+    case CloseReason::kAborted:
+      return "aborted";
+    case CloseReason::kStackShutdown:
+      return "stack_shutdown";
   }
   return "unknown";
 }
 
 const char* tcp_state_name(TcpState s) {
-  static const char* const names[] = {"closed",    "listen",     "syn_sent",   "syn_received",
+  static const char* const names[] = {"closed",      "listen",     "syn_sent",   "syn_received",
                                       "established", "fin_wait_1", "fin_wait_2", "close_wait",
-                                      "closing",   "last_ack",   "time_wait"};
+                                      "closing",     "last_ack",   "time_wait"};
   size_t i = static_cast<size_t>(s);
   return i < kTcpStateCount ? names[i] : "unknown";
 }
@@ -126,7 +133,8 @@ void Tcb::deliver(Instant now) {
   // steps of min(buffer/2, MSS), which also avoids silly window syndrome).
   uint32_t wnd = rcv_window_now();
   SeqNum edge = rcv_nxt + wnd;
-  if (edge - rcv_adv >= static_cast<int32_t>(std::min<uint32_t>(rcvbuf.capacity() / 2, 2 * our_mss)) &&
+  if (edge - rcv_adv >=
+          static_cast<int32_t>(std::min<uint32_t>(rcvbuf.capacity() / 2, 2 * our_mss)) &&
       (state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
        state == TcpState::kFinWait2))
     ack_now = true;

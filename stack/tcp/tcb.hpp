@@ -81,6 +81,8 @@ class Tcb final : public Connection {
   // Returns true when the segment was handled as part of loss recovery.
   void on_dupack_or_sack(Instant now);
   void on_new_ack_in_recovery(uint32_t acked, Instant now);
+  // Eifel detection on an ACK that advances SND.UNA; true if the recovery was undone.
+  bool detect_spurious(const Segment& s);
   uint32_t pipe() const;
   SeqNum lost_boundary() const;
   bool recovery_output(Instant now);
@@ -114,13 +116,13 @@ class Tcb final : public Connection {
   ConnCallbacks cb;
   Listener* listener = nullptr;  // passive open not yet accepted
   bool passive = false;
-  bool app_visible = false;   // the app holds a handle (connect, or accepted)
-  bool notified = false;      // on_closed has run
-  bool released = false;      // queued for deletion
-  bool app_closed = false;    // close(): discard further input
+  bool app_visible = false;  // the app holds a handle (connect, or accepted)
+  bool notified = false;     // on_closed has run
+  bool released = false;     // queued for deletion
+  bool app_closed = false;   // close(): discard further input
   bool peer_fin_notified = false;
   bool want_writable = false;
-  bool pressured = false;     // under transmit-buffer pressure
+  bool pressured = false;  // under transmit-buffer pressure
   bool delivering = false;
 
   // Send sequence space (RFC 9293 3.3.1).
@@ -137,7 +139,7 @@ class Tcb final : public Connection {
 
   // Receive sequence space.
   SeqNum irs, rcv_nxt;
-  SeqNum rcv_adv;  // right edge last advertised
+  SeqNum rcv_adv;   // right edge last advertised
   ByteRing rcvbuf;  // in-order unread bytes; out-of-order bytes beyond size()
   SeqRanges<8> ooo;
   SeqNum last_ooo_left;  // most recent out-of-order block (RFC 2018 section 4)
@@ -145,7 +147,7 @@ class Tcb final : public Connection {
   bool fin_received = false;
 
   // Options (RFC 7323, RFC 2018).
-  uint32_t our_mss = 536;   // advertised
+  uint32_t our_mss = 536;  // advertised
   uint32_t peer_mss = 536;
   uint8_t snd_wscale = 0;
   uint8_t rcv_wscale = 0;
@@ -181,6 +183,15 @@ class Tcb final : public Connection {
   SeqNum high_rxt;
   uint32_t dupacks = 0;
   SeqRanges<32> scoreboard;
+  // Reordering tolerance: DupThresh grows when a recovery proves spurious.
+  uint32_t dupthresh = 3;
+  // Spurious retransmission detection with timestamps (Eifel, RFC 3522) and the
+  // undo of the window reduction (RFC 4015).
+  bool undo_valid = false;
+  uint32_t undo_cwnd = 0;
+  uint32_t undo_ssthresh = 0;
+  uint32_t undo_ts = 0;
+  SeqNum undo_seq;
 
   // Delayed ACK.
   bool ack_pending = false;

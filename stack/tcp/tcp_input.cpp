@@ -115,9 +115,12 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
     c.scoreboard.trim_below(c.snd_una);
     c.retries = 0;
+    bool undone = c.detect_spurious(s);
     // RFC 6298 (5.2)/(5.3).
     c.rto_at = c.snd_una == c.snd_max ? Instant::never() : now + c.rto;
-    if (c.in_recovery) {
+    if (undone) {
+      // Back to the window of before the false alarm; no growth on this ACK.
+    } else if (c.in_recovery) {
       c.on_new_ack_in_recovery(acked, now);
     } else {
       c.dupacks = 0;
@@ -249,8 +252,8 @@ void Tcb::input(Segment& s, Instant now) {
   if (state == TcpState::kClosed) return;
 
   // RFC 7323 5.3 R1: PAWS rejects segments with an older timestamp.
-  if (ts_ok && s.opts.ts_val && !s.rst() &&
-      static_cast<int32_t>(*s.opts.ts_val - ts_recent) < 0 && now - ts_recent_time < kPawsIdle) {
+  if (ts_ok && s.opts.ts_val && !s.rst() && static_cast<int32_t>(*s.opts.ts_val - ts_recent) < 0 &&
+      now - ts_recent_time < kPawsIdle) {
     st.drops().add(DropReason::kTcpPawsRejected);
     ack_now = true;
     return;

@@ -71,8 +71,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     return false;
   }
   wire::emit_tcp(f.l4.data(), r);
-  if (len > 0)
-    sndbuf.copy_out(static_cast<size_t>(seq - snd_buf_seq), f.l4.subspan(hl, len));
+  if (len > 0) sndbuf.copy_out(static_cast<size_t>(seq - snd_buf_seq), f.l4.subspan(hl, len));
   stack.out().commit(f, now);
   ++stack.ctr().segments_out;
   if (flags & kAck) {

@@ -50,7 +50,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> seg, b
   auto v = wire::TcpView::parse(seg, &err);
   if (!v) {
     drops_.add(err == wire::TcpView::Error::kTruncated ? DropReason::kTcpTruncated
-                                                        : DropReason::kTcpBadDataOffset);
+                                                       : DropReason::kTcpBadDataOffset);
     return;
   }
   if (!csum_verified) {
@@ -78,8 +78,9 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> seg, b
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
     if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
-      bool newer = tcb->ts_ok && s.opts.ts_val ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
-                                               : s.seq > tcb->rcv_nxt;
+      bool newer = tcb->ts_ok && s.opts.ts_val
+                       ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
+                       : s.seq > tcb->rcv_nxt;
       auto lit = listeners_.find(t.lport);
       if (newer && lit != listeners_.end()) {
         ++ctr_.time_wait_reused;
@@ -158,11 +159,15 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
   tcb->last_rx = now;
   // Options: each one only when the peer offered it (RFC 7323 sections 2.2, 3.2;
   // RFC 2018 section 2).
-  if (s.opts.mss) tcb->peer_mss = std::max<uint32_t>(*s.opts.mss, 64);
-  else tcb->peer_mss = kDefaultPeerMss;
+  if (s.opts.mss)
+    tcb->peer_mss = std::max<uint32_t>(*s.opts.mss, 64);
+  else
+    tcb->peer_mss = kDefaultPeerMss;
   tcb->ws_ok = cfg_.window_scaling && s.opts.wscale.has_value();
-  if (tcb->ws_ok) tcb->snd_wscale = std::min<uint8_t>(*s.opts.wscale, 14);
-  else tcb->rcv_wscale = 0;
+  if (tcb->ws_ok)
+    tcb->snd_wscale = std::min<uint8_t>(*s.opts.wscale, 14);
+  else
+    tcb->rcv_wscale = 0;
   tcb->ts_ok = cfg_.timestamps && s.opts.ts_val.has_value();
   if (tcb->ts_ok) {
     tcb->ts_recent = *s.opts.ts_val;

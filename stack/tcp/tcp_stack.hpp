@@ -32,6 +32,7 @@ struct TcpCounters {
   uint64_t connect_failed = 0;
   uint64_t timeouts = 0;
   uint64_t fast_retransmits = 0;
+  uint64_t spurious_recoveries = 0;  // undone by Eifel detection (RFC 3522/4015)
   uint64_t rto_fired = 0;
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
@@ -59,8 +60,8 @@ class TcpStack {
   TcpStack& operator=(const TcpStack&) = delete;
 
   // Every IPv4 packet with protocol 6 addressed to us (header already validated).
-  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment,
-             bool csum_verified, Instant now);
+  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment, bool csum_verified,
+             Instant now);
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
 
@@ -86,7 +87,7 @@ class TcpStack {
   const IsnGenerator& isn() const { return isn_; }
   Instant last_now() const { return now_; }
   bool in_stack() const { return depth_ > 0; }
-  void release(Tcb* t);        // remove from the table; freed at the end of the call
+  void release(Tcb* t);  // remove from the table; freed at the end of the call
   void note_deadline(Instant d) { next_scan_ = earliest(next_scan_, d); }
   bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);

@@ -106,7 +106,7 @@ struct LinkParams {
   Duration reorder_extra = Duration::millis(3);
   double corrupt = 0;
   Duration delay = Duration::millis(5);
-  double rate_bytes_per_sec = 125e6;  // 1 Gbit/s
+  double rate_bytes_per_sec = 125e6;          // 1 Gbit/s
   Duration max_queue = Duration::millis(20);  // drop-tail beyond this backlog
 };
 
@@ -125,7 +125,8 @@ class Link {
       ++queue_drops;
       return;
     }
-    Duration ser = Duration::nanos(static_cast<int64_t>((pkt.l4.size() + 58) * 1e9 / p_.rate_bytes_per_sec));
+    Duration ser =
+        Duration::nanos(static_cast<int64_t>((pkt.l4.size() + 58) * 1e9 / p_.rate_bytes_per_sec));
     free_at_ = depart + ser;
     Instant at = free_at_ + p_.delay;
     if (rng_.chance(p_.reorder))
@@ -171,7 +172,8 @@ inline const Ipv4Addr kAddrB = Ipv4Addr::from_octets(10, 0, 0, 2);
 
 inline tcp::TcpConfig default_config(uint8_t key) {
   tcp::TcpConfig c;
-  for (size_t i = 0; i < c.isn_secret.size(); ++i) c.isn_secret[i] = static_cast<uint8_t>(i * 7 + key);
+  for (size_t i = 0; i < c.isn_secret.size(); ++i)
+    c.isn_secret[i] = static_cast<uint8_t>(i * 7 + key);
   return c;
 }
 

@@ -27,7 +27,7 @@ TEST(Handshake, ActiveOpenNegotiatesAllOptions) {
   EXPECT_TRUE(i.timestamps);
   EXPECT_TRUE(i.sack);
   EXPECT_EQ(i.snd_wscale, 7);
-  EXPECT_EQ(i.rcv_wscale, 7);  // 65535 << 7 covers the 6 MiB ceiling
+  EXPECT_EQ(i.rcv_wscale, 7);    // 65535 << 7 covers the 6 MiB ceiling
   EXPECT_EQ(i.send_mss, 1448u);  // MTU 1500 - 40 - 12 (timestamps)
   auto ack = s.pop();
   ASSERT_TRUE(ack);
@@ -461,7 +461,7 @@ TEST(Window, ZeroWindowProbesThenResume) {
   n.run_for(Duration::seconds(20));
   uint64_t later = n.a.counters().zero_window_probes;
   EXPECT_GT(later, probes);
-  EXPECT_LT(later, probes + 8);  // backoff: probes get rarer
+  EXPECT_LT(later, probes + 8);    // backoff: probes get rarer
   EXPECT_FALSE(pr.client.closed);  // a peer that answers probes is never dropped
   pr.server.consume = true;
   pr.server.c->resume_read();
@@ -484,7 +484,8 @@ TEST(Close, HalfClose) {
   pr.server.to_send = 300'000;
   pr.server.shutdown_when_done = true;
   pr.server.pump();
-  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(10)));
+  ASSERT_TRUE(
+      n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(10)));
   EXPECT_EQ(pr.client.received, 300'000u);
   EXPECT_EQ(pr.client.bad_bytes, 0u);
   EXPECT_EQ(pr.server.received, 1000u);
@@ -507,7 +508,8 @@ TEST(Close, SimultaneousCloseThroughClosing) {
   EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kClosing)] +
                 n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)],
             1u);
-  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(1)));
+  ASSERT_TRUE(
+      n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(1)));
   // Both ends closed actively: both in TIME_WAIT.
   EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
   EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
@@ -519,7 +521,8 @@ TEST(Close, TimeWaitDurationAndReuse) {
   Net n(LinkParams{}, LinkParams{}, 5, ca);
   Pair pr;
   pr.start(n, 100, 100, 5);
-  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(5)));
+  ASSERT_TRUE(
+      n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(5)));
   auto tw = [&] { return n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)]; };
   ASSERT_EQ(tw(), 1u);  // the client closed first... or at the same time
   Instant entered = n.now;
@@ -538,12 +541,12 @@ TEST(Close, TimeWaitReuseNeedsTimestamps) {
     Peer srv;
     srv.shutdown_when_done = false;
     n.b.listen(5000, {[&](tcp::Connection& c) {
-      auto cbs = srv.callbacks();
-      cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
-      c.set_callbacks(cbs);
-      srv.c = &c;
-      return true;
-    }});
+                 auto cbs = srv.callbacks();
+                 cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
+                 c.set_callbacks(cbs);
+                 srv.c = &c;
+                 return true;
+               }});
     Peer cl;  // sends nothing and closes first: it ends in TIME_WAIT
     cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
     ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
@@ -689,7 +692,8 @@ TEST(Memory, PressureShrinksWindowAndRecovers) {
   EXPECT_FALSE(pr.server.closed);
   // Buffers return: the window reopens, the writer is woken, all bytes arrive.
   n.out_b.free_buffers = 1u << 20;
-  ASSERT_TRUE(n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(30)));
+  ASSERT_TRUE(
+      n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(30)));
   EXPECT_EQ(pr.server.received, 5'000'000u);
   EXPECT_EQ(pr.client.received, 5'000'000u);
   EXPECT_EQ(pr.server.bad_bytes + pr.client.bad_bytes, 0u);

@@ -39,10 +39,10 @@ const Mix kMixes[] = {
     {"delay10", lp(0, 0, 0, 0, 10), 10'000'000},
     {"mixed", lp(0.01, 0.1, 0.02, 0.001), 5'000'000},
     {"newreno_nosack_loss1", lp(0.01, 0, 0, 0), 5'000'000, tcp::CongestionAlgo::kNewReno, false},
-    {"nots_nows_mixed", lp(0.01, 0.1, 0.02, 0), 3'000'000, tcp::CongestionAlgo::kCubic, true,
-     false, false},
-    {"jumbo9000_loss1", lp(0.01, 0.05, 0, 0), 10'000'000, tcp::CongestionAlgo::kCubic, true,
-     true, true, 9000},
+    {"nots_nows_mixed", lp(0.01, 0.1, 0.02, 0), 3'000'000, tcp::CongestionAlgo::kCubic, true, false,
+     false},
+    {"jumbo9000_loss1", lp(0.01, 0.05, 0, 0), 10'000'000, tcp::CongestionAlgo::kCubic, true, true,
+     true, 9000},
 };
 
 class Transfer : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
@@ -61,8 +61,8 @@ TEST_P(Transfer, EveryByteBothWays) {
   n.out_a.mtu = n.out_b.mtu = m.mtu;
   Pair p;
   p.start(n, m.bytes, m.bytes / 2, seed);
-  bool done = n.run_until([&] { return p.client.closed && p.server.closed; },
-                          Duration::seconds(600));
+  bool done =
+      n.run_until([&] { return p.client.closed && p.server.closed; }, Duration::seconds(600));
   SCOPED_TRACE(std::string(m.name) + " seed " + std::to_string(seed));
   EXPECT_TRUE(done) << "client rx " << p.client.received << " server rx " << p.server.received
                     << " at " << n.now.ns() / 1e9 << "s";
@@ -86,7 +86,8 @@ TEST_P(Transfer, EveryByteBothWays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mixes, Transfer,
-                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kMixes))),
+                         ::testing::Combine(::testing::Range(0,
+                                                             static_cast<int>(std::size(kMixes))),
                                             ::testing::Values(1u, 2u)),
                          [](const auto& info) {
                            return std::string(kMixes[std::get<0>(info.param)].name) + "_seed" +

@@ -35,6 +35,11 @@ class CongestionControl {
   virtual void on_recovery_exit(uint32_t in_flight) {
     cwnd_ = std::max(std::min(ssthresh_, in_flight + mss_), 2 * mss_);
   }
+  // Undo a reduction found to be spurious (RFC 4015).
+  virtual void restore(uint32_t cwnd, uint32_t ssthresh) {
+    cwnd_ = std::max(cwnd_, cwnd);
+    ssthresh_ = std::max(ssthresh_ == UINT32_MAX ? 0 : ssthresh_, ssthresh);
+  }
   uint32_t cwnd() const { return cwnd_; }
   uint32_t ssthresh() const { return ssthresh_; }
   void set_cwnd(uint32_t c) { cwnd_ = c; }

@@ -51,6 +51,7 @@ void Cubic::on_ack(uint32_t acked, uint32_t, Instant now, Duration srtt) {
 void Cubic::on_loss(uint32_t in_flight, Instant) {
   double mss = static_cast<double>(mss_);
   double cur = std::max(static_cast<double>(cwnd_), static_cast<double>(in_flight)) / mss;
+  prev_w_max_ = w_max_;
   // Fast convergence (section 4.7): release bandwidth to newer flows.
   if (cur < w_max_)
     w_max_ = cur * (1.0 + kBeta) / 2.0;
@@ -67,6 +68,17 @@ void Cubic::on_rto(uint32_t in_flight, Instant now) {
   on_loss(in_flight, now);
   cwnd_ = mss_;  // section 4.8: restart from one segment, slow start to ssthresh
   cwnd_seg_ = 1;
+}
+
+}  // namespace ws::tcp
+
+namespace ws::tcp {
+
+void Cubic::restore(uint32_t cwnd, uint32_t ssthresh) {
+  CongestionControl::restore(cwnd, ssthresh);
+  w_max_ = prev_w_max_;
+  cwnd_seg_ = static_cast<double>(cwnd_) / mss_;
+  epoch_valid_ = false;
 }
 
 }  // namespace ws::tcp

@@ -15,6 +15,7 @@ class Cubic final : public CongestionControl {
   void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) override;
   void on_loss(uint32_t in_flight, Instant now) override;
   void on_rto(uint32_t in_flight, Instant now) override;
+  void restore(uint32_t cwnd, uint32_t ssthresh) override;
 
   // Exposed for tests: W_cubic(t) in segments (RFC 9438 eq. 1).
   double w_cubic(double t_secs) const;
@@ -23,6 +24,7 @@ class Cubic final : public CongestionControl {
 
  private:
   double w_max_ = 0;       // segments, before the last reduction
+  double prev_w_max_ = 0;  // before the last reduction's update (for undo)
   double k_ = 0;           // seconds
   double w_est_ = 0;       // Reno-friendly estimate, segments (eq. 4)
   double cwnd_seg_ = 0;    // cwnd in segments, fractional
