@@ -564,6 +564,37 @@ TEST(Close, TimeWaitReuseNeedsTimestamps) {
   }
 }
 
+TEST(Close, NewSynTakesOverServerTimeWait) {
+  // RFC 6191: the server closed first and holds the tuple in TIME_WAIT; a new SYN
+  // with a newer timestamp from the same client port opens a new connection.
+  Net n(LinkParams{}, LinkParams{}, 8);
+  int accepted = 0;
+  Peer srv;
+  srv.shutdown_when_done = false;
+  n.b.listen(5000, {[&](tcp::Connection& c) {
+               ++accepted;
+               c.set_callbacks(srv.callbacks());
+               c.shutdown_write();  // the server closes first
+               return true;
+             }});
+  auto once = [&](bool expect_reuse) {
+    Peer cl;
+    cl.shutdown_when_done = false;
+    cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40001, n.now);
+    ASSERT_NE(cl.c, nullptr);
+    ASSERT_TRUE(n.run_until([&] { return cl.peer_closed; }, Duration::seconds(5)));
+    cl.c->shutdown_write();
+    ASSERT_TRUE(n.run_until([&] { return cl.closed; }, Duration::seconds(5)));
+    n.run_for(Duration::millis(100));
+    EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+    EXPECT_EQ(n.b.counters().time_wait_reused, expect_reuse ? 1u : 0u);
+  };
+  once(false);
+  n.run_for(Duration::seconds(1));
+  once(true);
+  EXPECT_EQ(accepted, 2);
+}
+
 // ----------------------------------------------------------- keepalive
 
 TEST(Keepalive, ProbesThenTimeout) {
