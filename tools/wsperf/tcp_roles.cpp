@@ -313,10 +313,14 @@ int run_tcp_source(const Options& opt) {
     }
   };
   // Writes as much as the socket, the quota, the rate and the deadline allow.
+  // Returns true when it stopped only because its budget of sends ran out:
+  // a sink that keeps up never makes send() fail, and the deadline, the
+  // progress line and the other connections must still get their turn.
   auto pump = [&](size_t i, uint64_t now) {
     SourceConn& c = *conns[i];
-    if (!c.connected || c.shut) return;
-    for (;;) {
+    if (!c.connected || c.shut) return false;
+    for (int sends = 0;; ++sends) {
+      if (sends == 16) return true;
       if (c.pos == c.len) {
         uint64_t limit = c.quota;
         if (stopping) limit = std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1));
@@ -338,12 +342,12 @@ int run_tcp_source(const Options& opt) {
       if (w < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
           set_interest(i, EPOLLIN | EPOLLOUT);
-          return;
+          return false;
         }
         std::fprintf(stderr, "wsperf: send: %s\n", std::strerror(errno));
         failed = true;
         c.shut = c.done = true;
-        return;
+        return false;
       }
       c.pos += static_cast<size_t>(w);
       c.written += static_cast<uint64_t>(w);
@@ -364,6 +368,7 @@ int run_tcp_source(const Options& opt) {
       shutdown(c.fd, SHUT_WR);
       c.shut = true;
     }
+    return false;
   };
 
   uint64_t next_tick = reporter.tick(start, k);
@@ -379,13 +384,17 @@ int run_tcp_source(const Options& opt) {
     }
     bool all_done = true;
     bool throttled = false;
+    bool busy = false;
     for (size_t i = 0; i < conns.size(); ++i) {
       SourceConn& c = *conns[i];
       // Connections not waiting for EPOLLOUT are pumped every round: that is
       // how the rate limiter and the deadline take effect without events.
       if (c.connected && !c.shut && (c.interest & EPOLLOUT) == 0) {
-        pump(i, now);
-        if (!c.shut && (c.interest & EPOLLOUT) == 0) throttled = true;
+        if (pump(i, now)) {
+          busy = true;
+        } else if (!c.shut && (c.interest & EPOLLOUT) == 0) {
+          throttled = true;
+        }
       }
       all_done = all_done && c.done;
     }
@@ -395,6 +404,7 @@ int run_tcp_source(const Options& opt) {
     }
     uint64_t wake = std::min<uint64_t>(next_tick, stopping ? now + 100000000ull : deadline);
     if (throttled) wake = std::min<uint64_t>(wake, now + 1000000ull);  // rate tokens: 1 ms steps
+    if (busy) wake = now;
     const int n = loop.wait(wake);
     now = now_ns();
     for (int e = 0; e < n; ++e) {
@@ -420,7 +430,7 @@ int run_tcp_source(const Options& opt) {
       if ((ev.events & EPOLLIN) != 0) {
         // Whatever the peer sends (an echo) is read and dropped; EOF after our
         // FIN means the peer has everything.
-        for (;;) {
+        for (int reads = 0; reads < 16; ++reads) {
           const ssize_t r = recv(c.fd, sink.data(), sink.size(), 0);
           if (r > 0) continue;
           if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
@@ -434,7 +444,7 @@ int run_tcp_source(const Options& opt) {
       }
       if (!c.done && (ev.events & EPOLLOUT) != 0) {
         set_interest(i, EPOLLIN);
-        pump(i, now);
+        pump(i, now);  // a budget left over is used in the next round
       }
     }
     next_tick = reporter.tick(now, k);
