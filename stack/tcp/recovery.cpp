@@ -130,7 +130,8 @@ void Tcb::on_dupack_or_sack(Instant now) {
     // RFC 6675 5 (4.2): retransmit the first lost segment regardless of cwnd.
     SeqNum r = scoreboard.empty() ? snd_max : scoreboard[0].left;
     if (r <= snd_una) r = snd_max;
-    uint32_t len = std::min<uint32_t>(static_cast<uint32_t>(seq_min(r, data_end()) - snd_una), mps);
+    uint32_t len = std::min<uint32_t>(
+        static_cast<uint32_t>(std::max<int32_t>(seq_min(r, data_end()) - snd_una, 0)), mps);
     if (len > 0 && emit(snd_una, len, wire::tcpflag::kAck, now)) {
       high_rxt = snd_una + last_emit_len;
       ++stat_retrans;
@@ -138,7 +139,8 @@ void Tcb::on_dupack_or_sack(Instant now) {
     }
   } else {
     // RFC 6582 section 3.2 step 2: retransmit, cwnd = ssthresh + 3*SMSS.
-    uint32_t len = std::min<uint32_t>(static_cast<uint32_t>(data_end() - snd_una), mps);
+    uint32_t len =
+        std::min<uint32_t>(static_cast<uint32_t>(std::max<int32_t>(data_end() - snd_una, 0)), mps);
     if (len > 0 && emit(snd_una, len, wire::tcpflag::kAck, now)) {
       ++stat_retrans;
       ++stack.ctr().retransmits;
@@ -159,7 +161,8 @@ void Tcb::on_new_ack_in_recovery(uint32_t acked, Instant now) {
   if (sack_ok) return;  // RFC 6675: the pipe governs what is sent next
   // RFC 6582 step 4 (partial ACK): retransmit the first unacknowledged segment and
   // deflate cwnd by the amount acknowledged, adding back one SMSS.
-  uint32_t len = std::min<uint32_t>(static_cast<uint32_t>(data_end() - snd_una), mps);
+  uint32_t len =
+      std::min<uint32_t>(static_cast<uint32_t>(std::max<int32_t>(data_end() - snd_una, 0)), mps);
   if (len > 0 && emit(snd_una, len, wire::tcpflag::kAck, now)) {
     ++stat_retrans;
     ++stack.ctr().retransmits;

@@ -441,6 +441,59 @@ TEST(Retransmit, SackHolesRepaired) {
   EXPECT_EQ(c->info().retransmits, 2u);
 }
 
+// ------------------------------------------------------------ delayed ACK
+
+TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto seg = bytes(1448);
+  auto send_one = [&] {
+    s.in(s.peer(kAck), seg);
+    s.peer_nxt += 1448;
+  };
+  // Quick-ACK at the start of the connection: every segment is acknowledged at once.
+  for (int i = 0; i < 16; ++i) {
+    send_one();
+    EXPECT_EQ(s.pending(), 1u) << i;
+    s.clear();
+  }
+  // Then one ACK per two full-sized segments...
+  send_one();
+  EXPECT_EQ(s.pending(), 0u);
+  send_one();
+  auto a = s.pop();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->v.ack(), s.peer_nxt);
+  // ...and a lone segment is acknowledged by the 40 ms timer.
+  Instant t0 = s.now;
+  send_one();
+  EXPECT_EQ(s.pending(), 0u);
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  EXPECT_EQ((s.now - t0).ms(), 40);
+  s.clear();
+  // Out-of-order data: an immediate duplicate ACK with a SACK block (RFC 5681 4.2,
+  // RFC 2018).
+  send_one();
+  s.clear();
+  auto r = s.peer(kAck);
+  r.seq = s.peer_nxt + 1448;
+  s.in(r, seg);
+  auto d = s.pop();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->v.ack(), s.peer_nxt);
+  ASSERT_EQ(d->o.sack_count, 1);
+  EXPECT_EQ(d->o.sack[0].left, s.peer_nxt + 1448);
+  EXPECT_EQ(d->o.sack[0].right, s.peer_nxt + 2896);
+  // Filling the hole is acknowledged at once, covering both.
+  send_one();
+  auto f = s.pop();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->v.ack(), s.peer_nxt + 1448);
+  EXPECT_EQ(f->o.sack_count, 0);
+}
+
 // --------------------------------------------------------- zero window
 
 TEST(Window, ZeroWindowProbesThenResume) {
