@@ -693,6 +693,42 @@ TEST(Keepalive, AnsweredProbesKeepConnection) {
   EXPECT_EQ(s.s.counters().keepalive_probes, 5u);
 }
 
+// ------------------------------------------------------- blind injection
+
+TEST(Rfc5961, BlindRstSynAckInjectionDoesNotBreakTransfer) {
+  // An off-path attacker knows the 4-tuple but not the sequence numbers: it sprays
+  // RST, SYN and bare ACK segments with random numbers into a running transfer.
+  LinkParams p;
+  p.delay = Duration::millis(2);
+  Net n(p, p, 21);
+  Pair pr;
+  pr.start(n, 3'000'000, 3'000'000, 21);
+  ASSERT_TRUE(n.run_until([&] { return pr.server.c != nullptr; }, Duration::seconds(1)));
+  Rng rng(99);
+  uint16_t cport = pr.client.c->local().port;
+  for (int round = 0; round < 4000 && !(pr.client.closed && pr.server.closed); ++round) {
+    n.run_for(Duration::micros(500));
+    wire::TcpRepr r;
+    bool to_server = rng.chance(0.5);
+    r.src_port = to_server ? cport : 5000;
+    r.dst_port = to_server ? 5000 : cport;
+    r.seq = SeqNum(static_cast<uint32_t>(rng.next()));
+    r.ack = SeqNum(static_cast<uint32_t>(rng.next()));
+    uint64_t k = rng.next() % 3;
+    r.flags = k == 0 ? kRst : k == 1 ? (kSyn) : kAck;
+    r.window = static_cast<uint16_t>(rng.next());
+    Ipv4Addr src = to_server ? kAddrA : kAddrB, dst = to_server ? kAddrB : kAddrA;
+    auto v = make_segment(src, dst, r);
+    (to_server ? n.b : n.a).input(src, dst, v, false, n.now);
+  }
+  ASSERT_TRUE(
+      n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(60)));
+  EXPECT_EQ(pr.client.reason, tcp::CloseReason::kNormal);
+  EXPECT_EQ(pr.server.received, 3'000'000u);
+  EXPECT_EQ(pr.client.received, 3'000'000u);
+  EXPECT_EQ(pr.client.bad_bytes + pr.server.bad_bytes, 0u);
+}
+
 // ------------------------------------------------ autotuning and pressure
 
 struct Bulk {
