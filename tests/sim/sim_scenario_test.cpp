@@ -522,6 +522,37 @@ TEST(Window, ZeroWindowProbesThenResume) {
   EXPECT_EQ(pr.server.bad_bytes, 0u);
 }
 
+TEST(Window, ZeroWindowProbeTimesBackOff) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app, true, true, true, /*peer_wnd=*/0);
+  ASSERT_TRUE(c);
+  s.clear();
+  Instant t0 = s.now;
+  EXPECT_EQ(c->send(bytes(3000)), 3000u);
+  EXPECT_EQ(s.pending(), 0u);  // the window is shut: nothing may be sent
+  // Persist timer: RTO (200 ms here) doubling: probes at 200, 600, 1400, 3000 ms.
+  for (int64_t ms : {200, 600, 1400, 3000}) {
+    ASSERT_TRUE(s.advance(Duration::seconds(10), true));
+    EXPECT_EQ((s.now - t0).ms(), ms);
+    auto g = s.pop();
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->v.seq(), s.our_nxt - 1);
+    EXPECT_TRUE(g->v.payload().empty());
+    // The peer answers each probe, still with a zero window: we keep probing.
+    auto r = s.peer();
+    r.window = 0;
+    s.in(r);
+    EXPECT_EQ(s.pending(), 0u);
+  }
+  // The window opens: the queued data goes at once.
+  s.in(s.peer());
+  size_t sent = 0;
+  while (auto g = s.pop()) sent += g->v.payload().size();
+  EXPECT_EQ(sent, 3000u);
+  EXPECT_FALSE(app.closed);
+}
+
 // ------------------------------------------------------ close sequences
 
 TEST(Close, HalfClose) {
