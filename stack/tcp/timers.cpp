@@ -95,7 +95,9 @@ void Tcb::on_timers(Instant now) {
     delack_at = Instant::never();
     if (ack_pending) ack_now = true;
   }
+  bool probed = false;
   if (now >= persist_at) {
+    probed = true;  // output() re-arms the persist timer with the next backoff
     persist_at = Instant::never();
     ++persist_backoff;
     ++stack.ctr().zero_window_probes;
@@ -116,7 +118,11 @@ void Tcb::on_timers(Instant now) {
       keepalive_at = now + cfg.keepalive_interval;
     }
   }
-  if (now >= retry_at) retry_at = Instant::never();
+  bool retry = now >= retry_at;
+  if (retry) retry_at = Instant::never();
+  // Scans visit every connection when any deadline is due: only build output for
+  // those that need it.
+  if (!(ack_now || retry || pressured || probed)) return;
   bool was_pressured = pressured;
   output(now);
   if (released) return;

@@ -1,6 +1,8 @@
 // Scenario tests: handshakes, RST/challenge ACKs, timers, recovery, windows, close.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "stack/tcp/mss.hpp"
@@ -758,6 +760,50 @@ TEST(Rfc5961, BlindRstSynAckInjectionDoesNotBreakTransfer) {
   EXPECT_EQ(pr.server.received, 3'000'000u);
   EXPECT_EQ(pr.client.received, 3'000'000u);
   EXPECT_EQ(pr.client.bad_bytes + pr.server.bad_bytes, 0u);
+}
+
+// ------------------------------------------------------------- scale
+
+TEST(Scale, ThousandConcurrentConnections) {
+  LinkParams p;
+  p.delay = Duration::millis(1);
+  p.loss = 0.002;
+  Net n(p, p, 31);
+  constexpr int kConns = 1000;
+  std::vector<std::unique_ptr<Peer>> servers, clients;
+  n.b.listen(5000, {[&](tcp::Connection& c) {
+               auto& srv = servers.emplace_back(std::make_unique<Peer>());
+               srv->c = &c;
+               srv->rx_seed = 77;
+               srv->tx_seed = 78;
+               srv->to_send = 5000;
+               c.set_callbacks(srv->callbacks());
+               srv->pump();
+               return true;
+             }});
+  for (int i = 0; i < kConns; ++i) {
+    auto& cl = clients.emplace_back(std::make_unique<Peer>());
+    cl->tx_seed = 77;
+    cl->rx_seed = 78;
+    cl->to_send = 20000;
+    cl->c = n.a.connect({kAddrB, 5000}, cl->callbacks(), 0, n.now);
+    ASSERT_NE(cl->c, nullptr);
+  }
+  EXPECT_EQ(n.a.connection_count(), static_cast<size_t>(kConns));
+  auto all_closed = [&] {
+    for (auto& c : clients)
+      if (!c->closed) return false;
+    return servers.size() == kConns &&
+           std::all_of(servers.begin(), servers.end(), [](auto& s) { return s->closed; });
+  };
+  ASSERT_TRUE(n.run_until(all_closed, Duration::seconds(60)));
+  for (auto& c : clients) {
+    EXPECT_EQ(c->received, 5000u);
+    EXPECT_EQ(c->bad_bytes, 0u);
+    EXPECT_EQ(c->reason, tcp::CloseReason::kNormal);
+  }
+  for (auto& sv : servers) EXPECT_EQ(sv->received, 20000u);
+  EXPECT_EQ(n.b.counters().connections_accepted, static_cast<uint64_t>(kConns));
 }
 
 // ------------------------------------------------ autotuning and pressure
