@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/tcp/mss.hpp"
 
@@ -222,6 +223,61 @@ void TcpStack::release(Tcb* t) {
   if (it != conns_.end() && it->second.get() == t) {
     graveyard_.push_back(std::move(it->second));
     conns_.erase(it);
+  }
+}
+
+void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted,
+                          IcmpError e, uint16_t next_hop_mtu, Instant now) {
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  if (quoted.size() < 8) {
+    ++ctr_.icmp_ignored;
+    return;
+  }
+  FourTuple t{local, load_be16(quoted.data()), remote, load_be16(quoted.data() + 2)};
+  auto it = conns_.find(t);
+  if (it == conns_.end()) {
+    ++ctr_.icmp_ignored;
+    return;
+  }
+  Tcb* c = it->second.get();
+  SeqNum seq(load_be32(quoted.data() + 4));
+  // RFC 5927 4.1: only an error about data in flight can be genuine.
+  if (!(c->snd_una <= seq && seq < c->snd_max)) {
+    ++ctr_.icmp_ignored;
+    return;
+  }
+  ++ctr_.icmp_accepted;
+  switch (e) {
+    case IcmpError::kFragNeeded: {
+      // RFC 1191 section 6.1: take the next-hop MTU (RFC 1191 section 5 plateau when
+      // the router does not report one), never below the IPv4 minimum of 576.
+      uint32_t mtu = next_hop_mtu >= 68 ? next_hop_mtu : 576;
+      mtu = std::max<uint32_t>(mtu, 576);
+      uint32_t mss = advertised_mss(mtu);
+      if (mss < c->our_mss) {
+        c->our_mss = mss;
+        c->cc->set_mss(c->max_payload(false));
+        ++ctr_.pmtu_reductions;
+        // The oversized segments were dropped on the path: resend them now. This is
+        // not congestion, so cwnd stays (RFC 1191 section 6.5).
+        if (c->state != TcpState::kSynSent && c->state != TcpState::kSynReceived) {
+          c->snd_nxt = c->snd_una;
+          c->rtt_timing = false;
+          c->output(now_);
+        }
+      }
+      break;
+    }
+    case IcmpError::kPortUnreachable:
+      // RFC 1122 4.2.3.9 / RFC 5461: a hard error aborts only a connection attempt.
+      if (c->state == TcpState::kSynSent) {
+        ++ctr_.connect_failed;
+        c->finish(CloseReason::kRefused);
+      }
+      break;
+    case IcmpError::kOtherUnreachable:
+      break;  // soft error: the retransmission timer decides
   }
 }
 

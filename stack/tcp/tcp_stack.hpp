@@ -38,12 +38,22 @@ struct TcpCounters {
   uint64_t keepalive_probes = 0;
   uint64_t time_wait_reused = 0;
   uint64_t output_no_buffer = 0;
+  uint64_t icmp_accepted = 0;  // ICMP errors that matched a connection
+  uint64_t icmp_ignored = 0;
+  uint64_t pmtu_reductions = 0;
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
   uint64_t snd_buffer_sum = 0;  // current send buffer limits
   uint64_t bytes_buffered = 0;  // payload bytes held in send and receive buffers
   uint64_t memory_bytes = 0;    // buffer storage allocated
+};
+
+// ICMP errors the IP layer passes up (RFC 1122 4.2.3.9, RFC 5461).
+enum class IcmpError : uint8_t {
+  kFragNeeded,        // type 3 code 4: Path MTU discovery (RFC 1191)
+  kPortUnreachable,   // type 3 code 3 / protocol unreachable: hard in SYN_SENT
+  kOtherUnreachable,  // soft errors: net/host unreachable, time exceeded
 };
 
 struct Listener {
@@ -64,6 +74,15 @@ class TcpStack {
              Instant now);
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
+
+  // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
+  // quoted in the ICMP message (at least 8 bytes: ports and sequence number);
+  // `local`/`remote` are the quoted IPv4 source/destination. The sequence number must
+  // lie in [SND.UNA, SND.MAX) (RFC 5927 4.1), otherwise the message is ignored.
+  // kFragNeeded lowers the send MSS to max(next_hop_mtu, 576) - 40 and resends at once
+  // (RFC 1191); kPortUnreachable aborts a connection in SYN_SENT (RFC 5461).
+  void icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted, IcmpError e,
+                  uint16_t next_hop_mtu, Instant now);
 
   // Passive open on `port` (any local address). False if already listening.
   bool listen(uint16_t port, ListenCallbacks cbs);

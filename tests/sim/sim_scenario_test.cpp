@@ -762,6 +762,52 @@ TEST(Rfc5961, BlindRstSynAckInjectionDoesNotBreakTransfer) {
   EXPECT_EQ(pr.client.bad_bytes + pr.server.bad_bytes, 0u);
 }
 
+// ------------------------------------------------------------------ ICMP
+
+TEST(Icmp, FragNeededLowersMssAndResends) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  s.clear();
+  c->send(bytes(3000));
+  auto first = s.pop();
+  ASSERT_TRUE(first);
+  s.clear();
+  // A forged error about a sequence number we never sent is ignored (RFC 5927).
+  std::vector<uint8_t> q(first->p.l4.begin(), first->p.l4.begin() + 8);
+  std::vector<uint8_t> bogus = q;
+  store_be32(bogus.data() + 4, first->v.seq().raw() + 1'000'000);
+  s.s.icmp_error(kAddrA, kAddrB, bogus, tcp::IcmpError::kFragNeeded, 1000, s.now);
+  EXPECT_EQ(s.pending(), 0u);
+  EXPECT_EQ(c->info().send_mss, 1448u);
+  // A genuine one: MTU 1000 -> MSS 960, 948 with timestamps; the data is resent.
+  s.s.icmp_error(kAddrA, kAddrB, q, tcp::IcmpError::kFragNeeded, 1000, s.now);
+  EXPECT_EQ(c->info().send_mss, 948u);
+  size_t total = 0;
+  SeqNum expect = s.our_nxt;
+  while (auto g = s.pop()) {
+    EXPECT_LE(g->v.payload().size(), 948u);
+    EXPECT_EQ(g->v.seq(), expect);
+    expect += static_cast<uint32_t>(g->v.payload().size());
+    total += g->v.payload().size();
+  }
+  EXPECT_EQ(total, 3000u);
+  EXPECT_EQ(s.s.counters().pmtu_reductions, 1u);
+}
+
+TEST(Icmp, PortUnreachableAbortsConnect) {
+  Script s;
+  Peer app;
+  s.s.connect({kAddrB, 80}, app.callbacks(), 0, s.now);
+  auto syn = s.pop();
+  ASSERT_TRUE(syn);
+  std::vector<uint8_t> q(syn->p.l4.begin(), syn->p.l4.begin() + 8);
+  s.s.icmp_error(kAddrA, kAddrB, q, tcp::IcmpError::kPortUnreachable, 0, s.now);
+  EXPECT_TRUE(app.closed);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kRefused);
+}
+
 // ------------------------------------------------------------- scale
 
 TEST(Scale, ThousandConcurrentConnections) {
