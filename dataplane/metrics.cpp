@@ -39,7 +39,6 @@ const StackMetric kStackMetrics[] = {
     WS_STACK_METRIC(icmp_unreachable_in, "wirespeed_icmp_errors_received_total", "ICMP errors received."),
     WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
     WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
-    WS_STACK_METRIC(tcp_in, "wirespeed_tcp_received_segments_total", "TCP segments handed to TCP."),
 };
 #undef WS_STACK_METRIC
 
@@ -51,8 +50,9 @@ const char* const kTcpStates[] = {"syn_sent", "syn_received", "established", "fi
 
 std::optional<stats::Slot> Metrics::reg(const std::string& name, const std::string& help,
                                         stats::MetricType t, std::vector<stats::LabelPair> labels,
-                                        stats::Scope scope, std::string& error) {
+                                        stats::Scope scope, std::string& error, double scale) {
   stats::MetricSpec s;
+  s.scale = scale;
   s.name = name;
   s.help = help;
   s.type = t;
@@ -122,8 +122,8 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (const auto& m : kStackMetrics) {
     stack_.emplace_back(m.offset, must(reg(m.name, m.help, MetricType::kCounter, {}, Scope::kPerCoreSum, error)));
   }
-  busy_ = must(reg("wirespeed_core_busy_seconds_total", "Time the core spent on loop iterations that did work.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  idle_ = must(reg("wirespeed_core_idle_seconds_total", "Time the core spent polling empty queues or sleeping.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  busy_ = must(reg("wirespeed_core_busy_seconds_total", "Time the core spent on loop iterations that did work.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error, 1e-9));
+  idle_ = must(reg("wirespeed_core_idle_seconds_total", "Time the core spent polling empty queues or sleeping.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error, 1e-9));
   loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
   for (const char* st : kTcpStates) {
     tcp_states_.push_back(must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge, {{"state", st}}, Scope::kPerCoreSum, error)));
@@ -135,8 +135,8 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     MetricType type;
   };
   const TcpMetric tcp_metrics[] = {
-      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_segments_received_total", "TCP segments received by connections and listeners.", MetricType::kCounter},
-      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_segments_sent_total", "TCP segments sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total", "TCP segments received by connections and listeners.", MetricType::kCounter},
+      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_sent_segments_total", "TCP segments sent.", MetricType::kCounter},
       {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.", MetricType::kCounter},
       {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total", "Acceptable RST segments received.", MetricType::kCounter},
       {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total", "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
@@ -166,6 +166,23 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     ss.tx_bytes = must(reg("wirespeed_service_sent_bytes_total", "Payload bytes the service sent.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
     ss.rx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "received"}}, Scope::kPerCoreSum, error));
     ss.tx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "sent"}}, Scope::kPerCoreSum, error));
+    ss.connections = must(reg("wirespeed_service_connections_total", "TCP connections the service accepted or opened.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    if (s.kind == config::ServiceKind::ping) {
+      stats::MetricSpec h;
+      h.name = "wirespeed_ping_rtt_seconds";
+      h.help = "Round-trip times measured by ping services.";
+      h.type = MetricType::kHistogram;
+      h.labels = l;
+      h.scope = Scope::kPerCoreSum;
+      h.histogram.scale = 1e-9;  // observed in nanoseconds
+      h.histogram.first = 10;    // ~1 us
+      h.histogram.last = 34;     // ~17 s
+      ss.rtt = writer_.register_metric(h);
+      if (!ss.rtt) {
+        error = "stats: wirespeed_ping_rtt_seconds: " + writer_.last_error();
+        ok = false;
+      }
+    }
     ss.send_failures = must(reg("wirespeed_service_send_failures_total", "Messages the service could not send.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
     services_.push_back(ss);
     writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
@@ -209,6 +226,17 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     v[services_[i].rx_msgs.offset] = c.rx_messages;
     v[services_[i].tx_msgs.offset] = c.tx_messages;
     v[services_[i].send_failures.offset] = c.send_failures;
+    v[services_[i].connections.offset] = c.connections;
+    const LatencyHistogram* h = s.services[i]->rtt();
+    if (services_[i].rtt && h != nullptr) {
+      uint64_t* w = v + services_[i].rtt->offset;
+      for (uint32_t b = 0; b < stats::kHistogramBuckets; ++b) w[b] = 0;
+      h->export_log2([w](uint32_t b, uint64_t n) {
+        w[b < stats::kHistogramBuckets ? b : stats::kHistogramBuckets - 1] += n;
+      });
+      w[stats::kHistogramSumWord] = h->sum();
+      w[stats::kHistogramCountWord] = h->count();
+    }
   }
   writer_.publish(core);
 }

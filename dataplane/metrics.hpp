@@ -48,11 +48,12 @@ class Metrics {
     std::vector<stats::Slot> q_rx_packets, q_tx_packets;
   };
   struct ServiceSlots {
-    stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures;
+    stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
+    std::optional<stats::Slot> rtt;
   };
   std::optional<stats::Slot> reg(const std::string& name, const std::string& help,
                                  stats::MetricType t, std::vector<stats::LabelPair> labels,
-                                 stats::Scope scope, std::string& error);
+                                 stats::Scope scope, std::string& error, double scale = 1.0);
 
   stats::Writer writer_;
   std::vector<PortSlots> ports_;

@@ -74,7 +74,7 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
 
 Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
                    const std::vector<PortInfo>& ports, Metrics& metrics,
-                   const std::atomic<bool>& stop)
+                   std::atomic<bool>& stop)
     : core_(core_index), cfg_(cfg), ports_(ports), metrics_(metrics), stop_(stop),
       tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index)),
       tcp_transport_(tcp_),
@@ -108,6 +108,12 @@ bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
   for (const auto& sc : cfg_.services) {
     std::string why;
+    // Clients run once, on the first core: `connections` means connections in
+    // all, and one report describes the whole run.
+    if (config::is_client(sc.kind) && core_ != 0) {
+      sample_.services.push_back(nullptr);
+      continue;
+    }
     auto svc = make_service(sc, cfg_, tcp_, why);
     if (!svc) {
       if (core_ == 0) std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
@@ -121,6 +127,7 @@ bool Pipeline::start(std::string& error) {
     sample_.services.push_back(svc.get());
     services_.push_back(std::move(svc));
   }
+  for (const auto& sc : cfg_.services) has_servers_ = has_servers_ || !config::is_client(sc.kind);
   sample_.stack = &stack_.counters();
   sample_.drops = &stack_.drops();
   sample_.tcp = &tcp_;
@@ -184,6 +191,10 @@ void Pipeline::run(bool main) {
     if ((++iter & 255) == 0) {
       for (auto& io : ios_) io->refresh_free();
     }
+    if (now >= next_reports_) {
+      reports(now);
+      next_reports_ = now + Duration::millis(50);
+    }
     if (now >= next_stats) {
       publish(now, main);
       next_stats = now + stats_every;
@@ -222,6 +233,77 @@ void Pipeline::publish(Instant now, bool main) {
   (void)now;
   metrics_.update_core(core_, sample_);
   if (main) metrics_.update_ports(ports_);
+}
+
+// Progress lines each second, the final summary line and the JSON report of
+// client services. Only here, off the per-packet path, does a core print.
+void Pipeline::reports(Instant now) {
+  bool any_client = false;
+  bool all_done = true;
+  for (size_t i = 0; i < services_.size(); ++i) {
+    Service& s = *services_[i];
+    if (!s.is_client()) continue;
+    any_client = true;
+    ClientReport r;
+    if (s.report(now, r)) print_report(s, r);
+    all_done = all_done && s.finished();
+  }
+  // A config with clients and no servers is a job: the data plane stops when
+  // every client has reported.
+  if (any_client && all_done && !has_servers_) stop_.store(true);
+}
+
+void Pipeline::print_report(const Service& s, const ClientReport& r) {
+  char rtt[160] = "";
+  if (r.has_rtt) {
+    std::snprintf(rtt, sizeof rtt, ", rtt p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f us",
+                  r.rtt_ns[0] / 1e3, r.rtt_ns[1] / 1e3, r.rtt_ns[2] / 1e3, r.rtt_ns[3] / 1e3,
+                  r.rtt_ns[4] / 1e3);
+  }
+  std::printf("%s%s: %.1f s, %llu messages, %.3f Gbit/s, %.0f msg/s, %llu connections (%.0f/s)%s%s\n",
+              s.name().c_str(), r.final ? ": done" : "", r.seconds,
+              static_cast<unsigned long long>(r.messages), r.bits_per_second / 1e9,
+              r.messages_per_second, static_cast<unsigned long long>(r.connections),
+              r.connections_per_second, rtt,
+              r.errors + r.connect_failures
+                  ? (", " + std::to_string(r.errors) + " errors, " +
+                     std::to_string(r.connect_failures) + " failed connects")
+                        .c_str()
+                  : "");
+  std::fflush(stdout);
+  if (!r.final) return;
+  const config::ServiceConfig* sc = nullptr;
+  for (const auto& c : cfg_.services) {
+    if (c.name == s.name()) sc = &c;
+  }
+  if (sc == nullptr || sc->report.empty()) return;
+  FILE* f = std::fopen(sc->report.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "wirespeed: %s: cannot write report %s\n", s.name().c_str(),
+                 sc->report.c_str());
+    return;
+  }
+  std::fprintf(f,
+               "{\"service\": \"%s\", \"kind\": \"%s\", \"protocol\": \"%s\", \"messages\": %llu, "
+               "\"bytes\": %llu, \"seconds\": %.6f, \"messages_per_second\": %.3f, "
+               "\"bits_per_second\": %.3f, \"message_size\": %u, \"connections\": %llu, "
+               "\"connections_per_second\": %.3f, \"connect_failures\": %llu, \"errors\": %llu",
+               s.name().c_str(), std::string(config::to_string(sc->kind)).c_str(),
+               std::string(config::to_string(sc->protocol)).c_str(),
+               static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.bytes),
+               r.seconds, r.messages_per_second, r.bits_per_second, sc->message_size,
+               static_cast<unsigned long long>(r.connections), r.connections_per_second,
+               static_cast<unsigned long long>(r.connect_failures),
+               static_cast<unsigned long long>(r.errors));
+  if (r.has_rtt) {
+    std::fprintf(f,
+                 ", \"rtt_us\": {\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+                 "\"max\": %.3f}",
+                 r.rtt_ns[0] / 1e3, r.rtt_ns[1] / 1e3, r.rtt_ns[2] / 1e3, r.rtt_ns[3] / 1e3,
+                 r.rtt_ns[4] / 1e3);
+  }
+  std::fprintf(f, "}\n");
+  std::fclose(f);
 }
 
 void Pipeline::finish() {

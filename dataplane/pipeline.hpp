@@ -28,7 +28,7 @@ struct RxQueue {
 class Pipeline {
  public:
   Pipeline(uint32_t core_index, const config::Config& cfg, const std::vector<PortInfo>& ports,
-           Metrics& metrics, const std::atomic<bool>& stop);
+           Metrics& metrics, std::atomic<bool>& stop);
   ~Pipeline();
 
   // Binds services; false with `error` when one cannot start.
@@ -41,12 +41,14 @@ class Pipeline {
  private:
   void publish(Instant now, bool main);
   void idle_wait(Instant now, Instant next_deadline);
+  void reports(Instant now);
+  void print_report(const Service& s, const ClientReport& r);
 
   uint32_t core_;
   const config::Config& cfg_;
   const std::vector<PortInfo>& ports_;
   Metrics& metrics_;
-  const std::atomic<bool>& stop_;
+  std::atomic<bool>& stop_;
   TscClock clock_;
   Stack stack_;
   tcp::TcpStack tcp_;
@@ -58,6 +60,8 @@ class Pipeline {
   bool adaptive_;
   uint32_t empty_polls_ = 0;
   uint32_t sleep_us_ = 0;
+  Instant next_reports_;
+  bool has_servers_ = false;
 };
 
 }  // namespace ws::dp

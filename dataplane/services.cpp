@@ -1,17 +1,38 @@
 #include "dataplane/services.hpp"
 
+#include "stack/apps/tcp_clients.hpp"
 #include "stack/apps/tcp_services.hpp"
+#include "stack/apps/udp_clients.hpp"
 #include "stack/apps/udp_services.hpp"
 
 namespace ws::dp {
 
 std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const config::Config& cfg,
                                       tcp::TcpStack& tcp, std::string& why) {
-  (void)cfg;
   using config::Protocol;
   using config::ServiceKind;
+  Framing framing = sc.framing == config::Framing::none ? Framing::kNone : Framing::kLength32;
+  ClientParams cp;
+  if (sc.target) cp.target = *sc.target;
+  cp.message_size = sc.message_size;
+  cp.connections = sc.connections;
+  cp.duration = Duration::seconds(sc.duration_s);
+  cp.rate = sc.rate;
+  cp.count = sc.count;
+  cp.reconnect = sc.reconnect;
+  cp.framing = framing;
+  // UDP clients bind a port of their own: one per configured service.
+  uint16_t udp_local = 49152;
+  for (const auto& s : cfg.services) {
+    if (&s == &sc) break;
+    ++udp_local;
+  }
   if (sc.protocol == Protocol::udp) {
     switch (sc.kind) {
+      case ServiceKind::source:
+        return std::make_unique<UdpSourceService>(sc.name, cp, udp_local);
+      case ServiceKind::ping:
+        return std::make_unique<UdpPingService>(sc.name, cp, udp_local);
       case ServiceKind::echo:
         return std::make_unique<UdpEchoService>(sc.name, sc.port);
       case ServiceKind::sink:
@@ -22,9 +43,13 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
   } else {
     switch (sc.kind) {
       case ServiceKind::echo:
-        return std::make_unique<TcpEchoService>(sc.name, sc.port, tcp);
+        return std::make_unique<TcpEchoService>(sc.name, sc.port, tcp, framing);
       case ServiceKind::sink:
-        return std::make_unique<TcpSinkService>(sc.name, sc.port, tcp);
+        return std::make_unique<TcpSinkService>(sc.name, sc.port, tcp, framing);
+      case ServiceKind::source:
+        return std::make_unique<TcpSourceService>(sc.name, cp, tcp);
+      case ServiceKind::ping:
+        return std::make_unique<TcpPingService>(sc.name, cp, tcp);
       default:
         break;
     }

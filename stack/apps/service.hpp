@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "stack/core/latency_histogram.hpp"
 #include "stack/core/time.hpp"
 
 namespace ws {
@@ -18,6 +19,24 @@ struct alignas(64) ServiceCounters {
   uint64_t tx_messages = 0;
   uint64_t send_failures = 0;  // datagrams or bytes that could not be sent
   uint64_t connections = 0;    // TCP connections accepted/opened
+};
+
+// What a client service (source, ping) reports: a progress line each second and
+// a final summary (CONTRACT.md: messages, bytes, seconds, rates, RTT percentiles).
+struct ClientReport {
+  bool final = false;
+  double seconds = 0;     // since the client started
+  uint64_t messages = 0;  // totals so far
+  uint64_t bytes = 0;     // payload bytes
+  // Final: over the whole run. Progress: over the last interval.
+  double messages_per_second = 0;
+  double bits_per_second = 0;
+  uint64_t connections = 0;  // connections opened successfully
+  double connections_per_second = 0;
+  uint64_t connect_failures = 0;
+  uint64_t errors = 0;       // resets, timeouts, verification failures, lost datagrams
+  bool has_rtt = false;
+  uint64_t rtt_ns[5] = {};  // p50 p90 p99 p99.9 max
 };
 
 class Service {
@@ -36,6 +55,18 @@ class Service {
   }
   // Stops accepting and closes what it opened.
   virtual void stop(Instant now) { (void)now; }
+
+  // Client services: fills `out` and returns true when a report is due (one each
+  // second, then the final one once).
+  virtual bool report(Instant now, ClientReport& out) {
+    (void)now, (void)out;
+    return false;
+  }
+  virtual bool is_client() const { return false; }
+  // A client that has sent its final report.
+  virtual bool finished() const { return false; }
+  // Round-trip times (ping), for the wirespeed_ping_rtt_seconds histogram.
+  virtual const LatencyHistogram* rtt() const { return nullptr; }
 
   const std::string& name() const { return name_; }
   const ServiceCounters& counters() const { return counters_; }

@@ -3,10 +3,25 @@
 namespace ws {
 
 namespace {
-// Per-connection state of the echo server, kept in Connection::user.
-struct EchoConn {
+// Per-connection state, kept in Connection::user: the decoder counts messages
+// as their bytes pass (nothing is buffered; a length above 4 GiB - 1 cannot be
+// expressed, so the cap is the wire maximum).
+struct ConnState {
+  explicit ConnState(Framing f) : dec(FrameDecoderConfig{f, kMaxWireMessageBytes, false}) {}
+  FrameDecoder dec;
   bool peer_closed = false;
 };
+
+// Counts the messages completed in `bytes`; false on a framing error.
+bool count_messages(ConnState& st, std::span<const uint8_t> bytes, uint64_t& messages) {
+  if (st.dec.config().framing == Framing::kNone) return true;
+  bool ok = true;
+  st.dec.feed(bytes, [&](const FrameEvent& ev) {
+    if (ev.kind == FrameEventKind::kMessageComplete) ++messages;
+    if (ev.kind == FrameEventKind::kError) ok = false;
+  });
+  return ok;
+}
 }  // namespace
 
 bool TcpEchoService::start(Stack& stack, Instant now) {
@@ -14,7 +29,7 @@ bool TcpEchoService::start(Stack& stack, Instant now) {
   tcp::ListenCallbacks l;
   l.on_accept = [this](tcp::Connection& c) {
     ++counters_.connections;
-    c.user = new EchoConn();
+    c.user = new ConnState(framing_);
     tcp::ConnCallbacks cb;
     // RFC 862: send back what arrives. Only what the send buffer takes is
     // consumed; the rest stays in the receive buffer, closing the peer's window,
@@ -23,18 +38,21 @@ bool TcpEchoService::start(Stack& stack, Instant now) {
       size_t n = conn.send(data);
       counters_.rx_bytes += n;
       counters_.tx_bytes += n;
-      auto* st = static_cast<EchoConn*>(conn.user);
+      auto* st = static_cast<ConnState*>(conn.user);
+      uint64_t before = counters_.rx_messages;
+      count_messages(*st, data.first(n), counters_.rx_messages);
+      counters_.tx_messages += counters_.rx_messages - before;
       if (st->peer_closed && n == data.size()) conn.shutdown_write();
       return n;
     };
     cb.on_writable = [](tcp::Connection& conn) { conn.resume_read(); };
     cb.on_peer_closed = [](tcp::Connection& conn) {
-      auto* st = static_cast<EchoConn*>(conn.user);
+      auto* st = static_cast<ConnState*>(conn.user);
       st->peer_closed = true;
       if (conn.readable() == 0) conn.shutdown_write();
     };
     cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
-      delete static_cast<EchoConn*>(conn.user);
+      delete static_cast<ConnState*>(conn.user);
       conn.user = nullptr;
     };
     c.set_callbacks(std::move(cb));
@@ -55,13 +73,24 @@ bool TcpSinkService::start(Stack& stack, Instant now) {
   tcp::ListenCallbacks l;
   l.on_accept = [this](tcp::Connection& c) {
     ++counters_.connections;
+    c.user = new ConnState(framing_);
     tcp::ConnCallbacks cb;
-    // RFC 863: discard everything, count it.
-    cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> data) -> size_t {
+    // RFC 863: discard everything, count it. A stream that breaks the framing is
+    // reset: it cannot be resynchronised.
+    cb.on_data = [this](tcp::Connection& conn, std::span<const uint8_t> data) -> size_t {
       counters_.rx_bytes += data.size();
+      if (!count_messages(*static_cast<ConnState*>(conn.user), data, counters_.rx_messages)) {
+        ++counters_.send_failures;
+        conn.abort();
+        return 0;
+      }
       return data.size();
     };
     cb.on_peer_closed = [](tcp::Connection& conn) { conn.close(); };
+    cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
+      delete static_cast<ConnState*>(conn.user);
+      conn.user = nullptr;
+    };
     c.set_callbacks(std::move(cb));
     return true;
   };

@@ -1,0 +1,67 @@
+// Common machinery of client services (source, ping): limits (duration, count,
+// rate), a report each second and a final one.
+#pragma once
+
+#include <cstdint>
+
+#include "stack/apps/framing.hpp"
+#include "stack/apps/service.hpp"
+#include "stack/core/addr.hpp"
+
+namespace ws {
+
+struct ClientParams {
+  Endpoint target;
+  uint32_t message_size = 1024;
+  uint32_t connections = 1;
+  Duration duration = Duration::seconds(10);  // zero: no time limit
+  uint64_t rate = 0;                          // messages/s over all connections; 0: flat out
+  uint64_t count = 0;                         // messages (source) or round trips (ping); 0: none
+  bool reconnect = false;                     // ping: a new connection per round trip
+  Framing framing = Framing::kLength32;
+  // After the limits are reached: how long to wait for connections to close.
+  Duration linger = Duration::seconds(5);
+};
+
+class ClientService : public Service {
+ public:
+  ClientService(std::string name, ClientParams p) : Service(std::move(name)), p_(p) {}
+  bool report(Instant now, ClientReport& out) override;
+  bool is_client() const override { return true; }
+  bool finished() const override { return final_sent_; }
+
+ protected:
+  // Called by start() of the derived class.
+  void begin(Instant now);
+  // True once duration or count is reached (sending stops).
+  bool limits_reached(Instant now) const;
+  // Messages the rate limit allows to have been started by `now` in total.
+  uint64_t rate_allowance(Instant now) const;
+  // Derived classes fill what they know; the base adds rates and timing.
+  virtual void fill(ClientReport& r) const = 0;
+  // All connections closed (or linger expired) after the limits: final report due.
+  virtual bool drained(Instant now) const = 0;
+  void mark_stopping(Instant now) {
+    if (!stopping_) stop_at_ = now;
+    stopping_ = true;
+  }
+
+  ClientParams p_;
+  Instant start_;
+  bool stopping_ = false;
+  Instant stop_at_;
+  uint64_t messages_ = 0;  // completed messages / round trips
+  uint64_t bytes_ = 0;     // payload bytes
+  uint64_t opened_ = 0;
+  uint64_t connect_failures_ = 0;
+  uint64_t errors_ = 0;
+
+ private:
+  Instant next_report_;
+  Instant last_report_;
+  uint64_t last_messages_ = 0;
+  uint64_t last_bytes_ = 0;
+  bool final_sent_ = false;
+};
+
+}  // namespace ws

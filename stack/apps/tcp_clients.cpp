@@ -1,0 +1,348 @@
+#include "stack/apps/tcp_clients.hpp"
+
+#include <algorithm>
+
+namespace ws {
+
+namespace {
+constexpr size_t kScratch = 64 * 1024;
+}
+
+// ---------------------------------------------------------------- source
+
+struct TcpSourceService::Conn {
+  explicit Conn(const ClientParams& p) : enc(p.framing, p.message_size) {}
+  FrameEncoder enc;
+  tcp::Connection* c = nullptr;
+  bool open = false;
+  bool done = false;             // FIN sent
+  std::vector<uint8_t> pending;  // produced but not yet accepted by send()
+  size_t pending_off = 0;
+};
+
+TcpSourceService::TcpSourceService(std::string name, ClientParams p, tcp::TcpStack& tcp)
+    : ClientService(std::move(name), p), tcp_(tcp), scratch_(kScratch) {}
+
+TcpSourceService::~TcpSourceService() {
+  for (auto& c : conns_) {
+    if (c->c != nullptr) c->c->user = nullptr;
+  }
+}
+
+bool TcpSourceService::start(Stack& stack, Instant now) {
+  (void)stack;
+  begin(now);
+  for (uint32_t i = 0; i < p_.connections; ++i) open(now);
+  return true;
+}
+
+void TcpSourceService::open(Instant now) {
+  auto conn = std::make_unique<Conn>(p_);
+  Conn* st = conn.get();
+  tcp::ConnCallbacks cb;
+  cb.on_connected = [this, st](tcp::Connection&) {
+    ++opened_;
+    ++counters_.connections;
+    pump(*st);
+  };
+  cb.on_writable = [this, st](tcp::Connection&) { pump(*st); };
+  // A sink sends nothing; anything else that arrives is read and dropped.
+  cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+    counters_.rx_bytes += d.size();
+    return d.size();
+  };
+  cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
+  cb.on_closed = [this, st](tcp::Connection&, tcp::CloseReason r) {
+    if (!st->open && r != tcp::CloseReason::kNormal)
+      ++connect_failures_;
+    else if (r != tcp::CloseReason::kNormal && !stopping_)
+      ++errors_;
+    st->c = nullptr;
+    st->open = false;
+  };
+  st->c = tcp_.connect(p_.target, std::move(cb), 0, now);
+  if (st->c == nullptr) {
+    ++connect_failures_;
+  } else {
+    st->open = true;
+  }
+  conns_.push_back(std::move(conn));
+}
+
+void TcpSourceService::pump(Conn& st) {
+  if (st.c == nullptr || st.done) return;
+  Instant now = tcp_.last_now();
+  for (;;) {
+    if (st.pending_off < st.pending.size()) {
+      size_t n =
+          st.c->send({st.pending.data() + st.pending_off, st.pending.size() - st.pending_off});
+      st.pending_off += n;
+      counters_.tx_bytes += n;
+      if (st.pending_off < st.pending.size()) return;  // on_writable resumes
+      st.pending.clear();
+      st.pending_off = 0;
+    }
+    if (stopping_ || limits_reached(now)) {
+      mark_stopping(now);
+      // Finish the message in progress, then FIN.
+      if (!st.enc.at_boundary()) {
+        size_t n = st.enc.produce(scratch_, st.enc.messages() + 1);
+        st.pending.assign(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(n));
+        continue;
+      }
+      st.c->shutdown_write();
+      st.done = true;
+      return;
+    }
+    size_t space = st.c->send_space();
+    if (space == 0) return;
+    // Messages this connection may still start: the global count and rate budgets.
+    uint64_t budget = UINT64_MAX;
+    if (p_.count != 0) budget = p_.count > started_ ? p_.count - started_ : 0;
+    uint64_t allowance = rate_allowance(now);
+    if (allowance != UINT64_MAX)
+      budget = std::min(budget, allowance > started_ ? allowance - started_ : 0);
+    if (budget == 0 && st.enc.at_boundary()) return;  // poll() resumes on the rate schedule
+    auto started = [&st] { return st.enc.messages() + (st.enc.at_boundary() ? 0 : 1); };
+    uint64_t before = st.enc.messages();
+    uint64_t s0 = started();
+    uint64_t limit = budget == UINT64_MAX ? UINT64_MAX : s0 + budget;
+    size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, limit);
+    if (n == 0) return;
+    started_ += started() - s0;
+    uint64_t done_msgs = st.enc.messages() - before;
+    messages_ += done_msgs;
+    counters_.tx_messages += done_msgs;
+    bytes_ += done_msgs * p_.message_size;
+    size_t sent = st.c->send({scratch_.data(), n});
+    counters_.tx_bytes += sent;
+    if (sent < n) {
+      st.pending.assign(scratch_.begin() + static_cast<ptrdiff_t>(sent),
+                        scratch_.begin() + static_cast<ptrdiff_t>(n));
+      st.pending_off = 0;
+      return;
+    }
+  }
+}
+
+Instant TcpSourceService::poll(Instant now) {
+  if (!stopping_ && limits_reached(now)) mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->open && c->c != nullptr) pump(*c);
+  }
+  Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 ? 1 : 100));
+  return next;
+}
+
+bool TcpSourceService::drained(Instant now) const {
+  (void)now;
+  for (const auto& c : conns_) {
+    if (c->c != nullptr) return false;
+  }
+  return true;
+}
+
+void TcpSourceService::fill(ClientReport& r) const { (void)r; }
+
+void TcpSourceService::stop(Instant now) {
+  mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->c != nullptr) {
+      c->c->user = nullptr;
+      c->c->abort();
+    }
+  }
+}
+
+// ---------------------------------------------------------------- ping
+
+struct TcpPingService::Conn {
+  explicit Conn(const ClientParams& p)
+      : enc(p.framing, p.message_size),
+        dec(FrameDecoderConfig{p.framing, uint64_t{p.message_size} + 1, false}) {}
+  FrameEncoder enc;
+  FrameDecoder dec;
+  tcp::Connection* c = nullptr;
+  bool connected = false;
+  Instant connect_at;
+  Instant sent_at;
+  uint64_t received = 0;   // echoes completed on this connection
+  uint64_t stream_rx = 0;  // framing none: bytes of the current echo received
+  std::vector<uint8_t> pending;
+  size_t pending_off = 0;
+};
+
+TcpPingService::TcpPingService(std::string name, ClientParams p, tcp::TcpStack& tcp)
+    : ClientService(std::move(name), p), tcp_(tcp), scratch_(kScratch) {}
+
+TcpPingService::~TcpPingService() = default;
+
+bool TcpPingService::start(Stack& stack, Instant now) {
+  (void)stack;
+  begin(now);
+  for (uint32_t i = 0; i < p_.connections; ++i) {
+    conns_.push_back(std::make_unique<Conn>(p_));
+    open(now, *conns_.back());
+  }
+  return true;
+}
+
+bool TcpPingService::open(Instant now, Conn& st) {
+  st.enc = FrameEncoder(p_.framing, p_.message_size);
+  st.dec.reset();
+  st.received = 0;
+  st.stream_rx = 0;
+  st.pending.clear();
+  st.pending_off = 0;
+  st.connected = false;
+  st.connect_at = now;
+  Conn* s = &st;
+  tcp::ConnCallbacks cb;
+  cb.on_connected = [this, s](tcp::Connection&) {
+    s->connected = true;
+    ++opened_;
+    ++counters_.connections;
+    pump(*s);
+  };
+  cb.on_writable = [this, s](tcp::Connection&) { pump(*s); };
+  cb.on_data = [this, s](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+    on_bytes(*s, d);
+    return d.size();
+  };
+  cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
+  cb.on_closed = [this, s](tcp::Connection&, tcp::CloseReason r) {
+    if (!s->connected)
+      ++connect_failures_;
+    else if (r != tcp::CloseReason::kNormal && !(p_.reconnect && r == tcp::CloseReason::kAborted) &&
+             !stopping_) {
+      ++errors_;
+    }
+    s->c = nullptr;
+  };
+  ++round_trips_started_;
+  st.c = tcp_.connect(p_.target, std::move(cb), 0, now);
+  if (st.c == nullptr) {
+    ++connect_failures_;
+    return false;
+  }
+  return true;
+}
+
+// Sends the next message when none is in flight; large messages stream out as
+// the send buffer drains.
+void TcpPingService::pump(Conn& st) {
+  if (st.c == nullptr || !st.connected) return;
+  Instant now = tcp_.last_now();
+  for (;;) {
+    if (st.pending_off < st.pending.size()) {
+      size_t n =
+          st.c->send({st.pending.data() + st.pending_off, st.pending.size() - st.pending_off});
+      st.pending_off += n;
+      counters_.tx_bytes += n;
+      if (st.pending_off < st.pending.size()) return;
+      st.pending.clear();
+      st.pending_off = 0;
+    }
+    bool idle = st.enc.at_boundary() && st.enc.messages() == st.received;
+    if (idle) {
+      if (stopping_ || limits_reached(now)) {
+        mark_stopping(now);
+        st.c->shutdown_write();
+        return;
+      }
+      if (rate_allowance(now) <= messages_) return;  // poll() sends on schedule
+      st.sent_at = now;
+    } else if (st.enc.at_boundary()) {
+      return;  // the whole message is out; wait for its echo
+    }
+    size_t space = st.c->send_space();
+    if (space == 0) return;
+    size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, st.received + 1);
+    if (n == 0) return;
+    size_t sent = st.c->send({scratch_.data(), n});
+    counters_.tx_bytes += sent;
+    if (sent < n) {
+      st.pending.assign(scratch_.begin() + static_cast<ptrdiff_t>(sent),
+                        scratch_.begin() + static_cast<ptrdiff_t>(n));
+      st.pending_off = 0;
+      return;
+    }
+  }
+}
+
+void TcpPingService::on_bytes(Conn& st, std::span<const uint8_t> data) {
+  Instant now = tcp_.last_now();
+  counters_.rx_bytes += data.size();
+  auto complete = [&]() {
+    ++st.received;
+    ++messages_;
+    ++counters_.rx_messages;
+    ++counters_.tx_messages;
+    bytes_ += p_.message_size;
+    Instant from = p_.reconnect ? st.connect_at : st.sent_at;
+    hist_.record(static_cast<uint64_t>((now - from).ns()));
+    if (p_.reconnect) {
+      // One round trip per connection: close, then open the next in poll().
+      if (st.c != nullptr) st.c->close();
+    } else {
+      pump(st);
+    }
+  };
+  if (p_.framing == Framing::kNone) {
+    st.stream_rx += data.size();
+    while (st.stream_rx >= p_.message_size && p_.message_size > 0) {
+      st.stream_rx -= p_.message_size;
+      complete();
+    }
+    return;
+  }
+  st.dec.feed(data, [&](const FrameEvent& ev) {
+    if (ev.kind == FrameEventKind::kPayload) {
+      if (check_pattern(st.received, ev.offset, ev.data) != ev.data.size()) ++errors_;
+    } else if (ev.kind == FrameEventKind::kMessageComplete) {
+      if (ev.length != p_.message_size) ++errors_;
+      complete();
+    } else if (ev.kind == FrameEventKind::kError) {
+      ++errors_;
+      if (st.c != nullptr) st.c->abort();
+    }
+  });
+}
+
+Instant TcpPingService::poll(Instant now) {
+  if (!stopping_ && limits_reached(now)) mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->c == nullptr) {
+      if (p_.reconnect && !stopping_) open(now, *c);
+    } else {
+      pump(*c);
+    }
+  }
+  return now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 || p_.reconnect ? 1 : 100));
+}
+
+bool TcpPingService::drained(Instant now) const {
+  (void)now;
+  for (const auto& c : conns_) {
+    if (c->c != nullptr) return false;
+  }
+  return true;
+}
+
+void TcpPingService::fill(ClientReport& r) const {
+  r.has_rtt = hist_.count() > 0;
+  r.rtt_ns[0] = hist_.quantile(0.50);
+  r.rtt_ns[1] = hist_.quantile(0.90);
+  r.rtt_ns[2] = hist_.quantile(0.99);
+  r.rtt_ns[3] = hist_.quantile(0.999);
+  r.rtt_ns[4] = hist_.max();
+}
+
+void TcpPingService::stop(Instant now) {
+  mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->c != nullptr) c->c->abort();
+  }
+}
+
+}  // namespace ws
