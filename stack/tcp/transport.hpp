@@ -4,6 +4,8 @@
 
 #include "stack/iface/stack.hpp"
 #include "stack/tcp/tcp_stack.hpp"
+#include "stack/wire/icmp.hpp"
+#include "stack/wire/ipv4.hpp"
 
 namespace ws::tcp {
 
@@ -16,9 +18,21 @@ class TcpTransport final : public TransportHandler {
   }
   void icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
                   std::span<const uint8_t> quoted, Instant now) override {
-    // Path-MTU handling (RFC 1191 / RFC 5927 validation) belongs to the jumbo-frame
-    // work; until then ICMP errors are counted by the IP layer and not acted on.
-    (void)type, (void)code, (void)next_hop_mtu, (void)quoted, (void)now;
+    // `quoted` starts at the IPv4 header of a datagram we sent: its source is
+    // us, its destination the peer, and the TCP header follows its IHL.
+    auto ip = wire::Ipv4View::parse(quoted);
+    if (!ip || ip->header_len() < wire::Ipv4View::kMinHeaderLen ||
+        quoted.size() < ip->header_len() + 8) {
+      return;  // RFC 792: at least 8 bytes of the original payload are quoted
+    }
+    IcmpError e = IcmpError::kOtherUnreachable;
+    if (type == wire::kIcmpDestUnreachable && code == wire::kIcmpCodeFragNeeded) {
+      e = IcmpError::kFragNeeded;
+    } else if (type == wire::kIcmpDestUnreachable && (code == wire::kIcmpCodePortUnreachable ||
+                                                      code == wire::kIcmpCodeProtoUnreachable)) {
+      e = IcmpError::kPortUnreachable;
+    }
+    tcp_.icmp_error(ip->src(), ip->dst(), quoted.subspan(ip->header_len()), e, next_hop_mtu, now);
   }
   Instant poll(Instant now) override { return tcp_.poll(now); }
 
