@@ -214,13 +214,11 @@ static void process_fin(Tcb& c, Instant now) {
   c.fin_received = true;
   c.ooo_fin.reset();
   c.ack_now = true;
-  c.deliver(now);
+  c.deliver(now);  // the bytes before the FIN first
   if (c.released) return;
-  if (c.app_visible && !c.peer_fin_notified) {
-    c.peer_fin_notified = true;
-    if (c.cb.on_peer_closed) c.cb.on_peer_closed(c);
-    if (c.released) return;
-  }
+  // RFC 9293 3.10.7.4, eighth: the state changes before the application hears of the
+  // FIN, so that a shutdown from on_peer_closed goes CLOSE_WAIT -> LAST_ACK.
+  bool to_time_wait = false;
   switch (c.state) {
     case TcpState::kSynReceived:
     case TcpState::kEstablished:
@@ -228,12 +226,12 @@ static void process_fin(Tcb& c, Instant now) {
       break;
     case TcpState::kFinWait1:
       if (c.fin_acked())
-        c.enter_time_wait(now);
+        to_time_wait = true;
       else
         c.set_state(TcpState::kClosing);  // simultaneous close
       break;
     case TcpState::kFinWait2:
-      c.enter_time_wait(now);
+      to_time_wait = true;
       break;
     case TcpState::kTimeWait:
       c.tw_at = now + c.stack.config().time_wait;
@@ -241,6 +239,12 @@ static void process_fin(Tcb& c, Instant now) {
     default:
       break;
   }
+  if (c.app_visible && !c.peer_fin_notified) {
+    c.peer_fin_notified = true;
+    if (c.cb.on_peer_closed) c.cb.on_peer_closed(c);
+    if (c.released) return;
+  }
+  if (to_time_wait) c.enter_time_wait(now);
 }
 
 void Tcb::input(Segment& s, Instant now) {

@@ -637,6 +637,9 @@ TEST(Close, TimeWaitReuseNeedsTimestamps) {
     cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
     ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
     EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+    // The server closed from on_peer_closed: CLOSE_WAIT -> LAST_ACK -> CLOSED, no TIME_WAIT.
+    EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 0u);
+    EXPECT_EQ(n.b.connection_count(), 0u);
     n.run_for(Duration::seconds(2));
     Peer cl2;
     tcp::Connection* c2 = n.a.connect({kAddrB, 5000}, cl2.callbacks(), 40000, n.now);
