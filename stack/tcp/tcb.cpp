@@ -48,6 +48,9 @@ void Tcb::set_state(TcpState s) {
 
 void Tcb::become_established(Instant now) {
   set_state(TcpState::kEstablished);
+  // RFC 6298 (5.7): after a lost SYN (or SYN,ACK) and without an RTT sample, data
+  // transmission starts with an RTO of 3 s.
+  if (syn_retransmitted && !have_rtt) rto = std::max(rto, Duration::seconds(3));
   rcv_space_time = now;
   rcv_space = std::min<uint32_t>(rcvbuf.capacity(), 10 * our_mss);
   keepalive_at = stack.config().keepalive ? now + stack.config().keepalive_idle : Instant::never();

@@ -166,6 +166,7 @@ class Tcb final : public Connection {
   SeqNum rtt_seq;
   Instant rtt_time;
   uint32_t retries = 0;
+  bool syn_retransmitted = false;
   Instant rto_at = Instant::never();
   Instant delack_at = Instant::never();
   Instant persist_at = Instant::never();

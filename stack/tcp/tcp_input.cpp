@@ -271,6 +271,12 @@ void Tcb::input(Segment& s, Instant now) {
   if (!seq_acceptable(*this, s)) {
     st.drops().add(DropReason::kTcpOutOfWindow);
     if (!s.rst()) ack_now = true;
+    // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
+    // the 2 MSL timeout.
+    if (state == TcpState::kTimeWait && s.fin() && !s.rst()) {
+      tw_at = now + st.config().time_wait;
+      st.note_deadline(tw_at);
+    }
     return;
   }
   last_rx = now;

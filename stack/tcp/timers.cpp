@@ -43,10 +43,11 @@ static void on_rto(Tcb& c, Instant now) {
       c.finish(CloseReason::kTimeout);
       return;
     }
-    // RFC 6298 (5.5) backoff; Karn: the SYN is no longer timed. RFC 6298 (5.7): the
-    // RTO after a lost SYN would be 3 s once established; we keep the backed-off one.
+    // RFC 6298 (5.5) backoff; Karn: the SYN is no longer timed (see (5.7) in
+    // become_established).
     c.rto = std::min(c.rto * 2, cfg.rto_max);
     c.rtt_timing = false;
+    c.syn_retransmitted = true;
     ++c.stat_retrans;
     ++st.ctr().retransmits;
     c.send_syn(now);

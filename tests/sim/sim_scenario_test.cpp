@@ -182,6 +182,28 @@ TEST(Handshake, SynRetransmitBackoffExactTimes) {
   EXPECT_EQ(s.s.connection_count(), 0u);
 }
 
+TEST(Handshake, LostSynMeansThreeSecondRto) {
+  // RFC 6298 (5.7): the SYN was retransmitted and no RTT was measured (Karn), so data
+  // transmission starts with an RTO of 3 s.
+  Script s;
+  Peer app;
+  app.shutdown_when_done = false;
+  tcp::Connection* c = s.s.connect({kAddrB, 80}, app.callbacks(), 0, s.now);
+  auto syn = s.pop();
+  ASSERT_TRUE(s.advance(Duration::seconds(2), true));
+  s.clear();
+  s.lport = syn->v.src_port();
+  s.our_iss = syn->v.seq();
+  s.our_nxt = s.our_iss + 1;
+  auto r = s.peer(kSyn | kAck);
+  r.seq = s.peer_iss;
+  r.mss = 1460;
+  r.ts_val = s.peer_ts_val;
+  s.in(r);
+  ASSERT_EQ(c->state(), TcpState::kEstablished);
+  EXPECT_EQ(c->info().rto.ms(), 3000);
+}
+
 TEST(Handshake, SimultaneousOpen) {
   Net n(LinkParams{}, LinkParams{}, 1);
   Peer pa, pb;

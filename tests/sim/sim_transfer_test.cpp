@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "stack/tcp/mss.hpp"
 #include "tests/sim/apps.hpp"
 
 namespace ws::sim {
@@ -59,6 +60,26 @@ TEST_P(Transfer, EveryByteBothWays) {
   }
   Net n(m.link, m.link, seed, ca, cb);
   n.out_a.mtu = n.out_b.mtu = m.mtu;
+  // Every segment on the wire is well formed and fits the MTU and the MSS (what tshark
+  // would check in a capture).
+  uint64_t malformed = 0, oversized = 0, segments = 0;
+  auto check = [&](Packet& pk) {
+    ++segments;
+    auto v = wire::TcpView::parse(pk.l4);
+    wire::TcpOptions o;
+    if (!v || !v->parse_options(o)) {
+      ++malformed;
+      return true;
+    }
+    uint32_t opt = static_cast<uint32_t>(v->header_len() - 20);
+    if (pk.l4.size() + 20 > m.mtu || v->payload().size() + opt > m.mtu - 40) ++oversized;
+    if (!v->syn() &&
+        v->payload().size() > tcp::effective_send_mss(m.mtu - 40, m.mtu - 40, m.timestamps))
+      ++oversized;
+    return true;
+  };
+  n.tap_ab = check;
+  n.tap_ba = check;
   Pair p;
   p.start(n, m.bytes, m.bytes / 2, seed);
   bool done =
@@ -72,6 +93,9 @@ TEST_P(Transfer, EveryByteBothWays) {
   EXPECT_EQ(p.client.bad_bytes, 0u);
   EXPECT_EQ(p.client.reason, tcp::CloseReason::kNormal);
   EXPECT_EQ(p.server.reason, tcp::CloseReason::kNormal);
+  EXPECT_GT(segments, 0u);
+  EXPECT_EQ(malformed, 0u);
+  EXPECT_EQ(oversized, 0u);
   uint64_t bad_csum =
       n.drops_a.get(DropReason::kTcpBadChecksum) + n.drops_b.get(DropReason::kTcpBadChecksum);
   EXPECT_EQ(bad_csum, n.link_ab.corrupted + n.link_ba.corrupted);
