@@ -109,6 +109,43 @@ TEST_P(Transfer, EveryByteBothWays) {
               static_cast<unsigned long long>(ca_.rto_fired + cb_.rto_fired));
 }
 
+// Random link faults, options, congestion control, buffer sizes and MTUs per seed.
+TEST(RandomMixes, EveryByteForFiftySeeds) {
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Rng r(seed * 977);
+    LinkParams p;
+    p.loss = r.uniform() * 0.08;
+    p.reorder = r.uniform() * 0.3;
+    p.dup = r.uniform() * 0.05;
+    p.corrupt = r.uniform() * 0.01;
+    p.delay = Duration::micros(100 + static_cast<int64_t>(r.next() % 20000));
+    p.rate_bytes_per_sec = 1e6 + r.uniform() * 200e6;
+    auto ca = default_config(1), cb = default_config(2);
+    for (auto* c : {&ca, &cb}) {
+      c->sack = r.chance(0.7);
+      c->timestamps = r.chance(0.7);
+      c->window_scaling = r.chance(0.8);
+      c->congestion = r.chance(0.5) ? tcp::CongestionAlgo::kCubic : tcp::CongestionAlgo::kNewReno;
+      if (r.chance(0.2)) c->recv_buffer = 8192 + static_cast<uint32_t>(r.next() % 200000);
+      if (r.chance(0.2)) c->send_buffer = 4096 + static_cast<uint32_t>(r.next() % 200000);
+    }
+    Net n(p, p, seed, ca, cb);
+    uint32_t mtu = r.chance(0.3) ? 9000 : (r.chance(0.3) ? 576 : 1500);
+    n.out_a.mtu = n.out_b.mtu = mtu;
+    Pair pr;
+    uint64_t a = r.next() % 3'000'000, b = r.next() % 2'000'000;
+    pr.start(n, a, b, seed);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ASSERT_TRUE(
+        n.run_until([&] { return pr.client.closed && pr.server.closed; }, Duration::seconds(3000)));
+    EXPECT_EQ(pr.server.received, a);
+    EXPECT_EQ(pr.client.received, b);
+    EXPECT_EQ(pr.client.bad_bytes + pr.server.bad_bytes, 0u);
+    EXPECT_EQ(pr.client.reason, tcp::CloseReason::kNormal);
+    EXPECT_EQ(pr.server.reason, tcp::CloseReason::kNormal);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Mixes, Transfer,
                          ::testing::Combine(::testing::Range(0,
                                                              static_cast<int>(std::size(kMixes))),
