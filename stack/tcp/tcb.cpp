@@ -97,7 +97,7 @@ void Tcb::enter_time_wait(Instant now) {
     if (cb.on_closed) cb.on_closed(*this, CloseReason::kNormal);
   }
   cb = {};
-  stack.note_deadline(tw_at);
+  stack.schedule(this);
 }
 
 void Tcb::finish(CloseReason r) {

@@ -112,6 +112,8 @@ class Tcb final : public Connection {
 
   TcpStack& stack;
   FourTuple t;
+  uint64_t id = 0;                      // key of the timer queue
+  Instant sched_at = Instant::never();  // earliest queued timer entry
   TcpState state = TcpState::kClosed;
   ConnCallbacks cb;
   Listener* listener = nullptr;  // passive open not yet accepted

@@ -275,7 +275,7 @@ void Tcb::input(Segment& s, Instant now) {
     // the 2 MSL timeout.
     if (state == TcpState::kTimeWait && s.fin() && !s.rst()) {
       tw_at = now + st.config().time_wait;
-      st.note_deadline(tw_at);
+      st.schedule(this);
     }
     return;
   }

@@ -98,7 +98,7 @@ void Tcb::send_syn(Instant now) {
     rtt_time = now;
   }
   if (rto_at.is_never()) rto_at = now + rto;
-  stack.note_deadline(next_deadline());
+  stack.schedule(this);
 }
 
 // Pure ACKs and RSTs carry the highest sequence number sent, not a SND.NXT rolled back
@@ -120,7 +120,7 @@ void Tcb::output(Instant now) {
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
     if (ack_now && state == TcpState::kSynReceived) send_ack(now);
-    stack.note_deadline(next_deadline());
+    stack.schedule(this);
     return;
   }
   if (state == TcpState::kTimeWait || state == TcpState::kClosed) {
@@ -212,7 +212,7 @@ void Tcb::output(Instant now) {
   } else {
     persist_at = Instant::never();
   }
-  stack.note_deadline(next_deadline());
+  stack.schedule(this);
 }
 
 }  // namespace ws::tcp

@@ -189,6 +189,8 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   auto p = std::make_unique<Tcb>(*this, t);
   Tcb* tcb = p.get();
   conns_[t] = std::move(p);
+  tcb->id = next_id_++;
+  by_id_[tcb->id] = tcb;
   uint32_t mtu = out_.mtu_to(t.raddr);
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
   tcb->iss = SeqNum(isn_.isn({t.laddr, t.lport}, {t.raddr, t.rport}, now_));
@@ -219,6 +221,7 @@ void TcpStack::release(Tcb* t) {
     t->listener = nullptr;
   }
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
+  by_id_.erase(t->id);
   auto it = conns_.find(t->t);
   if (it != conns_.end() && it->second.get() == t) {
     graveyard_.push_back(std::move(it->second));
@@ -366,23 +369,31 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
   return tcb;
 }
 
+void TcpStack::schedule(Tcb* t) {
+  if (t->released) return;
+  Instant d = t->next_deadline();
+  if (d.is_never() || d >= t->sched_at) return;
+  t->sched_at = d;
+  timers_.push_back({d, t->id});
+  std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
+}
+
 Instant TcpStack::poll(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
-  if (now_ < next_scan_) return next_scan_;
-  // Full scan when the earliest known deadline is due. (A timer wheel would make
-  // this O(expired); see docs/tcp.md.)
-  Instant next = Instant::never();
-  std::vector<Tcb*>& list = scan_scratch_;
-  list.clear();
-  for (auto& [k, c] : conns_) list.push_back(c.get());
-  for (Tcb* c : list) {
+  while (!timers_.empty() && timers_.front().at <= now_) {
+    TimerEntry e = timers_.front();
+    std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
+    timers_.pop_back();
+    auto it = by_id_.find(e.id);
+    if (it == by_id_.end()) continue;  // connection gone: a stale entry
+    Tcb* c = it->second;
     if (c->released) continue;
-    c->on_timers(now_);
-    if (!c->released) next = earliest(next, c->next_deadline());
+    if (e.at == c->sched_at) c->sched_at = Instant::never();
+    if (c->next_deadline() <= now_) c->on_timers(now_);
+    schedule(c);
   }
-  next_scan_ = next;
-  return next;
+  return timers_.empty() ? Instant::never() : timers_.front().at;
 }
 
 void TcpStack::shutdown_all(Instant now) {

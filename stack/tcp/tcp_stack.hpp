@@ -107,7 +107,8 @@ class TcpStack {
   Instant last_now() const { return now_; }
   bool in_stack() const { return depth_ > 0; }
   void release(Tcb* t);  // remove from the table; freed at the end of the call
-  void note_deadline(Instant d) { next_scan_ = earliest(next_scan_, d); }
+  // Makes sure a timer entry exists no later than t's next deadline.
+  void schedule(Tcb* t);
   bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
   bool tx_pressure(Ipv4Addr dst) const;
@@ -137,9 +138,19 @@ class TcpStack {
   std::unordered_map<uint16_t, Listener> listeners_;
   std::vector<std::unique_ptr<Tcb>> graveyard_;
   std::vector<Tcb*> pending_output_;
-  std::vector<Tcb*> scan_scratch_;
   Instant now_;
-  Instant next_scan_ = Instant::never();
+  // Timer queue: a min-heap of (deadline, connection id) with lazy deletion. A
+  // connection pushes an entry only when its deadline moves before its earliest queued
+  // one, so re-arming a later RTO costs nothing; popped entries re-check the real
+  // deadline. O(log n) per expiry instead of a scan of every connection.
+  struct TimerEntry {
+    Instant at;
+    uint64_t id;
+    bool operator>(const TimerEntry& o) const { return at > o.at; }
+  };
+  std::vector<TimerEntry> timers_;
+  std::unordered_map<uint64_t, Tcb*> by_id_;
+  uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
   uint64_t challenge_second_ = 0;
