@@ -1,0 +1,1240 @@
+#!/usr/bin/python3
+"""wirespeed system benchmarks: the data plane against the Linux kernel, same machine, same run.
+
+Programs, not tests. Each workload prints one Markdown table (our figure, the peer's figure,
+the ratio), writes it and the raw samples as JSON under tests/bench/results/, and replaces its
+section in docs/benchmarks.md together with the machine description and the command that
+reproduces it. Run through tests/bench/run.sh (as root):
+
+    tests/bench/run.sh [--quick] [udp] [tcp-bulk] [tcp-rtt] [sweep] [scrape]
+
+Every measurement is bounded in time (≤ 10 s, every child has a timeout) and everything the
+benchmark creates (namespaces and veths named wsb*, the memif socket /run/wirespeed-bench*.sock,
+processes) is removed on exit, on error and on SIGINT/SIGTERM. Traffic goes only to loopback
+and to the namespaces created here.
+"""
+import argparse
+import atexit
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("WS_BUILD_DIR", os.path.join(ROOT, "build-bench"))
+DATAPLANE = os.path.join(BUILD, "dataplane", "wirespeed-dataplane")
+CONTROL = os.path.join(BUILD, "control", "wirespeed-control")
+WSPERF = os.path.join(BUILD, "tools", "wsperf", "wsperf")
+RESULTS = os.path.join(HERE, "results")
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+MEMIF_SOCK = "/run/wirespeed-bench.sock"
+
+WORKLOADS = ["udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "micro"]
+
+# ---------------------------------------------------------------------------------------
+# Cleanup: every process and network object is registered when created and removed at exit.
+
+_procs = []
+_netns = []
+_links = []
+_files = []
+
+
+def _cleanup():
+    for p in list(_procs):
+        if p.poll() is None:
+            try:
+                p.send_signal(signal.SIGINT)
+                p.wait(5)
+            except Exception:
+                pass
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.wait(5)
+            except Exception:
+                pass
+    _procs.clear()
+    for ns in list(_netns):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    _netns.clear()
+    for link in list(_links):
+        subprocess.run(["ip", "link", "del", link], capture_output=True)
+    _links.clear()
+    for f in list(_files):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def _on_signal(signum, _frame):
+    _cleanup()
+    sys.exit(128 + signum)
+
+
+atexit.register(_cleanup)
+signal.signal(signal.SIGTERM, _on_signal)
+signal.signal(signal.SIGINT, _on_signal)
+
+
+def sh(cmd, ns=None, check=True, timeout=30):
+    if ns:
+        cmd = f"ip netns exec {ns} {cmd}"
+    r = subprocess.run(cmd, shell=True, text=True, capture_output=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"command failed ({r.returncode}): {cmd}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def spawn(argv, log_path, ns=None):
+    if ns:
+        argv = ["ip", "netns", "exec", ns] + argv
+    log = open(log_path, "w")
+    p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    p.log_path = log_path
+    _procs.append(p)
+    return p
+
+
+def stop(p, timeout=8):
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    if p in _procs:
+        _procs.remove(p)
+    return p.returncode
+
+
+def wait_exit(p, timeout):
+    """Waits for a client that ends by itself; kills it at the deadline. Returns rc or None."""
+    try:
+        rc = p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = None
+    if p in _procs:
+        _procs.remove(p)
+    return rc
+
+
+def tail(path, n=15):
+    try:
+        with open(path) as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+class Failure(Exception):
+    """A measurement that did not produce a figure; the message goes into the table notes."""
+
+
+# ---------------------------------------------------------------------------------------
+# Network objects
+
+
+def make_ns(name):
+    sh(f"ip netns del {name}", check=False)
+    sh(f"ip netns add {name}")
+    _netns.append(name)
+    sh("ip link set lo up", ns=name)
+    return name
+
+
+def veth_pair(a, b, ns_a, ns_b, ip_a, ip_b, mtu):
+    """veth a<->b; a goes to ns_a (None: root), b to ns_b; addresses /24 (None: none)."""
+    sh(f"ip link del {a}", check=False)
+    sh(f"ip link add {a} mtu {mtu} type veth peer name {b} mtu {mtu}")
+    _links.append(a)
+    for dev, ns, ip in ((a, ns_a, ip_a), (b, ns_b, ip_b)):
+        if ns:
+            sh(f"ip link set {dev} netns {ns}")
+        sh(f"sysctl -qw net.ipv6.conf.{dev}.disable_ipv6=1", ns=ns, check=False)
+        if ip:
+            sh(f"ip addr add {ip}/24 dev {dev}", ns=ns)
+        sh(f"ip link set {dev} up", ns=ns)
+
+
+def set_offloads(dev, ns, on):
+    v = "on" if on else "off"
+    sh(f"ethtool -K {dev} tso {v} gso {v} gro {v}", ns=ns, check=False)
+
+
+class KernelPair:
+    """Two namespaces wsb-ka / wsb-kb joined by the veth wsb-ka0 / wsb-kb0 (10.98.0.1/.2)."""
+
+    A, B = "wsb-ka", "wsb-kb"
+    IP_A, IP_B = "10.98.0.1", "10.98.0.2"
+
+    def __init__(self, mtu=1500, offloads=True):
+        self.mtu = mtu
+        self.offloads = offloads
+
+    def __enter__(self):
+        make_ns(self.A)
+        make_ns(self.B)
+        veth_pair("wsb-ka0", "wsb-kb0", self.A, self.B, self.IP_A, self.IP_B, self.mtu)
+        set_offloads("wsb-ka0", self.A, self.offloads)
+        set_offloads("wsb-kb0", self.B, self.offloads)
+        return self
+
+    def __exit__(self, *exc):
+        for ns in (self.A, self.B):
+            sh(f"ip netns del {ns}", check=False)
+            if ns in _netns:
+                _netns.remove(ns)
+        if "wsb-ka0" in _links:
+            _links.remove("wsb-ka0")
+
+
+# ---------------------------------------------------------------------------------------
+# Data plane configs
+
+
+def dp_config(path, *, prefix, lcore, device, address, mtu, services, metrics_port,
+              hugepages=False, extra="", mac=None):
+    svc = "\n".join(f"  - {s}" for s in services)
+    text = f"""version: 1
+dataplane:
+  lcores: [{lcore}]
+  idle: poll
+  file_prefix: {prefix}
+  hugepages: {"true" if hugepages else "false"}
+  memory_mb: 512
+ports:
+  - name: p0
+    device: "{device}"
+    mtu: {mtu}
+    address: {address}
+{f'    mac: "{mac}"' if mac else ""}
+services:
+{svc}
+{extra}
+control:
+  metrics_listen: 127.0.0.1:{metrics_port}
+"""
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def start_dataplane(cfg, log_path, timeout=25):
+    p = spawn([DATAPLANE, "-c", cfg], log_path)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if p.poll() is not None:
+            _procs.remove(p)
+            raise Failure(f"data plane exited with {p.returncode} at start: {tail(log_path, 5)}")
+        if "wirespeed: running" in tail(log_path, 200):
+            return p
+        time.sleep(0.1)
+    stop(p)
+    raise Failure(f"data plane did not start in {timeout}s: {tail(log_path, 5)}")
+
+
+def scrape(port):
+    """{(name, frozenset(labels)): value} from wirespeed-control serve."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.rpartition(" ")
+        name, labels = key, {}
+        if "{" in key:
+            name, rest = key.split("{", 1)
+            for part in rest.rstrip("}").split(","):
+                if "=" in part:
+                    k, v = part.split("=", 1)
+                    labels[k] = v.strip('"')
+        try:
+            out[(name, frozenset(labels.items()))] = float(value)
+        except ValueError:
+            pass
+    return out
+
+
+def metric(m, name, **labels):
+    return m.get((name, frozenset(labels.items())), 0.0)
+
+
+def start_control(cfg, log_path, port, timeout=10):
+    p = spawn([CONTROL, "-c", cfg, "serve"], log_path)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            scrape(port)
+            return p
+        except OSError:
+            time.sleep(0.1)
+    stop(p)
+    raise Failure(f"wirespeed-control serve did not answer: {tail(log_path, 5)}")
+
+
+# ---------------------------------------------------------------------------------------
+# Statistics and tables
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs):
+    """Relative spread (max-min)/median of the samples, in percent."""
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return None
+    m = statistics.median(xs)
+    return 100.0 * (max(xs) - min(xs)) / m if m else None
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "—"
+    if isinstance(v, str):
+        return v
+    a = abs(v)
+    if a >= 1e9:
+        s = f"{v / 1e9:.2f} G"
+    elif a >= 1e6:
+        s = f"{v / 1e6:.2f} M"
+    elif a >= 1e4:
+        s = f"{v / 1e3:.1f} k"
+    elif a >= 100:
+        s = f"{v:.0f} "
+    elif a >= 10:
+        s = f"{v:.1f} "
+    else:
+        s = f"{v:.2f} "
+    return (s + unit).strip()
+
+
+def fmt_ms(samples, unit="", scale=1.0):
+    """median ± spread% of samples (None for failed runs)."""
+    good = [x * scale for x in samples if x is not None]
+    if not good:
+        return "FAIL"
+    m = statistics.median(good)
+    sp = spread(good)
+    s = fmt(m, unit)
+    if sp is not None:
+        s += f" ±{sp:.0f}%"
+    if len(good) < len(samples):
+        s += f" ({len(samples) - len(good)}/{len(samples)} failed)"
+    return s
+
+
+def ratio(ours, theirs, lower_is_better=False):
+    o = med(ours) if isinstance(ours, list) else ours
+    t = med(theirs) if isinstance(theirs, list) else theirs
+    if not o or not t:
+        return "—"
+    r = t / o if lower_is_better else o / t
+    return f"{r:.2f}×"
+
+
+def table(headers, rows):
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+class Report:
+    def __init__(self, name, title, command):
+        self.name = name
+        self.title = title
+        self.command = command
+        self.tables = []
+        self.notes = []
+        self.data = {}
+
+    def add_table(self, caption, headers, rows):
+        self.tables.append((caption, table(headers, rows)))
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def markdown(self, machine):
+        out = [f"## {self.title}", "",
+               f"Measured {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')} on {machine}. "
+               f"Reproduce with `{self.command}`.", ""]
+        for caption, t in self.tables:
+            if caption:
+                out += [caption, ""]
+            out += [t, ""]
+        if self.notes:
+            out += ["Notes:", ""] + [f"- {n}" for n in self.notes] + [""]
+        return "\n".join(out)
+
+
+def machine_description():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+            mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} CPUs{mem}, Linux {platform.release()}, no NIC "
+            f"(memif/veth/af_packet only), shared with other work (expect noise)")
+
+
+def update_doc(report, machine):
+    section = report.markdown(machine)
+    begin = f"<!-- bench:{report.name}:begin -->"
+    end = f"<!-- bench:{report.name}:end -->"
+    block = f"{begin}\n{section}\n{end}"
+    try:
+        with open(DOC) as f:
+            doc = f.read()
+    except OSError:
+        doc = "# Benchmarks\n"
+    if begin in doc and end in doc:
+        pre, rest = doc.split(begin, 1)
+        _, post = rest.split(end, 1)
+        doc = pre + block + post
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    with open(DOC, "w") as f:
+        f.write(doc)
+
+
+# ---------------------------------------------------------------------------------------
+# Clients
+
+
+def wsperf(args, ns, log, timeout):
+    """Runs a wsperf client to completion; returns its JSON report or raises Failure."""
+    rep = log.replace(".log", ".json")
+    if os.path.exists(rep):
+        os.unlink(rep)
+    p = spawn([WSPERF] + args + ["--report", rep, "--quiet"], log, ns=ns)
+    rc = wait_exit(p, timeout)
+    r = read_json(rep)
+    if rc != 0 or r is None:
+        raise Failure(f"wsperf {' '.join(args[:1])} rc={rc}: {tail(log, 3).strip()}")
+    return r
+
+
+class Memif:
+    """Two data planes over net_memif: a server process (echo :7 and sink :9 over TCP) on
+    lcore 0 and short-lived client processes on lcore 1 that run one source/ping and exit.
+    link="afpacket": the two processes use the two ends of a root-namespace veth pair
+    (wsb-s2s-a / wsb-s2s-b) through af_packet instead (used where memif cannot take the MTU)."""
+
+    SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
+
+    def __init__(self, tmp, mtu, tag, metrics_port=9591, hugepages=False, tcp_extra="",
+                 link="memif"):
+        self.link = link
+        self.tmp = tmp
+        self.mtu = mtu
+        self.tag = tag
+        self.metrics_port = metrics_port
+        self.hugepages = hugepages
+        self.tcp_extra = tcp_extra
+        self.server = None
+        self.n = 0
+
+    def device(self, role):
+        if self.link == "afpacket":
+            iface = "wsb-s2s-a" if role == "server" else "wsb-s2s-b"
+            return f"net_af_packet0,iface={iface},blocksz=20480,framesz=10240,qpairs=1"
+        return f"net_memif0,role={role},socket={MEMIF_SOCK},id=0"
+
+    def __enter__(self):
+        if self.link == "afpacket":
+            veth_pair("wsb-s2s-a", "wsb-s2s-b", None, None, None, None, self.mtu)
+        if os.path.exists(MEMIF_SOCK):
+            os.unlink(MEMIF_SOCK)
+        _files.append(MEMIF_SOCK)
+        self.cfg = dp_config(
+            os.path.join(self.tmp, f"{self.tag}-server.yaml"), prefix=f"wsb-srv-{self.tag}",
+            lcore=0, device=self.device("server"), address=f"{self.SERVER_IP}/24", mtu=self.mtu,
+            services=["{ name: echo, kind: echo, protocol: tcp, port: 7 }",
+                      "{ name: sink, kind: sink, protocol: tcp, port: 9 }",
+                      "{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
+                      "{ name: sink-udp, kind: sink, protocol: udp, port: 9 }"],
+            metrics_port=self.metrics_port, hugepages=self.hugepages, extra=self.tcp_extra,
+            mac="02:00:00:00:96:01")
+        self.log = os.path.join(self.tmp, f"{self.tag}-server.log")
+        self.server = start_dataplane(self.cfg, self.log)
+        return self
+
+    def __exit__(self, *exc):
+        if self.server:
+            stop(self.server)
+        if self.link == "afpacket":
+            sh("ip link del wsb-s2s-a", check=False)
+            if "wsb-s2s-a" in _links:
+                _links.remove("wsb-s2s-a")
+
+    def client(self, service, timeout):
+        """Runs one client service ("{ kind: ..., ... }"); returns its report. When the server
+        process dies (a crash is a finding: it is recorded in CRASHES with the kernel's line),
+        the server is restarted and the measurement tried once more."""
+        try:
+            return self._client_once(service, timeout)
+        except ServerDied as e:
+            CRASHES.append(str(e))
+            print(f"  server crashed: {e}", flush=True)
+            self.log = os.path.join(self.tmp, f"{self.tag}-server-restart{len(CRASHES)}.log")
+            self.server = start_dataplane(self.cfg, self.log)
+            try:
+                return self._client_once(service, timeout)
+            except ServerDied as e2:
+                CRASHES.append(str(e2))
+                self.log = os.path.join(self.tmp, f"{self.tag}-server-restart{len(CRASHES)}b.log")
+                self.server = start_dataplane(self.cfg, self.log)
+                raise Failure(f"server crashed twice in a row: {e2}")
+
+    def _client_once(self, service, timeout):
+        self.n += 1
+        name = f"{self.tag}-client-{self.n}"
+        rep = os.path.join(self.tmp, f"{name}.json")
+        svc = service.rstrip().rstrip("}") + f", report: {rep} }}"
+        cfg = dp_config(os.path.join(self.tmp, f"{name}.yaml"), prefix=f"wsb-cli-{self.tag}",
+                        lcore=1, device=self.device("client"), address=f"{self.CLIENT_IP}/24",
+                        mtu=self.mtu, services=[svc], metrics_port=self.metrics_port + 1,
+                        hugepages=self.hugepages, extra=self.tcp_extra, mac="02:00:00:00:96:02")
+        log = os.path.join(self.tmp, f"{name}.log")
+        p = spawn([DATAPLANE, "-c", cfg], log)
+        rc = wait_exit(p, timeout)
+        r = read_json(rep)
+        if self.server.poll() is not None:
+            pid, code = self.server.pid, self.server.returncode
+            if self.server in _procs:
+                _procs.remove(self.server)
+            kern = [l for l in sh("dmesg", check=False).stdout.splitlines()
+                    if f"[{pid}]" in l and "segfault" in l]
+            raise ServerDied(f"the server data plane (pid {pid}, exit {code}) died while client "
+                             f"`{service.strip()}` ran (client exit {rc}); server log {self.log}; "
+                             f"kernel: {kern[-1].strip() if kern else 'no segfault line'}")
+        if rc is None:
+            raise Failure(f"client did not finish within {timeout}s (killed); log {log}: "
+                          f"{tail(log, 3).strip()}")
+        if rc != 0 or r is None:
+            raise Failure(f"client exit {rc}, report {'missing' if r is None else 'present'}; "
+                          f"log {log}: {tail(log, 3).strip()}")
+        r.update(steady_state(log, r))
+        return r
+
+
+class ServerDied(Exception):
+    pass
+
+
+CRASHES = []
+
+
+PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
+
+
+def steady_state(log, report):
+    """Rate over the second half of a client run, from its progress lines (the first
+    seconds of a wirespeed connection are a slow ramp; see docs/benchmarks.md)."""
+    pts = []
+    try:
+        with open(log) as f:
+            for line in f:
+                m = PROGRESS.match(line.strip())
+                if m:
+                    pts.append((float(m.group(2)), int(m.group(3))))
+    except OSError:
+        return {}
+    if len(pts) < 2:
+        return {}
+    t_end, n_end = pts[-1]
+    mid = next(((t, n) for t, n in pts if t >= t_end / 2), pts[0])
+    if t_end - mid[0] < 0.5:
+        return {}
+    mps = (n_end - mid[1]) / (t_end - mid[0])
+    size = report.get("message_size") or 0
+    return {"steady_messages_per_second": mps, "steady_bits_per_second": mps * size * 8,
+            "steady_window_s": [mid[0], t_end], "progress": pts}
+
+
+def repeat(fn, reps, errors):
+    """Runs fn() reps times; a Failure becomes None and its message is kept (once)."""
+    out = []
+    for _ in range(reps):
+        try:
+            out.append(fn())
+        except Failure as e:
+            msg = str(e).replace("\n", " ")[:400]
+            if msg not in errors:
+                errors.append(msg)
+            out.append(None)
+    return out
+
+
+def pick(samples, f):
+    return [None if s is None else f(s) for s in samples]
+
+
+def gbps(r):
+    return r["bits_per_second"] / 1e9
+
+
+# ---------------------------------------------------------------------------------------
+# Workload 1: UDP through the data plane (af_packet) vs the kernel on the same veth
+
+
+def bench_udp(ctx):
+    rep = Report("udp", "1. UDP echo and 64-byte sink: data plane (af_packet) vs kernel, same veth",
+                 ctx.command("udp"))
+    reps, dur = ctx.reps, ctx.dur
+    tmp = ctx.tmp
+    ns, dp_if, ns_if = "wsb-u", "wsb-u-dp", "wsb-u-pr"
+    dp_ip, ns_ip = "10.97.0.1", "10.97.0.2"
+    make_ns(ns)
+    veth_pair(dp_if, ns_if, None, ns, None, ns_ip, 1500)
+    # The kernel leaves UDP checksums partial on veth; af_packet would pass them unfinished.
+    sh(f"ethtool -K {ns_if} tx off", ns=ns)
+    errors = []
+    count = ctx.ping_count
+    ping_args = ["ping", "--protocol", "udp", "--target", f"{dp_ip}:7", "--message-size", "64",
+                 "--count", str(count), "--duration", str(dur), "--cpu", "0"]
+    src_args = ["source", "--protocol", "udp", "--target", f"{dp_ip}:9", "--message-size", "64",
+                "--duration", str(dur), "--cpu", "0"]
+
+    # --- the data plane on the root end (af_packet), lcore 1
+    port = 9581
+    cfg = dp_config(os.path.join(tmp, "udp-dp.yaml"), prefix="wsb-udp", lcore=1,
+                    device=f"net_af_packet0,iface={dp_if},blocksz=20480,framesz=10240,qpairs=1",
+                    address=f"{dp_ip}/24", mtu=1500,
+                    services=["{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
+                              "{ name: sink-udp, kind: sink, protocol: udp, port: 9 }"],
+                    metrics_port=port)
+    ws_ping, ws_sink, ws_sent = [None] * reps, [None] * reps, [None] * reps
+    try:
+        dp = start_dataplane(cfg, os.path.join(tmp, "udp-dp.log"))
+        ctl = start_control(cfg, os.path.join(tmp, "udp-ctl.log"), port)
+        sh(f"ping -c 1 -W 2 {dp_ip}", ns=ns, check=False)  # resolve ARP first
+        ws_ping = repeat(lambda: wsperf(ping_args, ns, os.path.join(tmp, "udp-ws-ping.log"),
+                                        dur + 5), reps, errors)
+
+        def dp_sink():
+            before = metric(scrape(port), "wirespeed_service_messages_total", service="sink-udp",
+                            direction="received")
+            r = wsperf(src_args, ns, os.path.join(tmp, "udp-ws-src.log"), dur + 5)
+            time.sleep(0.4)  # stats are published every 100 ms
+            after = metric(scrape(port), "wirespeed_service_messages_total", service="sink-udp",
+                           direction="received")
+            return {"received_pps": (after - before) / r["seconds"], "sent_pps": r["messages_per_second"]}
+
+        s = repeat(dp_sink, reps, errors)
+        ws_sink = pick(s, lambda x: x["received_pps"])
+        ws_sent = pick(s, lambda x: x["sent_pps"])
+        if dp.poll() is not None:
+            errors.append(f"data plane exited during the run: {tail(dp.log_path, 4)}")
+        stop(ctl)
+        stop(dp)
+        rep.data["dataplane_log_tail"] = tail(dp.log_path, 10)
+    except Failure as e:
+        errors.append(str(e))
+
+    # --- the kernel on the same veth: the root end gets the address
+    sh(f"ip addr add {dp_ip}/24 dev {dp_if}")
+    k_ping, k_sink, k_sent = [None] * reps, [None] * reps, [None] * reps
+    try:
+        echo = spawn([WSPERF, "echo", "--protocol", "udp", "--listen", f"{dp_ip}:7", "--cpu", "1",
+                      "--quiet"], os.path.join(tmp, "udp-k-echo.log"))
+        time.sleep(0.3)
+        k_ping = repeat(lambda: wsperf(ping_args, ns, os.path.join(tmp, "udp-k-ping.log"),
+                                       dur + 5), reps, errors)
+        stop(echo)
+
+        def k_sink_run():
+            sj = os.path.join(tmp, "udp-k-sink.json")
+            if os.path.exists(sj):
+                os.unlink(sj)
+            sink = spawn([WSPERF, "sink", "--protocol", "udp", "--listen", f"{dp_ip}:9", "--cpu", "1",
+                          "--quiet", "--report", sj], os.path.join(tmp, "udp-k-sink.log"))
+            time.sleep(0.3)
+            r = wsperf(src_args, ns, os.path.join(tmp, "udp-k-src.log"), dur + 5)
+            time.sleep(0.2)
+            stop(sink)
+            s = read_json(sj)
+            if s is None:
+                raise Failure("wsperf sink wrote no report")
+            return {"received_pps": s["messages"] / r["seconds"], "sent_pps": r["messages_per_second"]}
+
+        s = repeat(k_sink_run, reps, errors)
+        k_sink = pick(s, lambda x: x["received_pps"])
+        k_sent = pick(s, lambda x: x["sent_pps"])
+    finally:
+        sh(f"ip addr del {dp_ip}/24 dev {dp_if}", check=False)
+
+    rows = []
+    p50 = lambda s: s["rtt_us"]["p50"]
+    p99 = lambda s: s["rtt_us"]["p99"]
+    mps = lambda s: s["messages_per_second"]
+    rows.append(["UDP echo round trips/s (64 B, 1 outstanding)", fmt_ms(pick(ws_ping, mps), "/s"),
+                 fmt_ms(pick(k_ping, mps), "/s"), ratio(pick(ws_ping, mps), pick(k_ping, mps))])
+    rows.append(["UDP echo RTT p50", fmt_ms(pick(ws_ping, p50), "µs"), fmt_ms(pick(k_ping, p50), "µs"),
+                 ratio(pick(ws_ping, p50), pick(k_ping, p50), lower_is_better=True)])
+    rows.append(["UDP echo RTT p99", fmt_ms(pick(ws_ping, p99), "µs"), fmt_ms(pick(k_ping, p99), "µs"),
+                 ratio(pick(ws_ping, p99), pick(k_ping, p99), lower_is_better=True)])
+    rows.append(["64 B datagrams received by the sink /s", fmt_ms(ws_sink, "pps"), fmt_ms(k_sink, "pps"),
+                 ratio(ws_sink, k_sink)])
+    rows.append(["  (offered by wsperf source /s)", fmt_ms(ws_sent, "pps"), fmt_ms(k_sent, "pps"), ""])
+    rep.add_table("", ["figure", "wirespeed (af_packet, lcore 1)", "Linux kernel (wsperf, cpu 1)",
+                       "ratio (>1: wirespeed better)"], rows)
+    rep.note(f"Client: wsperf in namespace `{ns}` pinned to cpu 0 on veth `{ns_if}` "
+             f"(tx checksum offload off); server on the root end `{dp_if}`: first the data plane "
+             "(af_packet PMD, `idle: poll`), then, with the data plane stopped and the address moved "
+             "to the root end, `wsperf echo`/`wsperf sink` on kernel sockets.")
+    rep.note(f"Each figure: median of {reps} runs of ≤ {dur} s (ping: ≤ {count} round trips); ±: "
+             "(max−min)/median. Sink rate = datagrams the server counted "
+             "(`wirespeed_service_messages_total{direction=\"received\"}` / wsperf sink report) ÷ "
+             "the source's run time.")
+    rep.note("Both servers sit behind the same veth and the same sending kernel, so the sink figure "
+             "is bounded by what one core of wsperf+veth can offer; af_packet copies each frame "
+             "through a TPACKET ring, which is what this table measures, not a NIC.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data.update({"ws_ping": ws_ping, "k_ping": k_ping, "ws_sink_pps": ws_sink, "k_sink_pps": k_sink,
+                     "ws_offered_pps": ws_sent, "k_offered_pps": k_sent, "errors": errors})
+    sh(f"ip netns del {ns}", check=False)
+    _netns.remove(ns)
+    sh(f"ip link del {dp_if}", check=False)
+    _links.remove(dp_if)
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel-side measurements (two namespaces over veth)
+
+
+def kernel_source_sink(ctx, kp, size, tag, errors, connections=1):
+    sj = os.path.join(ctx.tmp, f"k-sink-{tag}.json")
+
+    def run():
+        sink = spawn([WSPERF, "sink", "--listen", f"{kp.IP_B}:9", "--cpu", "1", "--quiet"],
+                     os.path.join(ctx.tmp, f"k-sink-{tag}.log"), ns=kp.B)
+        time.sleep(0.2)
+        try:
+            return wsperf(["source", "--target", f"{kp.IP_B}:9", "--message-size", str(size),
+                           "--connections", str(connections), "--duration", str(ctx.dur), "--cpu", "0"],
+                          kp.A, os.path.join(ctx.tmp, f"k-src-{tag}.log"), ctx.dur + 8)
+        finally:
+            stop(sink)
+
+    return repeat(run, ctx.reps, errors)
+
+
+def kernel_ping_echo(ctx, kp, size, tag, errors):
+    def run():
+        echo = spawn([WSPERF, "echo", "--listen", f"{kp.IP_B}:7", "--cpu", "1", "--quiet"],
+                     os.path.join(ctx.tmp, f"k-echo-{tag}.log"), ns=kp.B)
+        time.sleep(0.2)
+        try:
+            return wsperf(["ping", "--target", f"{kp.IP_B}:7", "--message-size", str(size),
+                           "--duration", str(ctx.dur), "--cpu", "0"],
+                          kp.A, os.path.join(ctx.tmp, f"k-ping-{tag}.log"), ctx.dur + 8)
+        finally:
+            stop(echo)
+
+    return repeat(run, ctx.reps, errors)
+
+
+def sockperf_pp(ctx, kp, errors):
+    """sockperf ping-pong, 64 B over TCP, full round-trip times; returns [{p50,p99}]"""
+
+    def run():
+        srv = spawn(["taskset", "-c", "1", "sockperf", "sr", "--tcp", "-i", kp.IP_B, "-p", "11111"],
+                    os.path.join(ctx.tmp, "sockperf-sr.log"), ns=kp.B)
+        time.sleep(0.5)
+        try:
+            log = os.path.join(ctx.tmp, "sockperf-pp.log")
+            p = spawn(["taskset", "-c", "0", "sockperf", "pp", "--tcp", "-i", kp.IP_B, "-p", "11111",
+                       "-m", "64", "-t", str(ctx.dur), "--full-rtt"], log, ns=kp.A)
+            rc = wait_exit(p, ctx.dur + 10)
+            text = open(log).read()
+            vals = {}
+            for m in re.finditer(r"--->\s+percentile\s+([\d.]+)\s+=\s+([\d.]+)", text):
+                vals[float(m.group(1))] = float(m.group(2))
+            rate = re.search(r"Summary: Round trip is ([\d.]+) usec|RttTime=([\d.]+)", text)
+            obs = re.search(r"SentMessages=(\d+);\s*ReceivedMessages=(\d+)", text)
+            vt = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)", text)
+            if rc != 0 or 50.0 not in vals:
+                raise Failure(f"sockperf pp rc={rc}: {tail(log, 3).strip()}")
+            out = {"p50": vals[50.0], "p99": vals.get(99.0), "text_tail": tail(log, 20)}
+            if vt:
+                out["round_trips_per_second"] = int(vt.group(3)) / float(vt.group(1))
+            del rate, obs
+            return out
+        finally:
+            stop(srv)
+
+    return repeat(run, ctx.reps, errors)
+
+
+# ---------------------------------------------------------------------------------------
+# Workload 2: TCP bulk stack-to-stack over memif vs Linux over veth
+
+
+def ws_source_runs(ctx, m, size, errors):
+    """wirespeed source → sink runs over the pair m, cached per (link, MTU, size) so that the
+    sweep and the bulk table share their 64 KiB and 1 MiB runs within one invocation."""
+    key = ("ws-source", m.link, m.mtu, size)
+    if key not in ctx.cache:
+        ctx.cache[key] = repeat(lambda: m.client(
+            f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
+            f"message_size: {size}, connections: 1, duration_s: {ctx.ws_dur} }}",
+            ctx.ws_dur + 15), ctx.reps, errors)
+    return ctx.cache[key]
+
+
+def kernel_source_runs(ctx, mtu, offloads, size, errors):
+    key = ("k-source", mtu, offloads, size)
+    if key not in ctx.cache:
+        with KernelPair(mtu, offloads=offloads) as kp:
+            ctx.cache[key] = kernel_source_sink(ctx, kp, size, f"{mtu}-{size}-{offloads}", errors)
+    return ctx.cache[key]
+
+
+def steady_gbps(r):
+    v = r.get("steady_bits_per_second")
+    return None if v is None else v / 1e9
+
+
+def steady_mps(r):
+    return r.get("steady_messages_per_second")
+
+
+def two_ratios(w_whole, w_steady, k):
+    return f"{ratio(w_whole, k)} / {ratio(w_steady, k)}"
+
+
+def bench_tcp_bulk(ctx):
+    rep = Report("tcp-bulk", "2. TCP bulk throughput, one core each: wirespeed stack-to-stack vs Linux over veth",
+                 ctx.command("tcp-bulk"))
+    errors = []
+    sizes = [1048576, 65536]
+    rows = []
+    raw = {}
+    for mtu in (1500, 9000):
+        ws, link = {}, "memif"
+        try:
+            with Memif(ctx.tmp, mtu, f"bulk{mtu}") as m:
+                for size in sizes:
+                    ws[size] = ws_source_runs(ctx, m, size, errors)
+        except Failure as e:
+            errors.append(f"MTU {mtu} over memif: {e}")
+            if mtu > 1500:
+                # memif cannot take jumbo frames (DPDK 22.11's PMD caps frames at 1518 bytes):
+                # try the same two processes over af_packet on a veth pair instead.
+                link = "af_packet"
+                try:
+                    with Memif(ctx.tmp, mtu, f"bulk{mtu}af", link="afpacket") as m:
+                        for size in sizes:
+                            ws[size] = ws_source_runs(ctx, m, size, errors)
+                except Failure as e2:
+                    errors.append(f"MTU {mtu} over af_packet/veth: {e2}")
+        for size in sizes:
+            w = ws.get(size, [None])
+            ww, wsd = pick(w, gbps), pick(w, steady_gbps)
+            koff = pick(kernel_source_runs(ctx, mtu, False, size, errors), gbps)
+            kon = pick(kernel_source_runs(ctx, mtu, True, size, errors), gbps)
+            rows.append([f"{mtu}", f"{size // 1024} KiB", link, fmt_ms(ww, "Gbit/s"), fmt_ms(wsd, "Gbit/s"),
+                         fmt_ms(koff, "Gbit/s"), two_ratios(ww, wsd, koff), fmt_ms(kon, "Gbit/s"),
+                         two_ratios(ww, wsd, kon)])
+            raw[f"{mtu}/{size}"] = {"link": link, "wirespeed": w,
+                                    "kernel_offloads_off": ctx.cache.get(("k-source", mtu, False, size)),
+                                    "kernel_offloads_on": ctx.cache.get(("k-source", mtu, True, size))}
+    rep.add_table("", ["MTU", "message", "wirespeed link", "wirespeed, whole run",
+                       "wirespeed, 2nd half of run", "Linux veth, GSO/GRO/TSO off", "ratio whole / 2nd half",
+                       "Linux veth, offloads on", "ratio whole / 2nd half"], rows)
+    rep.note("wirespeed: `source` (1 connection, length32 framing) in one data-plane process on lcore 1 "
+             "→ `sink` in another on lcore 0, joined by `net_memif` (`idle: poll`, `--no-huge`, defaults "
+             "otherwise). Linux: `wsperf source --cpu 0` in namespace wsb-ka → `wsperf sink --cpu 1` in "
+             "wsb-kb over a veth pair at the same MTU; offloads toggled with `ethtool -K tso/gso/gro` on "
+             "both ends.")
+    rep.note(f"wirespeed runs last {ctx.ws_dur} s; \"whole run\" is the client's JSON report (it includes "
+             "the connection's start), \"2nd half\" is the rate between the progress line at half the run "
+             "and the end: a wirespeed connection needs about 2–3 s to ramp up (see the findings below). "
+             f"Linux runs last {ctx.dur} s (it reaches its rate within milliseconds). Median of "
+             f"{ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed faster.")
+    rep.note("Goal (issue 3): ≥ 3× the kernel's per-core throughput at MTU 1500 without offloads.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"runs": raw, "errors": errors}
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
+# Workload 3: 64-byte TCP round trip
+
+
+def bench_tcp_rtt(ctx):
+    rep = Report("tcp-rtt", "3. 64-byte TCP round-trip latency: wirespeed over memif vs Linux over veth",
+                 ctx.command("tcp-rtt"))
+    errors = []
+    ws = [None] * ctx.reps
+    try:
+        with Memif(ctx.tmp, 1500, "rtt") as m:
+            ws = repeat(lambda: m.client(
+                f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
+                f"message_size: 64, duration_s: {ctx.dur} }}", ctx.dur + 15), ctx.reps, errors)
+    except Failure as e:
+        errors.append(str(e))
+    with KernelPair(1500, offloads=True) as kp:
+        sp = sockperf_pp(ctx, kp, errors)
+        kw = kernel_ping_echo(ctx, kp, 64, "rtt", errors)
+    p50 = lambda s: s["rtt_us"]["p50"]
+    p99 = lambda s: s["rtt_us"]["p99"]
+    mps = lambda s: s["messages_per_second"]
+    rows = [
+        ["p50 round trip", fmt_ms(pick(ws, p50), "µs"), fmt_ms(pick(sp, lambda s: s["p50"]), "µs"),
+         ratio(pick(ws, p50), pick(sp, lambda s: s["p50"]), True), fmt_ms(pick(kw, p50), "µs"),
+         ratio(pick(ws, p50), pick(kw, p50), True)],
+        ["p99 round trip", fmt_ms(pick(ws, p99), "µs"), fmt_ms(pick(sp, lambda s: s["p99"]), "µs"),
+         ratio(pick(ws, p99), pick(sp, lambda s: s["p99"]), True), fmt_ms(pick(kw, p99), "µs"),
+         ratio(pick(ws, p99), pick(kw, p99), True)],
+        ["round trips/s (1 outstanding)", fmt_ms(pick(ws, mps), "/s"),
+         fmt_ms(pick(sp, lambda s: s.get("round_trips_per_second")), "/s"),
+         ratio(pick(ws, mps), pick(sp, lambda s: s.get("round_trips_per_second"))),
+         fmt_ms(pick(kw, mps), "/s"), ratio(pick(ws, mps), pick(kw, mps))],
+    ]
+    rep.add_table("", ["figure", "wirespeed ping→echo (memif)", "sockperf pp → sockperf sr (Linux)",
+                       "ratio", "wsperf ping → echo (Linux)", "ratio"], rows)
+    rep.note("Ratios >1 mean wirespeed is better (for latency: kernel ÷ wirespeed). Goal (issue 3): "
+             "p50 at most half the kernel's, i.e. a ratio ≥ 2× against sockperf.")
+    rep.note("wirespeed: `ping` (64 B, length32, 1 connection) on lcore 1 → `echo` on lcore 0 over memif, "
+             "`idle: poll`. Linux: namespaces wsb-ka (client, cpu 0) and wsb-kb (server, cpu 1) over veth, "
+             f"MTU 1500; `sockperf sr --tcp` / `sockperf pp --tcp -m 64 -t {ctx.dur} --full-rtt` (full "
+             "round trips, not sockperf's default half-RTT), and `wsperf ping`/`wsperf echo`.")
+    rep.note(f"Median of {ctx.reps} runs of {ctx.dur} s; ±: (max−min)/median.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"wirespeed": ws, "sockperf": sp, "wsperf": kw, "errors": errors}
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
+# Workload 4: message-size sweep
+
+
+def bench_sweep(ctx):
+    rep = Report("sweep", "4. Message-size sweep: wirespeed over memif vs wsperf (Linux) over veth",
+                 ctx.command("sweep"))
+    errors = []
+    sizes = [8, 64, 1024, 8192, 65536, 1048576]
+    ws_src, ws_ping = {}, {}
+    try:
+        with Memif(ctx.tmp, 1500, "sweep") as m:
+            for s in sizes:
+                ws_src[s] = ws_source_runs(ctx, m, s, errors)
+                ws_ping[s] = repeat(lambda: m.client(
+                    f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
+                    f"message_size: {s}, duration_s: {ctx.dur} }}", ctx.dur + 15), ctx.reps, errors)
+    except Failure as e:
+        errors.append(str(e))
+    k_src, k_ping = {}, {}
+    for s in sizes:
+        k_src[s] = kernel_source_runs(ctx, 1500, True, s, errors)
+    with KernelPair(1500, offloads=True) as kp:
+        for s in sizes:
+            k_ping[s] = kernel_ping_echo(ctx, kp, s, f"sweep-{s}", errors)
+    mps = lambda r: r["messages_per_second"]
+    p50 = lambda r: r["rtt_us"]["p50"]
+    p99 = lambda r: r["rtt_us"]["p99"]
+    rows1, rows2 = [], []
+    for s in sizes:
+        w, k = ws_src.get(s, [None]), k_src[s]
+        rows1.append([f"{s}", fmt_ms(pick(w, mps), "msg/s"), fmt_ms(pick(w, steady_mps), "msg/s"),
+                      fmt_ms(pick(k, mps), "msg/s"), two_ratios(pick(w, mps), pick(w, steady_mps), pick(k, mps)),
+                      fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
+                      ratio(pick(w, steady_gbps), pick(k, gbps))])
+        w, k = ws_ping.get(s, [None]), k_ping[s]
+        rows2.append([f"{s}", fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(k, p50), "µs"),
+                      ratio(pick(w, p50), pick(k, p50), True), fmt_ms(pick(w, p99), "µs"),
+                      fmt_ms(pick(k, p99), "µs"), ratio(pick(w, p99), pick(k, p99), True),
+                      fmt_ms(pick(w, mps), "/s"), fmt_ms(pick(k, mps), "/s")])
+    rep.add_table("Throughput, source → sink, one connection:",
+                  ["message B", "wirespeed msg/s, whole run", "wirespeed msg/s, 2nd half", "Linux msg/s",
+                   "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio"], rows1)
+    rep.add_table("Round trip, ping → echo, one connection, one message outstanding:",
+                  ["message B", "wirespeed p50", "Linux p50", "ratio", "wirespeed p99", "Linux p99",
+                   "ratio", "wirespeed round trips/s", "Linux round trips/s"], rows2)
+    rep.note("wirespeed: client process on lcore 1 → server process on lcore 0 over net_memif, MTU 1500, "
+             "`idle: poll`, defaults otherwise. Linux: `wsperf` client in namespace wsb-ka (cpu 0) → "
+             "`wsperf` server in wsb-kb (cpu 1) over veth, MTU 1500, offloads on (the kernel's default).")
+    rep.note(f"Source runs: wirespeed {ctx.ws_dur} s (whole-run figure from its report, 2nd-half figure "
+             f"from its progress lines, see table 2), Linux {ctx.dur} s. Ping runs: {ctx.dur} s each. "
+             f"Median of {ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed better "
+             "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
+             "≥ 2× its Gbit/s at 1 MiB.")
+    rep.note("Not measured: the batching variants of issue 4 (batching disabled, fixed 64512-byte "
+             "batch): the batch pipeline does not exist yet (README status: not started), so those "
+             "columns are left out.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"ws_source": ws_src, "ws_ping": ws_ping, "k_source": k_src, "k_ping": k_ping,
+                "errors": errors}
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
+# Workload 5: scrape impact
+
+
+def bench_scrape(ctx):
+    rep = Report("scrape", "5. Scrape impact: 64-byte source → sink with and without /metrics every 100 ms",
+                 ctx.command("scrape"))
+    errors = []
+    runs = ctx.scrape_runs
+    dur = ctx.scrape_dur
+    base, scraped = [], []
+    scrapes = []
+    try:
+        with Memif(ctx.tmp, 1500, "scrape", metrics_port=9595) as m:
+            ctl = start_control(m.cfg, os.path.join(ctx.tmp, "scrape-ctl.log"), 9595)
+            svc = (f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
+                   f"message_size: 64, duration_s: {dur} }}")
+            # Interleave the two conditions so drifting background load hits both alike.
+            for i in range(runs):
+                base += repeat(lambda: m.client(svc, dur + 15), 1, errors)
+                scraper = spawn(["/usr/bin/python3", "-c", SCRAPER, "9595", "0.1"],
+                                os.path.join(ctx.tmp, "scraper.log"))
+                time.sleep(0.2)
+                scraped += repeat(lambda: m.client(svc, dur + 15), 1, errors)
+                stop(scraper)
+                try:
+                    scrapes.append(int(open(scraper.log_path).read().split()[-1]))
+                except (ValueError, IndexError, OSError):
+                    pass
+            stop(ctl)
+    except Failure as e:
+        errors.append(str(e))
+    rows = []
+    stats = {}
+    for label, runs_ in (("no scraping", base), ("scraped every 100 ms", scraped)):
+        for fig, f in (("2nd half of run", steady_mps), ("whole run", lambda r: r["messages_per_second"])):
+            xs = [x for x in pick(runs_, f) if x is not None]
+            stats[(label, fig)] = xs
+            rows.append([label, fig, len(xs), fmt(med(xs), "msg/s"),
+                         fmt(min(xs), "msg/s") if xs else "—", fmt(max(xs), "msg/s") if xs else "—",
+                         f"{spread(xs):.1f}%" if spread(xs) is not None else "—"])
+    rep.add_table("", ["condition", "figure", "runs", "median", "min", "max", "spread (max−min)/median"], rows)
+    good_b, good_s = stats[("no scraping", "2nd half of run")], stats[("scraped every 100 ms", "2nd half of run")]
+    if good_b and good_s:
+        diff = 100.0 * (med(good_s) - med(good_b)) / med(good_b)
+        within = min(good_b) <= med(good_s) <= max(good_b)
+        rep.note(f"2nd-half figures: the median with scraping differs by {diff:+.1f}% from the median "
+                 f"without; the scraped median is {'inside' if within else 'OUTSIDE'} the range of the "
+                 "unscraped runs.")
+    if scrapes:
+        rep.note(f"Scrapes completed per scraped run: {', '.join(str(x) for x in scrapes)} "
+                 f"(target {int(dur / 0.1)}).")
+    rep.note(f"wirespeed `source` 64 B, 1 connection, {dur} s (lcore 1) → `sink` (lcore 0) over memif; "
+             "`wirespeed-control serve` runs for the whole benchmark (on whatever core the scheduler "
+             "gives it: the machine has 2 cores, both busy-polled by data planes) and is scraped by a "
+             "Python loop (`urllib`, a fresh connection each time) every 100 ms in the scraped runs. "
+             "Runs alternate between the two conditions.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"unscraped": base, "scraped": scraped, "scrapes": scrapes, "errors": errors}
+    return rep
+
+
+SCRAPER = r"""
+import sys, time, urllib.request, signal
+port, period = sys.argv[1], float(sys.argv[2])
+n = 0
+def done(*_):
+    print(n, flush=True); sys.exit(0)
+signal.signal(signal.SIGINT, done); signal.signal(signal.SIGTERM, done)
+nxt = time.monotonic()
+while True:
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1).read()
+        n += 1
+    except OSError:
+        pass
+    nxt += period
+    time.sleep(max(0.0, nxt - time.monotonic()))
+"""
+
+
+# ---------------------------------------------------------------------------------------
+# Micro benchmarks (Google Benchmark, tests/bench/micro_bench.cpp)
+
+
+def bench_micro(ctx):
+    rep = Report("micro", "6. Micro benchmarks (Google Benchmark, no DPDK)", ctx.command("micro"))
+    exe = os.path.join(BUILD, "tests", "bench", "micro_bench")
+    if not os.access(exe, os.X_OK):
+        rep.note(f"FAILURE: {exe} is not built (Google Benchmark not found by meson?)")
+        return rep
+    out = os.path.join(ctx.tmp, "micro.json")
+    min_time = "0.05" if ctx.quick else "0.3"
+    r = subprocess.run(["taskset", "-c", "1", exe, f"--benchmark_min_time={min_time}",
+                        "--benchmark_out=" + out, "--benchmark_out_format=json"],
+                       capture_output=True, text=True, timeout=240)
+    data = read_json(out)
+    if r.returncode != 0 or data is None:
+        rep.note(f"FAILURE: micro_bench exit {r.returncode}: {r.stderr[-400:]}")
+        return rep
+    rows = []
+    for b in data.get("benchmarks", []):
+        rate = ""
+        if "items_per_second" in b:
+            rate = fmt(b["items_per_second"], "/s")
+        bps = fmt(b["bytes_per_second"], "B/s") if "bytes_per_second" in b else ""
+        rows.append([f"`{b['name']}`", f"{b['real_time']:.1f} {b.get('time_unit', 'ns')}",
+                     f"{b['cpu_time']:.1f} {b.get('time_unit', 'ns')}", bps, rate])
+    rep.add_table("", ["benchmark", "wall time / iteration", "CPU time / iteration", "bytes/s", "items/s"],
+                  rows)
+    ctxs = data.get("context", {})
+    rep.note(f"`{os.path.relpath(exe, ROOT)} --benchmark_min_time={min_time}` pinned to cpu 1; library "
+             f"build type {ctxs.get('library_build_type', '?')} (that is Google Benchmark's own build, "
+             "the code measured is the release build of libwsstack).")
+    rep.note("`BM_StackUdpEcho`: one Ethernet/IPv4/UDP frame to an echo socket through "
+             "`ws::Stack::receive`, reply built and checksummed, on a PacketIo that recycles one buffer "
+             "(nic_csum:1 = RX checksums marked good as a NIC would). `BM_FrameDecoder1MiB`: a 1 MiB "
+             "length32 stream of msg-byte messages fed in 1448-byte reads (collect:1 = whole messages).")
+    rep.data = data
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
+
+
+class Ctx:
+    def __init__(self, args):
+        self.quick = args.quick
+        self.reps = args.reps or (1 if args.quick else 3)
+        self.dur = args.duration or (2 if args.quick else 3)
+        # wirespeed source runs are longer: the first seconds of a connection are a ramp.
+        self.ws_dur = args.ws_duration or (3 if args.quick else 5)
+        self.cache = {}
+        self.ping_count = 200000
+        self.scrape_runs = 3 if args.quick else 5
+        self.scrape_dur = 3 if args.quick else 5
+        self.tmp = tempfile.mkdtemp(prefix="wsb-")
+        self.args = args
+
+    def command(self, workload):
+        q = " --quick" if self.quick else ""
+        extra = ""
+        if self.args.reps:
+            extra += f" --reps {self.args.reps}"
+        if self.args.duration:
+            extra += f" --duration {self.args.duration}"
+        if self.args.ws_duration:
+            extra += f" --ws-duration {self.args.ws_duration}"
+        return f"sudo tests/bench/run.sh{q}{extra} {workload}"
+
+
+FUNCS = {"udp": bench_udp, "tcp-bulk": bench_tcp_bulk, "tcp-rtt": bench_tcp_rtt, "sweep": bench_sweep,
+         "scrape": bench_scrape, "micro": bench_micro}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="1 run of 2 s per figure")
+    ap.add_argument("--reps", type=int, help="runs per figure (default 3, --quick 1)")
+    ap.add_argument("--duration", type=int, help="seconds per run (default 3, --quick 2; max 10)")
+    ap.add_argument("--ws-duration", type=int, help="seconds per wirespeed source run (default 5, --quick 3)")
+    ap.add_argument("--no-doc", action="store_true", help="do not touch docs/benchmarks.md")
+    ap.add_argument("workloads", nargs="*", help=" ".join(WORKLOADS))
+    args = ap.parse_args()
+    bad = [w for w in args.workloads if w not in WORKLOADS]
+    if bad:
+        ap.error(f"unknown workload(s) {bad}; choose from {WORKLOADS}")
+    if args.duration and not 1 <= args.duration <= 10:
+        ap.error("--duration must be 1..10")
+    if os.geteuid() != 0:
+        print("the benchmarks need root (network namespaces, DPDK)", file=sys.stderr)
+        return 77
+    for b in (DATAPLANE, CONTROL, WSPERF):
+        if not os.access(b, os.X_OK):
+            print(f"missing {b}: build first (meson setup build-bench && meson compile -C build-bench)",
+                  file=sys.stderr)
+            return 1
+    ctx = Ctx(args)
+    os.makedirs(RESULTS, exist_ok=True)
+    machine = machine_description()
+    stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
+    todo = args.workloads or WORKLOADS
+    print(f"wirespeed benchmarks: {', '.join(todo)}; {ctx.reps} run(s) × {ctx.dur} s per figure; "
+          f"logs in {ctx.tmp}", flush=True)
+    failed = 0
+    for w in todo:
+        t0 = time.time()
+        print(f"\n=== {w}", flush=True)
+        CRASHES.clear()
+        try:
+            rep = FUNCS[w](ctx)
+        except Exception as e:  # keep going: one broken workload must not hide the others
+            import traceback
+            traceback.print_exc()
+            rep = Report(w, f"{w}: benchmark program error", ctx.command(w))
+            rep.note(f"FAILURE: the benchmark program itself failed: {e!r}")
+            failed += 1
+        _cleanup()
+        for c in CRASHES:
+            rep.note(f"CRASH (the run was repeated on a restarted server): {c}")
+        rep.data["crashes"] = list(CRASHES)
+        md = rep.markdown(machine)
+        print(md, flush=True)
+        print(f"({w}: {time.time() - t0:.0f} s)", flush=True)
+        base = os.path.join(RESULTS, f"{stamp}-{w}")
+        with open(base + ".md", "w") as f:
+            f.write(md)
+        with open(base + ".json", "w") as f:
+            json.dump({"workload": w, "machine": machine, "command": rep.command, "quick": ctx.quick,
+                       "reps": ctx.reps, "duration_s": ctx.dur, "tables": [t for _, t in rep.tables],
+                       "notes": rep.notes, "data": rep.data,
+                       "logs": os.path.join(RESULTS, f"{stamp}-logs")}, f, indent=1, default=str)
+        if not args.no_doc:
+            update_doc(rep, machine)
+    import shutil
+    logs = os.path.join(RESULTS, f"{stamp}-logs")
+    shutil.copytree(ctx.tmp, logs, dirs_exist_ok=True)
+    shutil.rmtree(ctx.tmp, ignore_errors=True)
+    print(f"logs: {logs}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Runs the wirespeed benchmark programs (see docs/benchmarks.md) and records their tables.
+#   tests/bench/run.sh [--quick] [--reps N] [--duration S] [--ws-duration S] [--no-doc] [workload...]
+#   workloads: udp tcp-bulk tcp-rtt sweep scrape micro (default: all)
+# Needs root (network namespaces, DPDK). Results: tests/bench/results/<time>-<workload>.{md,json};
+# each table also replaces its section of docs/benchmarks.md. The whole run is capped at
+# 10 minutes (--quick: 3); whatever happens, the namespaces, veths, memif socket and
+# processes it created are removed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${WS_BUILD_DIR:-$root/build-bench}
+export WS_BUILD_DIR=$build
+
+quick=0
+for a in "$@"; do [[ $a == --quick ]] && quick=1; done
+limit=600
+[[ $quick == 1 ]] && limit=180
+
+if [[ $(id -u) != 0 ]]; then
+  echo "run.sh: needs root (network namespaces, DPDK)" >&2
+  exit 77
+fi
+for t in sockperf ethtool taskset; do
+  command -v $t >/dev/null || { echo "run.sh: $t is missing (deploy/install-deps.sh)" >&2; exit 1; }
+done
+
+if [[ ! -x $build/dataplane/wirespeed-dataplane || ! -x $build/tools/wsperf/wsperf ]]; then
+  [[ -d $build ]] || meson setup "$build" "$root" >/dev/null || exit 1
+  meson compile -C "$build" -j 2 dataplane/wirespeed-dataplane control/wirespeed-control \
+    tools/wsperf/wsperf || exit 1
+fi
+
+start=$(date +%s)
+timeout --signal=TERM --kill-after=20 $limit /usr/bin/python3 "$here/bench.py" "$@"
+rc=$?
+if [[ $rc == 124 ]]; then
+  echo "run.sh: stopped at the ${limit}s limit; tables of finished workloads were kept" >&2
+fi
+echo "run.sh: $(( $(date +%s) - start )) s, exit $rc"
+exit $rc
