@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 
+#include "dataplane/faults.hpp"
 #include "stack/core/drops.hpp"
 #include "stack/core/packet.hpp"
 
@@ -40,6 +41,11 @@ class MbufIo final : public PacketIo {
 
   bool transmit(TxBuf& b) override {
     auto* m = static_cast<rte_mbuf*>(b.handle);
+    if (faults_ != nullptr && faults_->drop_tx()) {
+      rte_pktmbuf_free(m);
+      b.handle = nullptr;
+      return true;  // lost "on the wire": the sender does not know
+    }
     m->data_len = static_cast<uint16_t>(b.len);
     m->pkt_len = b.len;
     uint64_t ol = 0;
@@ -69,6 +75,7 @@ class MbufIo final : public PacketIo {
   }
 
   TxOffloads tx_offloads() const override { return offloads_; }
+  void set_faults(FaultInjector* f) { faults_ = f; }
   uint32_t max_frame_len() const override { return max_frame_; }
   uint32_t free_buffers() const override { return free_cached_; }
 
@@ -105,6 +112,7 @@ class MbufIo final : public PacketIo {
   std::array<rte_mbuf*, kBurst> pending_{};
   uint16_t n_ = 0;
   uint32_t free_cached_ = 1u << 30;
+  FaultInjector* faults_ = nullptr;
 };
 
 }  // namespace ws::dp

@@ -78,6 +78,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     : core_(core_index), cfg_(cfg), ports_(ports), metrics_(metrics), stop_(stop),
       tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index)),
       tcp_transport_(tcp_),
+      faults_(cfg.dataplane.faults, core_index),
       adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {
   stack_.set_tcp(&tcp_transport_);
   size_t n_cores = cfg.dataplane.lcores.size();
@@ -95,7 +96,10 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     ic.address = pc.address;
     ic.gateway = pc.gateway;
     ic.mtu = p.mtu;
+    if (faults_.enabled()) ios_.back()->set_faults(&faults_);
     auto idx = stack_.add_interface(ic, *ios_.back());
+    if (iface_of_port_.size() <= p.port_id) iface_of_port_.resize(p.port_id + 1u, 0);
+    iface_of_port_[p.port_id] = idx;
     for (uint16_t q = 0; q < p.rx_queues; ++q) {
       if (q % n_cores == core_) rxqs_.push_back(RxQueue{p.port_id, q, idx});
     }
@@ -151,30 +155,37 @@ void Pipeline::run(bool main) {
   while (!stop_.load(std::memory_order_relaxed)) {
     Instant now = clock_.now();
     uint32_t got = 0;
+    auto process = [&](rte_mbuf* m, uint16_t iface, uint16_t queue) {
+      RxMeta meta;
+      meta.port = iface;
+      meta.queue = queue;
+      meta.rss_hash = m->hash.rss;
+      meta.ip = decode(m->ol_flags, RTE_MBUF_F_RX_IP_CKSUM_MASK, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+                       RTE_MBUF_F_RX_IP_CKSUM_BAD);
+      meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
+                       RTE_MBUF_F_RX_L4_CKSUM_BAD);
+      const uint8_t* data;
+      uint32_t len = std::min<uint32_t>(m->pkt_len, 65536);
+      if (m->nb_segs == 1) {
+        data = rte_pktmbuf_mtod(m, const uint8_t*);
+      } else {
+        // A chained frame is copied out whole; the stack reads contiguous bytes.
+        data = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, scratch.data()));
+      }
+      stack_.receive({data, len}, meta, now);
+      rte_pktmbuf_free(m);
+    };
     for (const auto& rq : rxqs_) {
       uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, kBurst);
       got += n;
+      if (faults_.enabled()) {
+        if (n == 0 && !faults_.holding()) continue;
+        for (rte_mbuf* m : faults_.filter(mbufs, n, now)) process(m, iface_of_port_[m->port], rq.queue);
+        continue;
+      }
       for (uint16_t i = 0; i < n; ++i) {
         if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
-        rte_mbuf* m = mbufs[i];
-        RxMeta meta;
-        meta.port = rq.iface;
-        meta.queue = rq.queue;
-        meta.rss_hash = m->hash.rss;
-        meta.ip = decode(m->ol_flags, RTE_MBUF_F_RX_IP_CKSUM_MASK, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
-                         RTE_MBUF_F_RX_IP_CKSUM_BAD);
-        meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
-                         RTE_MBUF_F_RX_L4_CKSUM_BAD);
-        const uint8_t* data;
-        if (m->nb_segs == 1) {
-          data = rte_pktmbuf_mtod(m, const uint8_t*);
-        } else {
-          // A chained frame is copied out whole; the stack reads contiguous bytes.
-          data = static_cast<const uint8_t*>(
-              rte_pktmbuf_read(m, 0, std::min<uint32_t>(m->pkt_len, 65536), scratch.data()));
-        }
-        stack_.receive({data, std::min<uint32_t>(m->pkt_len, 65536)}, meta, now);
-        rte_pktmbuf_free(m);
+        process(mbufs[i], rq.iface, rq.queue);
       }
     }
     if (got != 0 || now >= deadline) {
@@ -204,7 +215,7 @@ void Pipeline::run(bool main) {
     auto spent = static_cast<uint64_t>(static_cast<double>(tsc - last_tsc) * ns_per_cycle);
     last_tsc = tsc;
     ++sample_.loops;
-    if (got != 0 || sent) {
+    if (got != 0 || sent || faults_.holding()) {
       sample_.busy_ns += spent;
       empty_polls_ = 0;
       sleep_us_ = 0;
@@ -312,6 +323,17 @@ void Pipeline::finish() {
   // Connections are reset, not left half-open on the peers (CONTRACT: "close
   // connections" on SIGINT/SIGTERM).
   tcp_.shutdown_all(now);
+  if (faults_.enabled()) {
+    const auto& c = faults_.counters();
+    std::printf("wirespeed: core %u: faults injected: %llu lost, %llu duplicated, %llu corrupted, "
+                "%llu reordered, %llu delayed, %llu lost on transmit\n",
+                core_, static_cast<unsigned long long>(c.lost),
+                static_cast<unsigned long long>(c.duplicated),
+                static_cast<unsigned long long>(c.corrupted),
+                static_cast<unsigned long long>(c.reordered),
+                static_cast<unsigned long long>(c.delayed),
+                static_cast<unsigned long long>(c.tx_lost));
+  }
   stack_.poll(now);
   for (auto& io : ios_) io->flush();
   metrics_.update_core(core_, sample_);

@@ -9,6 +9,7 @@
 
 #include "control/config/config.hpp"
 #include "dataplane/clock.hpp"
+#include "dataplane/faults.hpp"
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
@@ -53,6 +54,8 @@ class Pipeline {
   Stack stack_;
   tcp::TcpStack tcp_;
   tcp::TcpTransport tcp_transport_;
+  FaultInjector faults_;
+  std::vector<uint16_t> iface_of_port_;
   std::vector<std::unique_ptr<MbufIo>> ios_;
   std::vector<RxQueue> rxqs_;
   std::vector<std::unique_ptr<Service>> services_;

@@ -41,6 +41,25 @@ constexpr bool is_client(ServiceKind k) {
 // ---------------------------------------------------------------------------------------------
 // Sections. Every default below is the value used when the key is absent.
 
+// Seeded fault injection on the receive path, for testing against real peers
+// where the kernel has no netem: every received frame may be lost, duplicated,
+// corrupted (one random bit after the Ethernet header), held back behind the
+// next one (reordered), or delayed. Probabilities are in parts per million. Off
+// unless a rate is set. Because the peer's ACKs pass through it too, both
+// directions of a TCP connection feel it.
+struct FaultConfig {
+  uint64_t seed = 1;
+  uint32_t loss_ppm = 0;
+  uint32_t duplicate_ppm = 0;
+  uint32_t corrupt_ppm = 0;
+  uint32_t reorder_ppm = 0;
+  uint32_t delay_us = 0;  // constant extra delay
+  uint32_t tx_loss_ppm = 0;  // frames we send that are dropped before the port
+  bool enabled() const {
+    return loss_ppm || duplicate_ppm || corrupt_ppm || reorder_ppm || delay_us || tx_loss_ppm;
+  }
+};
+
 struct DataplaneConfig {
   std::vector<uint32_t> lcores{0};  // one pipeline per lcore; each 0..127, unique
   IdleMode idle = IdleMode::adaptive;
@@ -51,6 +70,7 @@ struct DataplaneConfig {
   uint32_t stats_interval_ms = 100;       // how often per-core counters are published
   uint32_t mbufs = 8191;                  // mbuf pool size per port
   Offloads offloads = Offloads::automatic;
+  FaultConfig faults;  // testing only
 };
 
 struct PortConfig {

@@ -80,6 +80,20 @@ void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins) {
   if (m.uint("mbufs", 512, 16777215, out.mbufs)) origins.mbufs = m.get("mbufs")->pos;
   m.enumeration<Offloads>("offloads", out.offloads,
                           {{"auto", Offloads::automatic}, {"software", Offloads::software}});
+  if (auto v = m.get("faults")) {
+    MapView fm(d, *v,
+               {"seed", "loss_ppm", "duplicate_ppm", "corrupt_ppm", "reorder_ppm", "delay_us", "tx_loss_ppm"});
+    if (fm.is_map()) {
+      auto& fc = out.faults;
+      fm.uint("seed", 0, UINT64_MAX, fc.seed);
+      fm.uint("loss_ppm", 0, 1000000, fc.loss_ppm);
+      fm.uint("duplicate_ppm", 0, 1000000, fc.duplicate_ppm);
+      fm.uint("corrupt_ppm", 0, 1000000, fc.corrupt_ppm);
+      fm.uint("reorder_ppm", 0, 1000000, fc.reorder_ppm);
+      fm.uint("delay_us", 0, 1000000, fc.delay_us);
+      fm.uint("tx_loss_ppm", 0, 1000000, fc.tx_loss_ppm);
+    }
+  }
 }
 
 }  // namespace ws::config::detail

@@ -42,7 +42,9 @@ bool TcpEchoService::start(Stack& stack, Instant now) {
       uint64_t before = counters_.rx_messages;
       count_messages(*st, data.first(n), counters_.rx_messages);
       counters_.tx_messages += counters_.rx_messages - before;
-      if (st->peer_closed && n == data.size()) conn.shutdown_write();
+      // The FIN goes after the last byte: `data` may be only the part of the
+      // receive buffer before its wrap point, so everything readable must be gone.
+      if (st->peer_closed && n == data.size() && conn.readable() <= n) conn.shutdown_write();
       return n;
     };
     cb.on_writable = [](tcp::Connection& conn) { conn.resume_read(); };
