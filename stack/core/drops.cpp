@@ -54,6 +54,11 @@ constexpr std::string_view kDropReasonNames[] = {
     "no_mbuf",
     "tx_queue_full",
     "frame_too_long",
+    "ipv4_reassembly_timeout",
+    "ipv4_reassembly_overlap",
+    "ipv4_reassembly_table_full",
+    "ipv4_reassembly_too_many_fragments",
+    "ipv4_reassembly_too_large",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

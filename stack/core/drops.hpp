@@ -66,6 +66,12 @@ enum class DropReason : uint16_t {
   kNoMbuf,
   kTxQueueFull,
   kFrameTooLong,
+  // IPv4 reassembly (RFC 791 3.2, RFC 5722-style overlap rules)
+  kIpv4ReassemblyTimeout,
+  kIpv4ReassemblyOverlap,
+  kIpv4ReassemblyTableFull,
+  kIpv4ReassemblyTooManyFragments,
+  kIpv4ReassemblyTooLarge,
   kCount
 };
 
