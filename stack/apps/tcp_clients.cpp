@@ -95,7 +95,12 @@ void TcpSourceService::pump(Conn& st) {
       return;
     }
     size_t space = st.c->send_space();
-    if (space == 0) return;
+    if (space == 0) {
+      // A refused send arms on_writable (api.hpp): offer one byte, which is not
+      // taken while the buffer is full, rather than wait for the next poll.
+      (void)st.c->send({scratch_.data(), 1});
+      return;
+    }
     // Messages this connection may still start: the global count and rate budgets.
     uint64_t budget = UINT64_MAX;
     if (p_.count != 0) budget = p_.count > started_ ? p_.count - started_ : 0;
@@ -256,7 +261,12 @@ void TcpPingService::pump(Conn& st) {
       return;  // the whole message is out; wait for its echo
     }
     size_t space = st.c->send_space();
-    if (space == 0) return;
+    if (space == 0) {
+      // A refused send arms on_writable (api.hpp): offer one byte, which is not
+      // taken while the buffer is full, rather than wait for the next poll.
+      (void)st.c->send({scratch_.data(), 1});
+      return;
+    }
     size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, st.received + 1);
     if (n == 0) return;
     size_t sent = st.c->send({scratch_.data(), n});
