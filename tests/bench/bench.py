@@ -136,7 +136,7 @@ def wait_exit(p, timeout):
 def tail(path, n=15):
     try:
         with open(path) as f:
-            return "".join(f.readlines()[-n:])
+            return "".join([l for l in f.readlines() if not l.startswith("TELEMETRY:")][-n:])
     except OSError:
         return ""
 
@@ -151,6 +151,11 @@ def read_json(path):
 
 class Failure(Exception):
     """A measurement that did not produce a figure; the message goes into the table notes."""
+
+    def __init__(self, msg):
+        lines = [l.strip() for l in str(msg).splitlines()
+                 if l.strip() and not l.startswith("TELEMETRY:")]
+        super().__init__(" | ".join(lines))
 
 
 # ---------------------------------------------------------------------------------------
@@ -461,8 +466,10 @@ class Memif:
     SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
 
     def __init__(self, tmp, mtu, tag, metrics_port=9591, hugepages=False, tcp_extra="",
-                 link="memif"):
+                 link="memif", counters=True):
         self.link = link
+        self.counters = counters
+        self.ctl_server = self.ctl_client = None
         self.tmp = tmp
         self.mtu = mtu
         self.tag = tag
@@ -495,9 +502,36 @@ class Memif:
             mac="02:00:00:00:96:01")
         self.log = os.path.join(self.tmp, f"{self.tag}-server.log")
         self.server = start_dataplane(self.cfg, self.log)
+        if self.counters:
+            # Two control processes read the counters of the server and of whichever client
+            # runs (the client's stats segment goes when it exits: it is read just before).
+            self.client_cfg = dp_config(
+                os.path.join(self.tmp, f"{self.tag}-client-ctl.yaml"), prefix=f"wsb-cli-{self.tag}",
+                lcore=1, device=self.device("client"), address=f"{self.CLIENT_IP}/24", mtu=self.mtu,
+                services=["{ name: x, kind: sink, protocol: tcp, port: 9 }"],
+                metrics_port=self.metrics_port + 1)
+            self.ctl_server = start_control(self.cfg, os.path.join(self.tmp, f"{self.tag}-ctl-s.log"),
+                                            self.metrics_port)
+            self.ctl_client = start_control(self.client_cfg,
+                                            os.path.join(self.tmp, f"{self.tag}-ctl-c.log"),
+                                            self.metrics_port + 1)
         return self
 
+    def counters_of(self, port):
+        try:
+            m = scrape(port)
+        except OSError:
+            return {}
+        out = {k[0].replace("wirespeed_", "") + ("" if not k[1] else "{" + ",".join(
+            f"{a}={b}" for a, b in sorted(k[1])) + "}"): v for k, v in m.items()
+            if (k[0].startswith("wirespeed_tcp_") and k[0].endswith("_total"))
+            or k[0] == "wirespeed_drops_total"}
+        return out
+
     def __exit__(self, *exc):
+        for c in (self.ctl_server, self.ctl_client):
+            if c:
+                stop(c)
         if self.server:
             stop(self.server)
         if self.link == "afpacket":
@@ -534,9 +568,25 @@ class Memif:
                         mtu=self.mtu, services=[svc], metrics_port=self.metrics_port + 1,
                         hugepages=self.hugepages, extra=self.tcp_extra, mac="02:00:00:00:96:02")
         log = os.path.join(self.tmp, f"{name}.log")
+        before = self.counters_of(self.metrics_port) if self.counters else {}
+        t0 = time.time()
         p = spawn([DATAPLANE, "-c", cfg], log)
+        client_counters = {}
+        dm = re.search(r"duration_s: (\d+)", service)
+        if self.counters and dm:
+            # The client's counters, read shortly before it ends (start-up takes ~1 s).
+            end = t0 + 0.8 + int(dm.group(1)) - 0.3
+            while time.time() < end and p.poll() is None:
+                time.sleep(0.05)
+            client_counters = {k: v for k, v in self.counters_of(self.metrics_port + 1).items() if v}
         rc = wait_exit(p, timeout)
         r = read_json(rep)
+        if self.counters:
+            time.sleep(0.15)
+            after = self.counters_of(self.metrics_port)
+            server_delta = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+        else:
+            server_delta = {}
         if self.server.poll() is not None:
             pid, code = self.server.pid, self.server.returncode
             if self.server in _procs:
@@ -553,6 +603,8 @@ class Memif:
             raise Failure(f"client exit {rc}, report {'missing' if r is None else 'present'}; "
                           f"log {log}: {tail(log, 3).strip()}")
         r.update(steady_state(log, r))
+        r["client_counters"] = client_counters
+        r["server_counters"] = server_delta
         return r
 
 
@@ -840,6 +892,16 @@ def steady_mps(r):
     return r.get("steady_messages_per_second")
 
 
+def loss_summary(runs):
+    """Median per run of the sender's drops at a full TX ring and its retransmitted segments."""
+    good = [r for r in runs if r is not None and r.get("client_counters")]
+    if not good:
+        return "—"
+    txq = med([r["client_counters"].get("drops_total{reason=tx_queue_full}", 0) for r in good])
+    rtx = med([r["client_counters"].get("tcp_retransmitted_segments_total", 0) for r in good])
+    return f"{txq:.0f} / {rtx:.0f}"
+
+
 def two_ratios(w_whole, w_steady, k):
     return f"{ratio(w_whole, k)} / {ratio(w_steady, k)}"
 
@@ -875,13 +937,14 @@ def bench_tcp_bulk(ctx):
             koff = pick(kernel_source_runs(ctx, mtu, False, size, errors), gbps)
             kon = pick(kernel_source_runs(ctx, mtu, True, size, errors), gbps)
             rows.append([f"{mtu}", f"{size // 1024} KiB", link, fmt_ms(ww, "Gbit/s"), fmt_ms(wsd, "Gbit/s"),
-                         fmt_ms(koff, "Gbit/s"), two_ratios(ww, wsd, koff), fmt_ms(kon, "Gbit/s"),
-                         two_ratios(ww, wsd, kon)])
+                         loss_summary(w), fmt_ms(koff, "Gbit/s"), two_ratios(ww, wsd, koff),
+                         fmt_ms(kon, "Gbit/s"), two_ratios(ww, wsd, kon)])
             raw[f"{mtu}/{size}"] = {"link": link, "wirespeed": w,
                                     "kernel_offloads_off": ctx.cache.get(("k-source", mtu, False, size)),
                                     "kernel_offloads_on": ctx.cache.get(("k-source", mtu, True, size))}
     rep.add_table("", ["MTU", "message", "wirespeed link", "wirespeed, whole run",
-                       "wirespeed, 2nd half of run", "Linux veth, GSO/GRO/TSO off", "ratio whole / 2nd half",
+                       "wirespeed, 2nd half of run", "sender tx_queue_full drops / retransmits",
+                       "Linux veth, GSO/GRO/TSO off", "ratio whole / 2nd half",
                        "Linux veth, offloads on", "ratio whole / 2nd half"], rows)
     rep.note("wirespeed: `source` (1 connection, length32 framing) in one data-plane process on lcore 1 "
              "→ `sink` in another on lcore 0, joined by `net_memif` (`idle: poll`, `--no-huge`, defaults "
@@ -893,6 +956,11 @@ def bench_tcp_bulk(ctx):
              "and the end: a wirespeed connection needs about 2–3 s to ramp up (see the findings below). "
              f"Linux runs last {ctx.dur} s (it reaches its rate within milliseconds). Median of "
              f"{ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed faster.")
+    rep.note("\"sender tx_queue_full drops / retransmits\": medians per run of the wirespeed client's "
+             "`wirespeed_drops_total{reason=\"tx_queue_full\"}` and "
+             "`wirespeed_tcp_retransmitted_segments_total`, read by `wirespeed-control serve` about "
+             "0.3 s before the client ends. A frame refused by a full TX ring is freed and counted, so "
+             "the sender inflicts losses on itself that TCP must then recover (fast retransmit, RTO).")
     rep.note("Goal (issue 3): ≥ 3× the kernel's per-core throughput at MTU 1500 without offloads.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
@@ -983,7 +1051,7 @@ def bench_sweep(ctx):
         rows1.append([f"{s}", fmt_ms(pick(w, mps), "msg/s"), fmt_ms(pick(w, steady_mps), "msg/s"),
                       fmt_ms(pick(k, mps), "msg/s"), two_ratios(pick(w, mps), pick(w, steady_mps), pick(k, mps)),
                       fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
-                      ratio(pick(w, steady_gbps), pick(k, gbps))])
+                      ratio(pick(w, steady_gbps), pick(k, gbps)), loss_summary(w)])
         w, k = ws_ping.get(s, [None]), k_ping[s]
         rows2.append([f"{s}", fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(k, p50), "µs"),
                       ratio(pick(w, p50), pick(k, p50), True), fmt_ms(pick(w, p99), "µs"),
@@ -991,7 +1059,8 @@ def bench_sweep(ctx):
                       fmt_ms(pick(w, mps), "/s"), fmt_ms(pick(k, mps), "/s")])
     rep.add_table("Throughput, source → sink, one connection:",
                   ["message B", "wirespeed msg/s, whole run", "wirespeed msg/s, 2nd half", "Linux msg/s",
-                   "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio"], rows1)
+                   "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio",
+                   "sender tx_queue_full drops / retransmits"], rows1)
     rep.add_table("Round trip, ping → echo, one connection, one message outstanding:",
                   ["message B", "wirespeed p50", "Linux p50", "ratio", "wirespeed p99", "Linux p99",
                    "ratio", "wirespeed round trips/s", "Linux round trips/s"], rows2)
@@ -1026,7 +1095,7 @@ def bench_scrape(ctx):
     base, scraped = [], []
     scrapes = []
     try:
-        with Memif(ctx.tmp, 1500, "scrape", metrics_port=9595) as m:
+        with Memif(ctx.tmp, 1500, "scrape", metrics_port=9595, counters=False) as m:
             ctl = start_control(m.cfg, os.path.join(ctx.tmp, "scrape-ctl.log"), 9595)
             svc = (f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
                    f"message_size: 64, duration_s: {dur} }}")
@@ -1203,6 +1272,7 @@ def main():
         t0 = time.time()
         print(f"\n=== {w}", flush=True)
         CRASHES.clear()
+        load0 = open("/proc/loadavg").read().split()[0]
         try:
             rep = FUNCS[w](ctx)
         except Exception as e:  # keep going: one broken workload must not hide the others
@@ -1215,6 +1285,11 @@ def main():
         for c in CRASHES:
             rep.note(f"CRASH (the run was repeated on a restarted server): {c}")
         rep.data["crashes"] = list(CRASHES)
+        load1 = open("/proc/loadavg").read().split()[0]
+        rep.note(f"Machine load (1-minute load average, {os.cpu_count()} CPUs) at the start and end of "
+                 f"this workload: {load0} / {load1}. Other work shared the cores; anything above ~2 "
+                 "means the benchmark's processes were time-sliced with it.")
+        rep.data["loadavg"] = [load0, load1]
         md = rep.markdown(machine)
         print(md, flush=True)
         print(f"({w}: {time.time() - t0:.0f} s)", flush=True)
