@@ -1,0 +1,456 @@
+// Per-connection TX batch pipeline; the rules are in tx_pipeline.hpp and docs/pipeline.md.
+#include "stack/pipeline/tx_pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "stack/apps/framing.hpp"
+
+namespace ws::pipeline {
+
+uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes) {
+  if (mss == 0) return max_batch_bytes;
+  if (max_batch_bytes < mss) return mss;
+  return max_batch_bytes / mss * mss;
+}
+
+// One batch: a buffer filled at the back by push() and read at the front by the TX step.
+// `limit` is where it closes: the MSS-multiple batch limit for a full batch, its capacity
+// for a small one (which is promoted, not closed, when a message outgrows it).
+struct TxPipeline::Batch {
+  Batch* next = nullptr;
+  std::unique_ptr<uint8_t[]> data;
+  uint32_t capacity = 0;
+  uint32_t limit = 0;
+  uint32_t len = 0;         // bytes written
+  uint32_t read = 0;        // bytes taken by the TX step
+  uint64_t stream_off = 0;  // lane stream offset of data[0]
+  bool small = false;
+  bool closed = false;
+};
+
+namespace {
+
+uint32_t be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+}  // namespace
+
+void TxPipeline::Cursor::advance(std::span<const uint8_t> bytes) {
+  size_t i = 0;
+  while (i < bytes.size()) {
+    if (in_payload) {
+      const uint64_t take = std::min<uint64_t>(remaining, bytes.size() - i);
+      remaining -= take;
+      i += take;
+      if (remaining == 0) in_payload = false;
+    } else if (have == 0 && bytes.size() - i >= kFrameHeaderBytes) {
+      // Whole header in view: the common case, no byte-by-byte copy.
+      remaining = be32(bytes.data() + i);
+      i += kFrameHeaderBytes;
+      in_payload = remaining > 0;
+    } else {
+      header[have++] = bytes[i++];
+      if (have == kFrameHeaderBytes) {
+        remaining = be32(header);
+        have = 0;
+        in_payload = remaining > 0;
+      }
+    }
+  }
+}
+
+TxPipeline::TxPipeline(const PipelineParams& params) : params_(params) {
+  if (params_.max_batch_bytes == 0) params_.max_batch_bytes = kDefaultMaxBatchBytes;
+  if (params_.max_batches == 0) params_.max_batches = 1;
+  set_mss(params_.initial_mss);
+}
+
+TxPipeline::~TxPipeline() {
+  for (Lane& l : lanes_) {
+    while (l.head) {
+      Batch* b = l.head;
+      l.head = b->next;
+      delete b;
+    }
+  }
+  while (spares_) {
+    Batch* b = spares_;
+    spares_ = b->next;
+    delete b;
+  }
+}
+
+uint32_t TxPipeline::small_capacity() const {
+  // Small batches only make sense below the full limit (a tiny MSS times a small maximum
+  // can make the full limit itself small).
+  return params_.small_batch_bytes < limit_ ? params_.small_batch_bytes : 0;
+}
+
+bool TxPipeline::tail_open(const Lane& l) const { return l.tail && !l.tail->closed; }
+
+void TxPipeline::set_mss(uint32_t mss) {
+  mss_ = mss;
+  limit_ = pipeline::batch_limit(mss, params_.max_batch_bytes);
+  for (Lane& l : lanes_) {
+    if (!tail_open(l)) continue;
+    Batch* t = l.tail;
+    if (t->capacity >= limit_) {
+      // Holds a full batch at the new limit. One that already holds more is closed where
+      // it stands: the only batch that is not an MSS multiple, once per MSS change.
+      t->small = false;
+      t->limit = std::max(limit_, t->len);
+      t->closed = t->len >= limit_;
+    } else {
+      // Too small for the new limit (the MSS grew): keep filling it and promote it when
+      // a message outgrows it, like a small batch.
+      t->small = true;
+      t->limit = t->capacity;
+    }
+  }
+}
+
+uint64_t TxPipeline::queued_bytes(Priority p) const {
+  const Lane& l = lanes_[static_cast<size_t>(p)];
+  return l.pushed - l.pulled;
+}
+
+void TxPipeline::plan(const Lane& l, uint64_t frame, uint64_t& full, uint64_t& small) const {
+  full = 0;
+  small = 0;
+  uint64_t rest = frame;
+  bool fills_tail = false;
+  if (tail_open(l)) {
+    const Batch* t = l.tail;
+    if (t->len + rest <= t->limit) return;
+    // A small tail is promoted in place (promote()) and then takes up to limit_.
+    const uint64_t space = (t->small ? limit_ : t->limit) - t->len;
+    if (rest <= space) return;
+    rest -= space;
+    fills_tail = true;  // it closes the tail, which says traffic is not small
+  }
+  // Whole full batches, then the last piece in a small batch if it fits one.
+  const uint64_t whole = (rest - 1) / limit_;
+  full += whole;
+  const uint64_t last = rest - whole * limit_;
+  if (small_capacity() && recent_small_ && !fills_tail && last <= small_capacity()) {
+    small = 1;
+  } else {
+    full += 1;
+  }
+}
+
+TxPipeline::Batch* TxPipeline::acquire(bool small) {
+  const uint32_t cap = small ? small_capacity() : limit_;
+  // A spare that fits: a small request takes only a small spare (the point of small
+  // batches is to touch little memory), a full request any spare of the full limit.
+  for (Batch** pp = &spares_; *pp; pp = &(*pp)->next) {
+    Batch* b = *pp;
+    const bool fits = small ? (b->capacity >= cap && b->capacity < limit_) : b->capacity >= cap;
+    if (!fits) continue;
+    *pp = b->next;
+    --spare_count_;
+    ++counters_.spare_reuses;
+    b->next = nullptr;
+    b->small = b->capacity < limit_;
+    b->limit = b->small ? b->capacity : limit_;
+    ++counters_.batches_in_use;
+    return b;
+  }
+  // At the bound, an unfitting spare gives way to the batch we need.
+  if (counters_.batches_live >= params_.max_batches && spares_) {
+    Batch* b = spares_;
+    spares_ = b->next;
+    --spare_count_;
+    free_batch(b);
+  }
+  if (counters_.batches_live >= params_.max_batches) return nullptr;
+  Batch* b = new (std::nothrow) Batch;
+  if (!b) return nullptr;
+  b->data.reset(new (std::nothrow) uint8_t[cap]);
+  if (!b->data) {
+    delete b;
+    return nullptr;
+  }
+  b->capacity = cap;
+  b->small = small;
+  b->limit = cap;
+  ++counters_.batches_allocated;
+  ++(small ? counters_.small_allocated : counters_.full_allocated);
+  ++counters_.batches_live;
+  ++counters_.batches_in_use;
+  counters_.batches_peak = std::max(counters_.batches_peak, counters_.batches_live);
+  return b;
+}
+
+void TxPipeline::release(Batch* b) {
+  --counters_.batches_in_use;
+  if (spare_count_ < params_.spare_batches) {
+    b->next = spares_;
+    b->len = b->read = 0;
+    b->closed = false;
+    spares_ = b;
+    ++spare_count_;
+    return;
+  }
+  free_batch(b);
+}
+
+void TxPipeline::free_batch(Batch* b) {
+  delete b;
+  ++counters_.batches_freed;
+  --counters_.batches_live;
+}
+
+bool TxPipeline::promote(Lane& l) {
+  // The small tail's bytes move into a full-size buffer and the batch keeps its place in
+  // the lane (and its read offset). A full spare lends its buffer and takes the small one
+  // (no allocation, the batch count unchanged); otherwise a buffer is allocated and the
+  // small one freed. Either way the number of batches does not change, so a promotion
+  // is possible at the max_batches bound.
+  Batch* t = l.tail;
+  for (Batch* s = spares_; s; s = s->next) {
+    if (s->capacity < limit_) continue;
+    std::memcpy(s->data.get(), t->data.get(), t->len);
+    std::swap(t->data, s->data);
+    std::swap(t->capacity, s->capacity);
+    t->small = false;
+    t->limit = limit_;
+    ++counters_.promotions;
+    return true;
+  }
+  std::unique_ptr<uint8_t[]> data(new (std::nothrow) uint8_t[limit_]);
+  if (!data) return false;
+  std::memcpy(data.get(), t->data.get(), t->len);
+  t->data = std::move(data);
+  t->capacity = limit_;
+  t->small = false;
+  t->limit = limit_;
+  ++counters_.promotions;
+  return true;
+}
+
+TxPipeline::Batch* TxPipeline::pop(Batch*& list) {
+  Batch* b = list;
+  list = b->next;
+  b->next = nullptr;
+  return b;
+}
+
+void TxPipeline::write_frame(Lane& l, std::span<const uint8_t> header,
+                             std::span<const uint8_t> payload, Batch*& full, Batch*& small) {
+  const std::span<const uint8_t> parts[2] = {header, payload};
+  size_t part = 0;
+  size_t off = 0;
+  uint64_t rest = header.size() + payload.size();
+  while (rest > 0) {
+    if (!tail_open(l)) {
+      // plan() put whole full batches first and a small one, if any, for the last piece.
+      Batch* b = pop(full ? full : small);
+      b->stream_off = l.pushed;
+      if (l.tail) {
+        l.tail->next = b;
+      } else {
+        l.head = b;
+      }
+      l.tail = b;
+    }
+    Batch* t = l.tail;
+    uint64_t room = std::min<uint64_t>(rest, t->limit - t->len);
+    while (room > 0) {
+      while (off == parts[part].size()) {
+        ++part;
+        off = 0;
+      }
+      const size_t n = std::min<uint64_t>(room, parts[part].size() - off);
+      std::memcpy(t->data.get() + t->len, parts[part].data() + off, n);
+      t->len += n;
+      off += n;
+      room -= n;
+      rest -= n;
+      l.pushed += n;
+    }
+    // Closed exactly at the limit: every batch followed by another is a whole number of
+    // segments. A batch that filled up says traffic is not small.
+    if (t->len == t->limit && !t->small) {
+      t->closed = true;
+      recent_small_ = false;
+    }
+  }
+}
+
+PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Instant now,
+                            bool express) {
+  const uint64_t frame = kFrameHeaderBytes + uint64_t{message.size()};
+  if (message.size() > kMaxWireMessageBytes ||
+      (frame + limit_ - 1) / limit_ > params_.max_batches) {
+    ++counters_.too_large;
+    return {PushStatus::kTooLarge, false};
+  }
+  Lane& l = lanes_[static_cast<size_t>(prio)];
+  uint64_t need_full = 0;
+  uint64_t need_small = 0;
+  plan(l, frame, need_full, need_small);
+  if (counters_.batches_in_use + need_full + need_small > params_.max_batches) {
+    ++counters_.refused;
+    return {PushStatus::kBackpressure, false};
+  }
+  // Take every batch the frame needs before writing a byte, so a failed allocation leaves
+  // nothing half queued.
+  Batch* full = nullptr;
+  Batch* small = nullptr;
+  bool ok = true;
+  for (uint64_t i = 0; ok && i < need_full + need_small; ++i) {
+    const bool is_small = i >= need_full;
+    Batch* b = acquire(is_small);
+    if (!b) {
+      ok = false;
+      break;
+    }
+    Batch*& list = is_small ? small : full;
+    b->next = list;
+    list = b;
+  }
+  // A small tail the frame outgrows is promoted first, also before writing a byte.
+  if (ok && tail_open(l) && l.tail->small && l.tail->len + frame > l.tail->limit) {
+    ok = promote(l);
+  }
+  if (!ok) {
+    while (full) release(pop(full));
+    while (small) release(pop(small));
+    ++counters_.refused;
+    return {PushStatus::kBackpressure, false};
+  }
+
+  // The link's state when the message arrives decides the mode: more than one batch
+  // already in flight means the TX side is not keeping up.
+  if (params_.batching && !batching_ && in_flight() > limit_) {
+    batching_ = true;
+    ++counters_.batching_entries;
+    // Counted from the last pull; with none yet, from now.
+    if (!pulled_ever_) last_pull_ = now;
+  }
+
+  uint8_t header[kFrameHeaderBytes];
+  write_frame_header(header, message.size());
+  write_frame(l, header, message, full, small);
+  queued_ += frame;
+  ++counters_.messages;
+  counters_.bytes += message.size();
+  if (express) {
+    l.express_until = l.pushed;
+    ++counters_.express;
+  }
+  return {PushStatus::kOk, poll(now) <= now};
+}
+
+bool TxPipeline::express_pending() const {
+  for (const Lane& l : lanes_) {
+    if (l.express_until > l.pulled) return true;
+  }
+  return false;
+}
+
+Instant TxPipeline::poll(Instant now) const {
+  if (queued_ == 0) return Instant::never();
+  if (!batching_ || express_pending()) return now;
+  return last_pull_ + params_.backoff;
+}
+
+std::span<const uint8_t> TxPipeline::available(const Lane& l, bool finish_message) const {
+  const Batch* b = l.head;
+  if (!b || b->read == b->len) return {};
+  uint64_t end = b->len;
+  if (!b->closed && batching_ && !open_released_) {
+    // The open batch is held back in batching mode, except for bytes an express message
+    // released and, when a higher priority waits behind it, the rest of the message the
+    // TX step has started.
+    const uint64_t pos = b->stream_off + b->read;
+    uint64_t until = pos;
+    if (l.express_until > until) until = l.express_until;
+    if (finish_message && pos + l.cursor.to_boundary() > until) {
+      until = pos + l.cursor.to_boundary();
+    }
+    end = std::min<uint64_t>(b->len, until - b->stream_off);
+  }
+  return {b->data.get() + b->read, static_cast<size_t>(end - b->read)};
+}
+
+std::span<const uint8_t> TxPipeline::front(Instant now) {
+  selected_ = -1;
+  selected_size_ = 0;
+  // At the backoff deadline the TX step takes whatever is there, open batches included,
+  // for all its pulls at this instant (the first one moves last_pull_).
+  if (batching_ && now >= last_pull_ + params_.backoff) released_at_ = now;
+  open_released_ = !batching_ || released_at_ == now;
+  for (size_t i = 0; i < kPriorityCount; ++i) {
+    const Lane& l = lanes_[i];
+    if (l.cursor.at_boundary()) continue;
+    // Mid-message: this lane goes first. When a higher priority waits, finish just this
+    // message and let it in; otherwise go on, so bulk data is not cut into message-sized
+    // pieces.
+    bool higher_waiting = false;
+    for (size_t j = 0; j < i; ++j) higher_waiting |= !available(lanes_[j], false).empty();
+    std::span<const uint8_t> s = available(l, higher_waiting);
+    if (higher_waiting) s = s.first(std::min<uint64_t>(s.size(), l.cursor.to_boundary()));
+    if (s.empty()) return {};
+    selected_ = static_cast<int>(i);
+    selected_size_ = s.size();
+    return s;
+  }
+  for (size_t i = 0; i < kPriorityCount; ++i) {
+    const std::span<const uint8_t> s = available(lanes_[i], false);
+    if (s.empty()) continue;
+    selected_ = static_cast<int>(i);
+    selected_size_ = s.size();
+    return s;
+  }
+  return {};
+}
+
+void TxPipeline::head_drained(Lane& l) {
+  Batch* b = l.head;
+  const bool was_small = recent_small_;
+  recent_small_ = b->len <= params_.small_batch_bytes;
+  if (b->closed) {
+    l.head = b->next;
+    if (!l.head) l.tail = nullptr;
+    release(b);
+    return;
+  }
+  // The open batch was emptied (the link keeps up): reuse it from the start instead of
+  // allocating, unless it is a full batch and the last two drains were small, in which
+  // case it goes back to the spares and the next message opens a small batch.
+  if (!b->small && was_small && recent_small_ && small_capacity()) {
+    l.head = l.tail = nullptr;
+    release(b);
+    return;
+  }
+  b->len = b->read = 0;
+  b->stream_off = l.pushed;
+}
+
+void TxPipeline::consume(size_t n, Instant now) {
+  if (n == 0 || selected_ < 0) return;
+  n = std::min(n, selected_size_);
+  Lane& l = lanes_[selected_];
+  selected_ = -1;
+  Batch* b = l.head;
+  l.cursor.advance({b->data.get() + b->read, n});
+  b->read += n;
+  l.pulled += n;
+  queued_ -= n;
+  ++counters_.pulls;
+  counters_.pulled_bytes += n;
+  if (batching_ && now > last_pull_) counters_.backoff_ns += (now - last_pull_).ns();
+  last_pull_ = now;
+  pulled_ever_ = true;
+  if (b->read == b->len) head_drained(l);
+  // A full drain leaves batching mode.
+  if (queued_ == 0) batching_ = false;
+}
+
+}  // namespace ws::pipeline

@@ -1,0 +1,214 @@
+// Per-connection TX batch pipeline (issue 4; DESIGN.md "Segment and batch size from the MTU"
+// and "Batching with deterministic backoff"; docs/pipeline.md).
+//
+// Applications push whole messages; the pipeline frames them (length32, stack/apps/framing)
+// into batches whose fill limit is a whole multiple of the connection's send MSS, and tells
+// the TX step (the owner's loop, which moves bytes into Connection::send) when to pull.
+//
+// - While the link keeps up, a pushed message is available at once: poll() returns `now`.
+// - When more than one batch is in flight (bytes the owner reports as queued in TCP but not
+//   acknowledged, plus bytes waiting here), the pipeline enters batching mode: pushes stop
+//   asking for a pull, and the TX step backs off until `last successful pull + backoff`,
+//   then takes whatever is there. A pull that empties the pipeline leaves batching mode.
+// - Express messages bypass batching: they and everything queued before them in their
+//   priority are available at once.
+// - Priorities are served strictly in order, but only at message boundaries of the stream:
+//   TCP carries one byte stream, so a control message may not cut into a data message.
+//
+// Batches are allocated lazily (2 KiB while recent batches were small, full size
+// otherwise), fully drained batches are kept as spares for reuse, and the number of live
+// batches is bounded: a push that would need more is refused whole (backpressure), so a
+// message is never half queued. Nothing here reads a clock or calls DPDK.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "stack/core/time.hpp"
+
+namespace ws::pipeline {
+
+inline constexpr uint32_t kDefaultMaxBatchBytes = 65535;
+inline constexpr uint32_t kSmallBatchBytes = 2048;
+
+// The largest whole multiple of `mss` not above `max_batch_bytes`, so a batch handed to TCP
+// is cut into full segments only. Two edge rules:
+// - max_batch_bytes < mss: one segment (mss). A smaller batch would make every segment a
+//   runt; the maximum is exceeded by less than one MSS.
+// - mss == 0 (not known yet): max_batch_bytes.
+uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes);
+
+// Plain parameters (the stack does not depend on control/; the data plane maps
+// control::PipelineConfig onto this: max_batch_bytes, backoff_us, batching, max_batches).
+struct PipelineParams {
+  uint32_t max_batch_bytes = kDefaultMaxBatchBytes;
+  Duration backoff = Duration::micros(20);
+  bool batching = true;         // false: never enter batching mode
+  uint32_t max_batches = 4096;  // live batches (queued + spares), including the open one
+  uint32_t small_batch_bytes = kSmallBatchBytes;
+  uint32_t spare_batches = 1;  // drained batches kept for reuse instead of freed
+  uint32_t initial_mss = 536;  // RFC 9293 default until set_mss() is called
+};
+
+enum class Priority : uint8_t { kControl = 0, kData = 1 };
+inline constexpr size_t kPriorityCount = 2;
+
+enum class PushStatus : uint8_t {
+  kOk,
+  kBackpressure,  // accepting it would exceed max_batches (or memory ran out): retry later
+  kTooLarge,      // needs more than max_batches batches even when empty, or > 4 GiB - 1
+};
+
+struct PushResult {
+  PushStatus status = PushStatus::kOk;
+  // The TX step should pull now (poll(now) <= now). False in batching mode unless the
+  // message was express.
+  bool notify = false;
+};
+
+struct PipelineCounters {
+  uint64_t messages = 0;   // accepted
+  uint64_t bytes = 0;      // accepted payload bytes (framing headers not included)
+  uint64_t express = 0;    // accepted express messages
+  uint64_t refused = 0;    // kBackpressure results
+  uint64_t too_large = 0;  // kTooLarge results
+  uint64_t batches_allocated = 0;
+  uint64_t batches_freed = 0;
+  uint64_t small_allocated = 0;
+  uint64_t full_allocated = 0;
+  uint64_t spare_reuses = 0;  // a batch taken from the spares instead of allocated
+  uint64_t promotions = 0;    // a small batch outgrown and copied into a full one
+  uint64_t batching_entries = 0;
+  uint64_t backoff_ns = 0;      // time between pulls spent in batching mode
+  uint64_t pulls = 0;           // consume() calls that took bytes
+  uint64_t pulled_bytes = 0;    // stream bytes (headers included) taken by the TX step
+  uint32_t batches_live = 0;    // allocated and not freed (in use + spares)
+  uint32_t batches_in_use = 0;  // holding bytes not yet pulled, or open for appending
+  uint32_t batches_peak = 0;    // highest batches_live seen
+};
+
+class TxPipeline {
+ public:
+  explicit TxPipeline(const PipelineParams& params = {});
+  ~TxPipeline();
+  TxPipeline(const TxPipeline&) = delete;
+  TxPipeline& operator=(const TxPipeline&) = delete;
+
+  // The connection's current send MSS (negotiation, PMTU). Batches opened afterwards use the
+  // new limit; the open batch of each priority is shortened to the new limit, or closed
+  // where it stands when it already holds more.
+  void set_mss(uint32_t mss);
+  // Bytes the owner has handed to TCP and that are not acknowledged yet (send buffer
+  // occupancy). Counted with the bytes waiting here to decide "more than one batch in
+  // flight".
+  void set_in_flight(uint64_t bytes) { reported_in_flight_ = bytes; }
+
+  // Queues one whole message (framed as a 4-byte length plus payload) or nothing.
+  PushResult push(std::span<const uint8_t> message, Priority prio, Instant now,
+                  bool express = false);
+
+  // When the TX step should next pull: `now` when bytes are available at once, the backoff
+  // deadline in batching mode, Instant::never() when nothing is queued.
+  Instant poll(Instant now) const;
+
+  // The next bytes the TX step may send now (empty when none): a contiguous piece of one
+  // batch. Full batches and express bytes are always available; the partially filled
+  // batch only outside batching mode or once the backoff deadline has passed. Valid until
+  // the next push, consume or set_mss.
+  std::span<const uint8_t> front(Instant now);
+  // The TX step took the first `n` bytes of the last front() (a successful pull if n > 0).
+  void consume(size_t n, Instant now);
+
+  // Moves bytes into `sink(std::span<const uint8_t>) -> size_t accepted` until the sink
+  // takes less than offered or nothing more is available now. Returns the bytes moved.
+  template <class Sink>
+  size_t drain(Instant now, Sink&& sink) {
+    size_t total = 0;
+    for (;;) {
+      const std::span<const uint8_t> s = front(now);
+      if (s.empty()) break;
+      const size_t n = sink(s);
+      consume(n, now);
+      total += n;
+      if (n < s.size()) break;
+    }
+    return total;
+  }
+
+  uint32_t batch_limit() const { return limit_; }
+  uint32_t mss() const { return mss_; }
+  bool batching() const { return batching_; }
+  // Stream bytes (headers included) accepted and not yet pulled, over all priorities.
+  uint64_t queued_bytes() const { return queued_; }
+  uint64_t queued_bytes(Priority p) const;
+  uint64_t in_flight() const { return reported_in_flight_ + queued_; }
+  Instant last_pull() const { return last_pull_; }
+  const PipelineCounters& counters() const { return counters_; }
+  const PipelineParams& params() const { return params_; }
+
+ private:
+  struct Batch;
+  // Where the TX step stands in a priority's framing, so a priority switch happens only
+  // between two messages.
+  struct Cursor {
+    uint8_t header[4] = {};
+    uint8_t have = 0;  // header bytes seen of the current frame
+    bool in_payload = false;
+    uint64_t remaining = 0;  // payload bytes of the current frame not yet pulled
+    bool at_boundary() const { return have == 0 && !in_payload; }
+    // Stream bytes up to the end of the current frame (or of its header, while the
+    // length is still unknown); 0 at a boundary.
+    uint64_t to_boundary() const { return in_payload ? remaining : (have ? 4u - have : 0u); }
+    void advance(std::span<const uint8_t> bytes);
+  };
+  struct Lane {
+    Batch* head = nullptr;
+    Batch* tail = nullptr;
+    uint64_t pushed = 0;         // stream bytes accepted
+    uint64_t pulled = 0;         // stream bytes taken by the TX step
+    uint64_t express_until = 0;  // stream offset up to which express released the bytes
+    Cursor cursor;
+  };
+
+  uint32_t small_capacity() const;
+  bool tail_open(const Lane& l) const;
+  // New batches (full, small) a frame of `frame` bytes needs beyond what the open tail
+  // offers (a small tail counts as promoted to full size).
+  void plan(const Lane& l, uint64_t frame, uint64_t& full, uint64_t& small) const;
+  Batch* acquire(bool small);
+  void release(Batch* b);
+  void free_batch(Batch* b);
+  bool promote(Lane& l);
+  static Batch* pop(Batch*& list);
+  // Writes one frame into the lane, opening batches from the pre-acquired lists.
+  void write_frame(Lane& l, std::span<const uint8_t> header, std::span<const uint8_t> payload,
+                   Batch*& full, Batch*& small);
+  // The TX step emptied the lane's head batch: release it, or rewind it when it is open.
+  void head_drained(Lane& l);
+  // Bytes of lane `l` the TX step may take now (from its head batch), ignoring priorities.
+  // `finish_message`: also the rest of a started message from a held open batch.
+  std::span<const uint8_t> available(const Lane& l, bool finish_message) const;
+  bool express_pending() const;
+
+  PipelineParams params_;
+  uint32_t mss_ = 0;
+  uint32_t limit_ = 0;
+  Lane lanes_[kPriorityCount];
+  Batch* spares_ = nullptr;
+  uint32_t spare_count_ = 0;
+  uint64_t queued_ = 0;
+  uint64_t reported_in_flight_ = 0;
+  bool batching_ = false;
+  bool pulled_ever_ = false;
+  Instant last_pull_;
+  Instant released_at_ = Instant::never();  // instant at which the deadline released all
+  bool open_released_ = true;               // set by front() for available()
+  bool recent_small_ = true;                // the last drained batch fit in a small batch
+  int selected_ = -1;                       // lane of the last front()
+  size_t selected_size_ = 0;
+  PipelineCounters counters_;
+};
+
+}  // namespace ws::pipeline
