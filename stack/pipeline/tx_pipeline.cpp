@@ -389,12 +389,18 @@ std::span<const uint8_t> TxPipeline::front(Instant now) {
   for (size_t i = 0; i < kPriorityCount; ++i) {
     const Lane& l = lanes_[i];
     if (l.cursor.at_boundary()) continue;
-    // Mid-message: this lane goes first. When a higher priority waits, finish just this
-    // message and let it in; otherwise go on, so bulk data is not cut into message-sized
-    // pieces.
+    // Mid-message: this lane goes first. While another priority has bytes waiting, the
+    // rest of this message is released even from a held open batch (nothing can pass it);
+    // when a higher one waits, stop at the message end and let it in. Otherwise go on, so
+    // bulk data is not cut into message-sized pieces.
     bool higher_waiting = false;
-    for (size_t j = 0; j < i; ++j) higher_waiting |= !available(lanes_[j], false).empty();
-    std::span<const uint8_t> s = available(l, higher_waiting);
+    bool other_waiting = false;
+    for (size_t j = 0; j < kPriorityCount; ++j) {
+      if (j == i || available(lanes_[j], false).empty()) continue;
+      other_waiting = true;
+      higher_waiting |= j < i;
+    }
+    std::span<const uint8_t> s = available(l, other_waiting);
     if (higher_waiting) s = s.first(std::min<uint64_t>(s.size(), l.cursor.to_boundary()));
     if (s.empty()) return {};
     selected_ = static_cast<int>(i);

@@ -430,6 +430,31 @@ TEST(TxPipeline, ExpressControlFinishesTheStartedDataMessageFirst) {
   EXPECT_EQ(msgs[2], d2);
 }
 
+// The other way round: a control message started and held does not block an express data
+// message behind it for the rest of the backoff.
+TEST(TxPipeline, ExpressDataFinishesTheStartedControlMessageFirst) {
+  TxPipeline p(params_mss(1448));
+  Wire w;
+  p.set_in_flight(1 << 20);
+  const std::vector<uint8_t> c1 = pattern_message(1, 3000);
+  const std::vector<uint8_t> c2 = pattern_message(2, 500);
+  const std::vector<uint8_t> d = pattern_message(3, 10);
+  p.push(c1, Priority::kControl, at_us(0));
+  p.push(c2, Priority::kControl, at_us(0));
+  EXPECT_EQ(w.drain(p, at_us(20), 1000), 1000u);
+  EXPECT_TRUE(p.push(d, Priority::kData, at_us(21), /*express=*/true).notify);
+  w.drain(p, at_us(21));
+  const std::vector<size_t> pieces = {1000, 2004, 14};
+  EXPECT_EQ(w.pieces, pieces);
+  EXPECT_EQ(p.poll(at_us(21)), at_us(41));  // c2 waits for the deadline
+  w.drain(p, at_us(41));
+  const auto msgs = w.messages();
+  ASSERT_EQ(msgs.size(), 3u);
+  EXPECT_EQ(msgs[0], c1);
+  EXPECT_EQ(msgs[1], d);
+  EXPECT_EQ(msgs[2], c2);
+}
+
 // --- Messages larger than a batch
 // -----------------------------------------------------------------
 
