@@ -57,8 +57,10 @@ const std::vector<rte_mbuf*>& FaultInjector::filter(rte_mbuf** in, uint16_t n, I
     rte_mbuf* dup = nullptr;
     if (roll(cfg_.duplicate_ppm)) {
       dup = rte_pktmbuf_alloc(m->pool);
-      if (dup != nullptr && rte_pktmbuf_tailroom(dup) >= rte_pktmbuf_data_len(m) && m->nb_segs == 1) {
-        std::memcpy(rte_pktmbuf_mtod(dup, void*), rte_pktmbuf_mtod(m, void*), rte_pktmbuf_data_len(m));
+      if (dup != nullptr && rte_pktmbuf_tailroom(dup) >= rte_pktmbuf_data_len(m) &&
+          m->nb_segs == 1) {
+        std::memcpy(rte_pktmbuf_mtod(dup, void*), rte_pktmbuf_mtod(m, void*),
+                    rte_pktmbuf_data_len(m));
         dup->data_len = m->data_len;
         dup->pkt_len = m->pkt_len;
         dup->ol_flags = m->ol_flags;

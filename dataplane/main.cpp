@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "control/config/config.hpp"
+#include "control/stats/path.hpp"
 #include "dataplane/eal_args.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/pipeline.hpp"
 #include "dataplane/port.hpp"
 #include "dataplane/telemetry.hpp"
-#include "control/stats/path.hpp"
 #include "ws_version.h"
 
 namespace {

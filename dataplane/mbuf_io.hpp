@@ -20,7 +20,11 @@ class MbufIo final : public PacketIo {
 
   MbufIo(uint16_t port, uint16_t txq, rte_mempool* pool, TxOffloads offloads, uint32_t max_frame,
          DropCounters& drops)
-      : port_(port), txq_(txq), pool_(pool), offloads_(offloads), max_frame_(max_frame),
+      : port_(port),
+        txq_(txq),
+        pool_(pool),
+        offloads_(offloads),
+        max_frame_(max_frame),
         drops_(drops) {}
   ~MbufIo() override { discard_pending(); }
 
@@ -84,7 +88,8 @@ class MbufIo final : public PacketIo {
   void flush() {
     uint16_t sent = 0;
     for (int tries = 0; tries < 4 && sent < n_; ++tries) {
-      sent += rte_eth_tx_burst(port_, txq_, pending_.data() + sent, static_cast<uint16_t>(n_ - sent));
+      sent +=
+          rte_eth_tx_burst(port_, txq_, pending_.data() + sent, static_cast<uint16_t>(n_ - sent));
     }
     if (sent < n_) {
       drops_.add(DropReason::kTxQueueFull, n_ - sent);

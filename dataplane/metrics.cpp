@@ -22,29 +22,41 @@ struct StackMetric {
   StackMetric { name, help, offsetof(StackCounters, field), false }
 
 const StackMetric kStackMetrics[] = {
-    WS_STACK_METRIC(rx_frames, "wirespeed_stack_received_frames_total", "Frames handed to the stack."),
-    WS_STACK_METRIC(rx_bytes, "wirespeed_stack_received_bytes_total", "Bytes of frames handed to the stack."),
-    WS_STACK_METRIC(tx_frames, "wirespeed_stack_sent_frames_total", "Frames the stack transmitted."),
-    WS_STACK_METRIC(tx_bytes, "wirespeed_stack_sent_bytes_total", "Bytes of frames the stack transmitted."),
-    WS_STACK_METRIC(arp_requests_in, "wirespeed_arp_requests_received_total", "ARP requests received."),
-    WS_STACK_METRIC(arp_replies_in, "wirespeed_arp_replies_received_total", "ARP replies received."),
-    WS_STACK_METRIC(arp_requests_out, "wirespeed_arp_requests_sent_total", "ARP requests sent to resolve next hops."),
+    WS_STACK_METRIC(rx_frames, "wirespeed_stack_received_frames_total",
+                    "Frames handed to the stack."),
+    WS_STACK_METRIC(rx_bytes, "wirespeed_stack_received_bytes_total",
+                    "Bytes of frames handed to the stack."),
+    WS_STACK_METRIC(tx_frames, "wirespeed_stack_sent_frames_total",
+                    "Frames the stack transmitted."),
+    WS_STACK_METRIC(tx_bytes, "wirespeed_stack_sent_bytes_total",
+                    "Bytes of frames the stack transmitted."),
+    WS_STACK_METRIC(arp_requests_in, "wirespeed_arp_requests_received_total",
+                    "ARP requests received."),
+    WS_STACK_METRIC(arp_replies_in, "wirespeed_arp_replies_received_total",
+                    "ARP replies received."),
+    WS_STACK_METRIC(arp_requests_out, "wirespeed_arp_requests_sent_total",
+                    "ARP requests sent to resolve next hops."),
     WS_STACK_METRIC(arp_replies_out, "wirespeed_arp_replies_sent_total", "ARP replies sent."),
-    WS_STACK_METRIC(arp_gratuitous_out, "wirespeed_arp_gratuitous_sent_total", "Gratuitous ARP announcements sent."),
-    WS_STACK_METRIC(ipv4_in, "wirespeed_ipv4_received_packets_total", "IPv4 packets accepted for local delivery."),
+    WS_STACK_METRIC(arp_gratuitous_out, "wirespeed_arp_gratuitous_sent_total",
+                    "Gratuitous ARP announcements sent."),
+    WS_STACK_METRIC(ipv4_in, "wirespeed_ipv4_received_packets_total",
+                    "IPv4 packets accepted for local delivery."),
     WS_STACK_METRIC(ipv4_out, "wirespeed_ipv4_sent_packets_total", "IPv4 packets sent."),
     WS_STACK_METRIC(icmp_in, "wirespeed_icmp_received_messages_total", "ICMP messages received."),
-    WS_STACK_METRIC(icmp_echo_replies_out, "wirespeed_icmp_echo_replies_sent_total", "ICMP echo replies sent."),
-    WS_STACK_METRIC(icmp_errors_out, "wirespeed_icmp_errors_sent_total", "ICMP error messages sent."),
-    WS_STACK_METRIC(icmp_unreachable_in, "wirespeed_icmp_errors_received_total", "ICMP errors received."),
+    WS_STACK_METRIC(icmp_echo_replies_out, "wirespeed_icmp_echo_replies_sent_total",
+                    "ICMP echo replies sent."),
+    WS_STACK_METRIC(icmp_errors_out, "wirespeed_icmp_errors_sent_total",
+                    "ICMP error messages sent."),
+    WS_STACK_METRIC(icmp_unreachable_in, "wirespeed_icmp_errors_received_total",
+                    "ICMP errors received."),
     WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
     WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
 };
 #undef WS_STACK_METRIC
 
-const char* const kTcpStates[] = {"syn_sent", "syn_received", "established", "fin_wait_1",
-                                  "fin_wait_2", "close_wait", "closing", "last_ack",
-                                  "time_wait"};
+const char* const kTcpStates[] = {"syn_sent",   "syn_received", "established",
+                                  "fin_wait_1", "fin_wait_2",   "close_wait",
+                                  "closing",    "last_ack",     "time_wait"};
 
 }  // namespace
 
@@ -86,25 +98,43 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     std::vector<stats::LabelPair> l{{"port", p.name}};
     auto c = MetricType::kCounter;
     auto g = MetricType::kGauge;
-    ps.rx_packets = must(reg("wirespeed_port_receive_packets_total", "Packets received by the port.", c, l, Scope::kGlobal, error));
-    ps.rx_bytes = must(reg("wirespeed_port_receive_bytes_total", "Bytes received by the port.", c, l, Scope::kGlobal, error));
-    ps.tx_packets = must(reg("wirespeed_port_transmit_packets_total", "Packets transmitted by the port.", c, l, Scope::kGlobal, error));
-    ps.tx_bytes = must(reg("wirespeed_port_transmit_bytes_total", "Bytes transmitted by the port.", c, l, Scope::kGlobal, error));
-    ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total", "Packets the port dropped because no RX descriptor was free.", c, l, Scope::kGlobal, error));
-    ps.rx_errors = must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.", c, l, Scope::kGlobal, error));
-    ps.tx_errors = must(reg("wirespeed_port_transmit_errors_total", "Packets the port failed to transmit.", c, l, Scope::kGlobal, error));
-    ps.rx_nombuf = must(reg("wirespeed_port_receive_no_mbuf_total", "RX mbuf allocation failures.", c, l, Scope::kGlobal, error));
-    ps.mtu = must(reg("wirespeed_port_mtu_bytes", "MTU the stack uses on the port.", g, l, Scope::kGlobal, error));
-    ps.link_up = must(reg("wirespeed_port_link_up", "1 when the port's link is up.", g, l, Scope::kGlobal, error));
-    ps.pool_in_use = must(reg("wirespeed_mempool_in_use", "Mbufs of the port's pool in use.", g, l, Scope::kGlobal, error));
-    ps.pool_size = must(reg("wirespeed_mempool_size", "Mbufs in the port's pool.", g, l, Scope::kGlobal, error));
+    ps.rx_packets = must(reg("wirespeed_port_receive_packets_total",
+                             "Packets received by the port.", c, l, Scope::kGlobal, error));
+    ps.rx_bytes = must(reg("wirespeed_port_receive_bytes_total", "Bytes received by the port.", c,
+                           l, Scope::kGlobal, error));
+    ps.tx_packets = must(reg("wirespeed_port_transmit_packets_total",
+                             "Packets transmitted by the port.", c, l, Scope::kGlobal, error));
+    ps.tx_bytes = must(reg("wirespeed_port_transmit_bytes_total", "Bytes transmitted by the port.",
+                           c, l, Scope::kGlobal, error));
+    ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total",
+                            "Packets the port dropped because no RX descriptor was free.", c, l,
+                            Scope::kGlobal, error));
+    ps.rx_errors =
+        must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.",
+                 c, l, Scope::kGlobal, error));
+    ps.tx_errors = must(reg("wirespeed_port_transmit_errors_total",
+                            "Packets the port failed to transmit.", c, l, Scope::kGlobal, error));
+    ps.rx_nombuf = must(reg("wirespeed_port_receive_no_mbuf_total", "RX mbuf allocation failures.",
+                            c, l, Scope::kGlobal, error));
+    ps.mtu = must(reg("wirespeed_port_mtu_bytes", "MTU the stack uses on the port.", g, l,
+                      Scope::kGlobal, error));
+    ps.link_up = must(reg("wirespeed_port_link_up", "1 when the port's link is up.", g, l,
+                          Scope::kGlobal, error));
+    ps.pool_in_use = must(reg("wirespeed_mempool_in_use", "Mbufs of the port's pool in use.", g, l,
+                              Scope::kGlobal, error));
+    ps.pool_size = must(
+        reg("wirespeed_mempool_size", "Mbufs in the port's pool.", g, l, Scope::kGlobal, error));
     for (uint16_t q = 0; q < p.rx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
       std::string qs = std::to_string(q);
-      ps.q_rx_packets.push_back(must(reg("wirespeed_queue_receive_packets_total", "Packets received per RX queue.", c, {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
+      ps.q_rx_packets.push_back(
+          must(reg("wirespeed_queue_receive_packets_total", "Packets received per RX queue.", c,
+                   {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
     }
     for (uint16_t q = 0; q < p.tx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
       std::string qs = std::to_string(q);
-      ps.q_tx_packets.push_back(must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c, {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
+      ps.q_tx_packets.push_back(
+          must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c,
+                   {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
     }
     ports_.push_back(ps);
     writer_.set_info("port." + p.name + ".mac", p.mac.to_string());
@@ -117,16 +147,26 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   }
   for (size_t r = 0; r < kDropReasonCount; ++r) {
     std::string reason(drop_reason_name(static_cast<DropReason>(r)));
-    drops_.push_back(must(reg("wirespeed_drops_total", "Packets discarded by the stack, by reason.", MetricType::kCounter, {{"reason", reason}}, Scope::kPerCoreSum, error)));
+    drops_.push_back(
+        must(reg("wirespeed_drops_total", "Packets discarded by the stack, by reason.",
+                 MetricType::kCounter, {{"reason", reason}}, Scope::kPerCoreSum, error)));
   }
   for (const auto& m : kStackMetrics) {
-    stack_.emplace_back(m.offset, must(reg(m.name, m.help, MetricType::kCounter, {}, Scope::kPerCoreSum, error)));
+    stack_.emplace_back(
+        m.offset, must(reg(m.name, m.help, MetricType::kCounter, {}, Scope::kPerCoreSum, error)));
   }
-  busy_ = must(reg("wirespeed_core_busy_seconds_total", "Time the core spent on loop iterations that did work.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error, 1e-9));
-  idle_ = must(reg("wirespeed_core_idle_seconds_total", "Time the core spent polling empty queues or sleeping.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error, 1e-9));
-  loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.", MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  busy_ = must(reg("wirespeed_core_busy_seconds_total",
+                   "Time the core spent on loop iterations that did work.", MetricType::kCounter,
+                   {}, Scope::kPerCoreLabeled, error, 1e-9));
+  idle_ = must(reg("wirespeed_core_idle_seconds_total",
+                   "Time the core spent polling empty queues or sleeping.", MetricType::kCounter,
+                   {}, Scope::kPerCoreLabeled, error, 1e-9));
+  loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.",
+                    MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
   for (const char* st : kTcpStates) {
-    tcp_states_.push_back(must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge, {{"state", st}}, Scope::kPerCoreSum, error)));
+    tcp_states_.push_back(
+        must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge,
+                 {{"state", st}}, Scope::kPerCoreSum, error)));
   }
   struct TcpMetric {
     uint64_t tcp::TcpCounters::*field;
@@ -135,38 +175,70 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     MetricType type;
   };
   const TcpMetric tcp_metrics[] = {
-      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total", "TCP segments received by connections and listeners.", MetricType::kCounter},
-      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_sent_segments_total", "TCP segments sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total", "Acceptable RST segments received.", MetricType::kCounter},
-      {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total", "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
-      {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total", "Connections opened by us.", MetricType::kCounter},
-      {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total", "Connections accepted.", MetricType::kCounter},
-      {&tcp::TcpCounters::connections_closed, "wirespeed_tcp_closed_total", "Connections closed (any reason).", MetricType::kCounter},
-      {&tcp::TcpCounters::timeouts, "wirespeed_tcp_timeouts_total", "Connections dropped after retransmission timeouts.", MetricType::kCounter},
-      {&tcp::TcpCounters::fast_retransmits, "wirespeed_tcp_fast_retransmits_total", "Fast retransmits / recovery episodes.", MetricType::kCounter},
-      {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total", "Retransmission timer expirations.", MetricType::kCounter},
-      {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total", "Zero-window probes sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total", "Keepalive probes sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total", "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
-      {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total", "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
-      {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes", "Sum of the connections' (autotuned) receive buffer sizes.", MetricType::kGauge},
-      {&tcp::TcpCounters::snd_buffer_sum, "wirespeed_tcp_send_buffer_bytes", "Sum of the connections' send buffer limits.", MetricType::kGauge},
-      {&tcp::TcpCounters::bytes_buffered, "wirespeed_tcp_buffered_bytes", "Payload bytes held in TCP send and receive buffers.", MetricType::kGauge},
-      {&tcp::TcpCounters::memory_bytes, "wirespeed_tcp_memory_bytes", "Buffer memory allocated by TCP connections.", MetricType::kGauge},
+      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total",
+       "TCP segments received by connections and listeners.", MetricType::kCounter},
+      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_sent_segments_total", "TCP segments sent.",
+       MetricType::kCounter},
+      {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.",
+       MetricType::kCounter},
+      {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total",
+       "Acceptable RST segments received.", MetricType::kCounter},
+      {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total",
+       "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total",
+       "Connections opened by us.", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total",
+       "Connections accepted.", MetricType::kCounter},
+      {&tcp::TcpCounters::connections_closed, "wirespeed_tcp_closed_total",
+       "Connections closed (any reason).", MetricType::kCounter},
+      {&tcp::TcpCounters::timeouts, "wirespeed_tcp_timeouts_total",
+       "Connections dropped after retransmission timeouts.", MetricType::kCounter},
+      {&tcp::TcpCounters::fast_retransmits, "wirespeed_tcp_fast_retransmits_total",
+       "Fast retransmits / recovery episodes.", MetricType::kCounter},
+      {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total",
+       "Retransmission timer expirations.", MetricType::kCounter},
+      {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total",
+       "Zero-window probes sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total",
+       "Keepalive probes sent.", MetricType::kCounter},
+      {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total",
+       "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
+      {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total",
+       "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
+      {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes",
+       "Sum of the connections' (autotuned) receive buffer sizes.", MetricType::kGauge},
+      {&tcp::TcpCounters::snd_buffer_sum, "wirespeed_tcp_send_buffer_bytes",
+       "Sum of the connections' send buffer limits.", MetricType::kGauge},
+      {&tcp::TcpCounters::bytes_buffered, "wirespeed_tcp_buffered_bytes",
+       "Payload bytes held in TCP send and receive buffers.", MetricType::kGauge},
+      {&tcp::TcpCounters::memory_bytes, "wirespeed_tcp_memory_bytes",
+       "Buffer memory allocated by TCP connections.", MetricType::kGauge},
   };
   for (const auto& m : tcp_metrics) {
     tcp_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
   }
-  tcp_retrans_ = must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.", MetricType::kCounter, {}, Scope::kPerCoreSum, error));
+  tcp_retrans_ =
+      must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.",
+               MetricType::kCounter, {}, Scope::kPerCoreSum, error));
   for (const auto& s : cfg.services) {
     ServiceSlots ss;
     std::vector<stats::LabelPair> l{{"service", s.name}};
-    ss.rx_bytes = must(reg("wirespeed_service_received_bytes_total", "Payload bytes the service received.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    ss.tx_bytes = must(reg("wirespeed_service_sent_bytes_total", "Payload bytes the service sent.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    ss.rx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "received"}}, Scope::kPerCoreSum, error));
-    ss.tx_msgs = must(reg("wirespeed_service_messages_total", "Messages (datagrams or framed messages) by direction.", MetricType::kCounter, {{"service", s.name}, {"direction", "sent"}}, Scope::kPerCoreSum, error));
-    ss.connections = must(reg("wirespeed_service_connections_total", "TCP connections the service accepted or opened.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.rx_bytes =
+        must(reg("wirespeed_service_received_bytes_total", "Payload bytes the service received.",
+                 MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.tx_bytes = must(reg("wirespeed_service_sent_bytes_total", "Payload bytes the service sent.",
+                           MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.rx_msgs =
+        must(reg("wirespeed_service_messages_total",
+                 "Messages (datagrams or framed messages) by direction.", MetricType::kCounter,
+                 {{"service", s.name}, {"direction", "received"}}, Scope::kPerCoreSum, error));
+    ss.tx_msgs =
+        must(reg("wirespeed_service_messages_total",
+                 "Messages (datagrams or framed messages) by direction.", MetricType::kCounter,
+                 {{"service", s.name}, {"direction", "sent"}}, Scope::kPerCoreSum, error));
+    ss.connections = must(reg("wirespeed_service_connections_total",
+                              "TCP connections the service accepted or opened.",
+                              MetricType::kCounter, l, Scope::kPerCoreSum, error));
     if (s.kind == config::ServiceKind::ping) {
       stats::MetricSpec h;
       h.name = "wirespeed_ping_rtt_seconds";
@@ -183,7 +255,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
         ok = false;
       }
     }
-    ss.send_failures = must(reg("wirespeed_service_send_failures_total", "Messages the service could not send.", MetricType::kCounter, l, Scope::kPerCoreSum, error));
+    ss.send_failures =
+        must(reg("wirespeed_service_send_failures_total", "Messages the service could not send.",
+                 MetricType::kCounter, l, Scope::kPerCoreSum, error));
     services_.push_back(ss);
     writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
     writer_.set_info("service." + s.name + ".protocol", std::string(config::to_string(s.protocol)));
@@ -257,8 +331,10 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
       g[s.rx_errors.offset] = st.ierrors;
       g[s.tx_errors.offset] = st.oerrors;
       g[s.rx_nombuf.offset] = st.rx_nombuf;
-      for (size_t q = 0; q < s.q_rx_packets.size(); ++q) g[s.q_rx_packets[q].offset] = st.q_ipackets[q];
-      for (size_t q = 0; q < s.q_tx_packets.size(); ++q) g[s.q_tx_packets[q].offset] = st.q_opackets[q];
+      for (size_t q = 0; q < s.q_rx_packets.size(); ++q)
+        g[s.q_rx_packets[q].offset] = st.q_ipackets[q];
+      for (size_t q = 0; q < s.q_tx_packets.size(); ++q)
+        g[s.q_tx_packets[q].offset] = st.q_opackets[q];
     }
     rte_eth_link link{};
     if (rte_eth_link_get_nowait(p.port_id, &link) == 0) g[s.link_up.offset] = link.link_status;

@@ -35,7 +35,7 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
   const auto& t = cfg.tcp;
   tcp::TcpConfig c;
   c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
-                                                               : tcp::CongestionAlgo::kCubic;
+                                                             : tcp::CongestionAlgo::kCubic;
   c.time_wait = Duration::millis(t.time_wait_ms);
   c.rto_min = Duration::millis(t.rto_min_ms);
   c.rto_initial = Duration::millis(t.rto_initial_ms);
@@ -73,9 +73,12 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
 }  // namespace
 
 Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
-                   const std::vector<PortInfo>& ports, Metrics& metrics,
-                   std::atomic<bool>& stop)
-    : core_(core_index), cfg_(cfg), ports_(ports), metrics_(metrics), stop_(stop),
+                   const std::vector<PortInfo>& ports, Metrics& metrics, std::atomic<bool>& stop)
+    : core_(core_index),
+      cfg_(cfg),
+      ports_(ports),
+      metrics_(metrics),
+      stop_(stop),
       tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index)),
       tcp_transport_(tcp_),
       faults_(cfg.dataplane.faults, core_index),
@@ -120,7 +123,8 @@ bool Pipeline::start(std::string& error) {
     }
     auto svc = make_service(sc, cfg_, tcp_, why);
     if (!svc) {
-      if (core_ == 0) std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
+      if (core_ == 0)
+        std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
       sample_.services.push_back(nullptr);
       continue;
     }
@@ -180,7 +184,8 @@ void Pipeline::run(bool main) {
       got += n;
       if (faults_.enabled()) {
         if (n == 0 && !faults_.holding()) continue;
-        for (rte_mbuf* m : faults_.filter(mbufs, n, now)) process(m, iface_of_port_[m->port], rq.queue);
+        for (rte_mbuf* m : faults_.filter(mbufs, n, now))
+          process(m, iface_of_port_[m->port], rq.queue);
         continue;
       }
       for (uint16_t i = 0; i < n; ++i) {
@@ -271,16 +276,15 @@ void Pipeline::print_report(const Service& s, const ClientReport& r) {
                   r.rtt_ns[0] / 1e3, r.rtt_ns[1] / 1e3, r.rtt_ns[2] / 1e3, r.rtt_ns[3] / 1e3,
                   r.rtt_ns[4] / 1e3);
   }
-  std::printf("%s%s: %.1f s, %llu messages, %.3f Gbit/s, %.0f msg/s, %llu connections (%.0f/s)%s%s\n",
-              s.name().c_str(), r.final ? ": done" : "", r.seconds,
-              static_cast<unsigned long long>(r.messages), r.bits_per_second / 1e9,
-              r.messages_per_second, static_cast<unsigned long long>(r.connections),
-              r.connections_per_second, rtt,
-              r.errors + r.connect_failures
-                  ? (", " + std::to_string(r.errors) + " errors, " +
-                     std::to_string(r.connect_failures) + " failed connects")
-                        .c_str()
-                  : "");
+  std::printf(
+      "%s%s: %.1f s, %llu messages, %.3f Gbit/s, %.0f msg/s, %llu connections (%.0f/s)%s%s\n",
+      s.name().c_str(), r.final ? ": done" : "", r.seconds,
+      static_cast<unsigned long long>(r.messages), r.bits_per_second / 1e9, r.messages_per_second,
+      static_cast<unsigned long long>(r.connections), r.connections_per_second, rtt,
+      r.errors + r.connect_failures ? (", " + std::to_string(r.errors) + " errors, " +
+                                       std::to_string(r.connect_failures) + " failed connects")
+                                          .c_str()
+                                    : "");
   std::fflush(stdout);
   if (!r.final) return;
   const config::ServiceConfig* sc = nullptr;
@@ -301,10 +305,10 @@ void Pipeline::print_report(const Service& s, const ClientReport& r) {
                "\"connections_per_second\": %.3f, \"connect_failures\": %llu, \"errors\": %llu",
                s.name().c_str(), std::string(config::to_string(sc->kind)).c_str(),
                std::string(config::to_string(sc->protocol)).c_str(),
-               static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.bytes),
-               r.seconds, r.messages_per_second, r.bits_per_second, sc->message_size,
-               static_cast<unsigned long long>(r.connections), r.connections_per_second,
-               static_cast<unsigned long long>(r.connect_failures),
+               static_cast<unsigned long long>(r.messages),
+               static_cast<unsigned long long>(r.bytes), r.seconds, r.messages_per_second,
+               r.bits_per_second, sc->message_size, static_cast<unsigned long long>(r.connections),
+               r.connections_per_second, static_cast<unsigned long long>(r.connect_failures),
                static_cast<unsigned long long>(r.errors));
   if (r.has_rtt) {
     std::fprintf(f,
@@ -325,14 +329,13 @@ void Pipeline::finish() {
   tcp_.shutdown_all(now);
   if (faults_.enabled()) {
     const auto& c = faults_.counters();
-    std::printf("wirespeed: core %u: faults injected: %llu lost, %llu duplicated, %llu corrupted, "
-                "%llu reordered, %llu delayed, %llu lost on transmit\n",
-                core_, static_cast<unsigned long long>(c.lost),
-                static_cast<unsigned long long>(c.duplicated),
-                static_cast<unsigned long long>(c.corrupted),
-                static_cast<unsigned long long>(c.reordered),
-                static_cast<unsigned long long>(c.delayed),
-                static_cast<unsigned long long>(c.tx_lost));
+    std::printf(
+        "wirespeed: core %u: faults injected: %llu lost, %llu duplicated, %llu corrupted, "
+        "%llu reordered, %llu delayed, %llu lost on transmit\n",
+        core_, static_cast<unsigned long long>(c.lost),
+        static_cast<unsigned long long>(c.duplicated), static_cast<unsigned long long>(c.corrupted),
+        static_cast<unsigned long long>(c.reordered), static_cast<unsigned long long>(c.delayed),
+        static_cast<unsigned long long>(c.tx_lost));
   }
   stack_.poll(now);
   for (auto& io : ios_) io->flush();

@@ -34,7 +34,8 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
 
   uint16_t pid = 0;
   if (rte_eth_dev_get_port_by_name(out.device.c_str(), &pid) != 0) {
-    error = key + ": device '" + out.device + "' did not appear (check the vdev string or PCI address)";
+    error =
+        key + ": device '" + out.device + "' did not appear (check the vdev string or PCI address)";
     return false;
   }
   out.port_id = pid;
@@ -98,7 +99,8 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     conf.rxmode.offloads = rx;
   }
   if (pc.rx_queues > 1) {
-    uint64_t hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+    uint64_t hf =
+        (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
     if (hf != 0) {
       conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
       conf.rx_adv_conf.rss_conf.rss_hf = hf;
@@ -114,11 +116,13 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   room = (room + 63) & ~63u;
   out.data_room = room;
   std::string pool_name = "ws_pool_" + std::to_string(pid);
-  uint32_t n = std::max<uint32_t>(cfg.dataplane.mbufs,
-                                  (pc.rx_descriptors * pc.rx_queues) + (pc.tx_descriptors * pc.tx_queues) + 512);
-  out.pool = rte_pktmbuf_pool_create(pool_name.c_str(), n, 256, 0,
-                                     static_cast<uint16_t>(std::min<uint32_t>(room + RTE_PKTMBUF_HEADROOM, 65535)),
-                                     rte_eth_dev_socket_id(pid));
+  uint32_t n =
+      std::max<uint32_t>(cfg.dataplane.mbufs, (pc.rx_descriptors * pc.rx_queues) +
+                                                  (pc.tx_descriptors * pc.tx_queues) + 512);
+  out.pool = rte_pktmbuf_pool_create(
+      pool_name.c_str(), n, 256, 0,
+      static_cast<uint16_t>(std::min<uint32_t>(room + RTE_PKTMBUF_HEADROOM, 65535)),
+      rte_eth_dev_socket_id(pid));
   if (out.pool == nullptr) {
     error = key + ": cannot create a pool of " + std::to_string(n) + " mbufs of " +
             std::to_string(room) + " bytes: " + rte_strerror(rte_errno) +
@@ -155,7 +159,8 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     if (rc != 0) return fail("tx queue " + std::to_string(q) + " setup failed", rc);
   }
   rc = rte_eth_dev_set_mtu(pid, static_cast<uint16_t>(dev_mtu));
-  if (rc != 0 && rc != -ENOTSUP) return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
+  if (rc != 0 && rc != -ENOTSUP)
+    return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
 
   if (pc.mac) {
     out.mac = *pc.mac;

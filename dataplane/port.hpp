@@ -14,23 +14,23 @@
 namespace ws::dp {
 
 struct PortInfo {
-  std::string name;        // config name (label value)
-  std::string device;      // ethdev name
-  std::string driver;      // e.g. net_af_packet
+  std::string name;    // config name (label value)
+  std::string device;  // ethdev name
+  std::string driver;  // e.g. net_af_packet
   uint16_t port_id = 0;
-  uint32_t mtu = 1500;     // configured MTU, the one the stack uses
-  uint32_t device_mtu = 0; // what the device accepted in rte_eth_dev_set_mtu
-  uint32_t max_frame = 0;  // largest frame we send: MTU + Ethernet header (+ VLAN)
-  uint32_t data_room = 0;  // mbuf data room (after headroom)
+  uint32_t mtu = 1500;      // configured MTU, the one the stack uses
+  uint32_t device_mtu = 0;  // what the device accepted in rte_eth_dev_set_mtu
+  uint32_t max_frame = 0;   // largest frame we send: MTU + Ethernet header (+ VLAN)
+  uint32_t data_room = 0;   // mbuf data room (after headroom)
   MacAddr mac;
   TxOffloads tx_offloads;
-  bool rx_cksum = false;   // RX checksum flags are reported
+  bool rx_cksum = false;  // RX checksum flags are reported
   bool rss = false;
   uint16_t rx_queues = 1;
   uint16_t tx_queues = 1;
   rte_mempool* pool = nullptr;
   uint32_t pool_size = 0;
-  std::string note;        // said at start: what was chosen and why
+  std::string note;  // said at start: what was chosen and why
 };
 
 // Probes, configures and starts the port. On failure returns false with `error`

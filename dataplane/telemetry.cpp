@@ -71,12 +71,16 @@ int fill(rte_tel_data* d, const std::string& prefix, bool with_name) {
 int cmd_drops(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_drops_total", false);
 }
-int cmd_ports(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespeed_port_", true); }
+int cmd_ports(const char*, const char*, rte_tel_data* d) {
+  return fill(d, "wirespeed_port_", true);
+}
 int cmd_tcp(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespeed_tcp_", true); }
 int cmd_services(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_service_", true);
 }
-int cmd_cores(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespeed_core_", true); }
+int cmd_cores(const char*, const char*, rte_tel_data* d) {
+  return fill(d, "wirespeed_core_", true);
+}
 
 }  // namespace
 

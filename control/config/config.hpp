@@ -53,7 +53,7 @@ struct FaultConfig {
   uint32_t duplicate_ppm = 0;
   uint32_t corrupt_ppm = 0;
   uint32_t reorder_ppm = 0;
-  uint32_t delay_us = 0;  // constant extra delay
+  uint32_t delay_us = 0;     // constant extra delay
   uint32_t tx_loss_ppm = 0;  // frames we send that are dropped before the port
   bool enabled() const {
     return loss_ppm || duplicate_ppm || corrupt_ppm || reorder_ppm || delay_us || tx_loss_ppm;

@@ -82,7 +82,8 @@ void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins) {
                           {{"auto", Offloads::automatic}, {"software", Offloads::software}});
   if (auto v = m.get("faults")) {
     MapView fm(d, *v,
-               {"seed", "loss_ppm", "duplicate_ppm", "corrupt_ppm", "reorder_ppm", "delay_us", "tx_loss_ppm"});
+               {"seed", "loss_ppm", "duplicate_ppm", "corrupt_ppm", "reorder_ppm", "delay_us",
+                "tx_loss_ppm"});
     if (fm.is_map()) {
       auto& fc = out.faults;
       fm.uint("seed", 0, UINT64_MAX, fc.seed);

@@ -34,7 +34,7 @@ struct ClientReport {
   uint64_t connections = 0;  // connections opened successfully
   double connections_per_second = 0;
   uint64_t connect_failures = 0;
-  uint64_t errors = 0;       // resets, timeouts, verification failures, lost datagrams
+  uint64_t errors = 0;  // resets, timeouts, verification failures, lost datagrams
   bool has_rtt = false;
   uint64_t rtt_ns[5] = {};  // p50 p90 p99 p99.9 max
 };

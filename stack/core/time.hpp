@@ -63,7 +63,7 @@ class Instant {
     *this = *this + d;
     return *this;
   }
-  constexpr auto operator<=>(const Instant&) const = default;
+  constexpr auto operator<=>(const Instant&) const = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   constexpr explicit Instant(uint64_t ns) : ns_(ns) {}

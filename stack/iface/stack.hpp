@@ -18,6 +18,7 @@
 #include "stack/core/time.hpp"
 #include "stack/iface/arp_cache.hpp"
 #include "stack/iface/l4_output.hpp"
+#include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
 
 namespace ws {
@@ -51,6 +52,11 @@ struct StackConfig {
   uint32_t icmp_errors_per_second = 1000;
   uint32_t icmp_error_burst = 100;
   uint8_t default_ttl = 64;
+  // IPv4 fragment reassembly: table bounds and timeout (RFC 1122 3.3.2).
+  ReassemblyConfig reassembly;
+  // ICMP time exceeded, "fragment reassembly time exceeded" (RFC 792), for a
+  // datagram that expires after its first fragment arrived.
+  bool icmp_reassembly_time_exceeded = true;
 };
 
 class Stack final : public L4Output {
@@ -93,13 +99,17 @@ class Stack final : public L4Output {
   uint32_t mtu_to(Ipv4Addr dst) const override;
   Ipv4Addr source_for(Ipv4Addr dst) const override;
   uint32_t free_buffers_to(Ipv4Addr dst) const override;
+  bool send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
+                     std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
+
+  const Reassembler& reassembly() const { return reasm_; }
 
  private:
   struct Interface;
   struct Route {
-    uint16_t iface;
+    uint16_t iface = 0;
     Ipv4Addr next_hop;
-    bool broadcast;
+    bool broadcast = false;
   };
 
   void arp_input(Interface& ifc, std::span<const uint8_t> body, Instant now);
@@ -108,6 +118,10 @@ class Stack final : public L4Output {
   // `link_broadcast`: the frame was sent to the Ethernet broadcast address.
   void ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
                   bool link_broadcast, Instant now);
+  // Steps after the fragment check: counts and hands `whole` (a complete IPv4
+  // datagram, header validated) to ICMP, UDP or TCP.
+  void ipv4_deliver(Interface& ifc, std::span<const uint8_t> whole, const RxMeta& meta,
+                    bool no_icmp_error, bool to_broadcast, Instant now);
   void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
                   Instant now);
   void udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
@@ -119,6 +133,9 @@ class Stack final : public L4Output {
   std::optional<Route> route(Ipv4Addr dst) const;
   bool is_local(Ipv4Addr a, bool& broadcast) const;
   void transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst);
+  // Sends a built frame (Ethernet source and type written) to `dst`'s next hop,
+  // now or behind ARP resolution.
+  void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
 
   StackConfig cfg_;
   std::vector<std::unique_ptr<Interface>> ifaces_;
@@ -131,6 +148,7 @@ class Stack final : public L4Output {
   double icmp_tokens_ = 0;
   Instant icmp_refill_at_;
   Instant arp_deadline_ = Instant::never();
+  Reassembler reasm_;
 };
 
 }  // namespace ws
