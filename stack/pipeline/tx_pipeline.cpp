@@ -94,7 +94,8 @@ bool TxPipeline::tail_open(const Lane& l) const { return l.tail && !l.tail->clos
 
 void TxPipeline::set_mss(uint32_t mss) {
   mss_ = mss;
-  limit_ = pipeline::batch_limit(mss, params_.max_batch_bytes);
+  limit_ = params_.mss_multiple ? pipeline::batch_limit(mss, params_.max_batch_bytes)
+                                : params_.max_batch_bytes;
   for (Lane& l : lanes_) {
     if (!tail_open(l)) continue;
     Batch* t = l.tail;

@@ -50,6 +50,9 @@ struct PipelineParams {
   uint32_t small_batch_bytes = kSmallBatchBytes;
   uint32_t spare_batches = 1;  // drained batches kept for reuse instead of freed
   uint32_t initial_mss = 536;  // RFC 9293 default until set_mss() is called
+  // false: batches are max_batch_bytes whatever the MSS (the benchmark's "fixed 64512-byte
+  // batch" baseline, to show what the MSS multiple is worth).
+  bool mss_multiple = true;
 };
 
 enum class Priority : uint8_t { kControl = 0, kData = 1 };

@@ -96,6 +96,22 @@ TEST(TxPipeline, LimitRecomputedWhenTheMssChanges) {
   EXPECT_EQ(p.batch_limit(), 65392u);
 }
 
+TEST(TxPipeline, FixedBatchSizeWhenMssMultipleIsOff) {
+  PipelineParams prm = params_mss(1448);
+  prm.max_batch_bytes = 64512;
+  prm.mss_multiple = false;
+  TxPipeline p(prm);
+  EXPECT_EQ(p.batch_limit(), 64512u);
+  p.set_mss(8948);
+  EXPECT_EQ(p.batch_limit(), 64512u);
+  const std::vector<uint8_t> m = pattern_message(0, 200000);
+  p.push(m, Priority::kData, at_us(0));
+  Wire w;
+  w.drain(p, at_us(100));
+  const std::vector<size_t> pieces = {64512, 64512, 64512, 200004 - 3 * 64512};
+  EXPECT_EQ(w.pieces, pieces);
+}
+
 // Every batch the TX step takes in one go except the last is exactly the limit, so TCP
 // cuts it into full segments only.
 TEST(TxPipeline, BatchesAreExactMultiplesExceptTheTail) {
