@@ -396,6 +396,24 @@ TEST(TxPipeline, ControlIsServedBeforeData) {
   EXPECT_EQ(msgs[3], d2);
 }
 
+TEST(TxPipeline, EmptyMessagesAreBareHeaders) {
+  TxPipeline p(params_mss(1448));
+  Wire w;
+  const std::vector<uint8_t> d = pattern_message(1, 30);
+  p.push({}, Priority::kData, at_us(0));
+  p.push(d, Priority::kData, at_us(0));
+  EXPECT_EQ(w.drain(p, at_us(0), 2), 2u);  // half of the empty message's header
+  p.push({}, Priority::kControl, at_us(1));
+  // The rest of that header, then the control message, then d.
+  EXPECT_EQ(w.drain(p, at_us(1)), 2u + 4 + 34);
+  EXPECT_EQ(w.pieces, (std::vector<size_t>{2, 2, 4, 34}));
+  const auto msgs = w.messages();
+  ASSERT_EQ(msgs.size(), 3u);
+  EXPECT_TRUE(msgs[0].empty());
+  EXPECT_TRUE(msgs[1].empty());
+  EXPECT_EQ(msgs[2], d);
+}
+
 // TCP is one byte stream: a control message waits for the end of the data message the TX
 // step has started, and cuts in right there.
 TEST(TxPipeline, PriorityChangesOnlyBetweenMessages) {
