@@ -100,8 +100,9 @@ class TxPipeline {
   TxPipeline& operator=(const TxPipeline&) = delete;
 
   // The connection's current send MSS (negotiation, PMTU). Batches opened afterwards use the
-  // new limit; the open batch of each priority is shortened to the new limit, or closed
-  // where it stands when it already holds more.
+  // new limit. The open batch of each priority fills up to the new limit (promoted like a
+  // small batch if its buffer is too small for it), or is closed where it stands when it
+  // already holds at least the new limit.
   void set_mss(uint32_t mss);
   // Bytes the owner has handed to TCP and that are not acknowledged yet (send buffer
   // occupancy). Counted with the bytes waiting here to decide "more than one batch in
@@ -117,9 +118,11 @@ class TxPipeline {
   Instant poll(Instant now) const;
 
   // The next bytes the TX step may send now (empty when none): a contiguous piece of one
-  // batch. Full batches and express bytes are always available; the partially filled
-  // batch only outside batching mode or once the backoff deadline has passed. Valid until
-  // the next push, consume or set_mss.
+  // batch, from the highest priority with bytes available, except that a priority in the
+  // middle of a message finishes it first. Full batches and express bytes are always
+  // available; the partially filled batch only outside batching mode, once the backoff
+  // deadline has passed, or for the rest of a started message while another priority
+  // waits. Valid until the next push, consume or set_mss.
   std::span<const uint8_t> front(Instant now);
   // The TX step took the first `n` bytes of the last front() (a successful pull if n > 0).
   void consume(size_t n, Instant now);
