@@ -39,7 +39,7 @@ RESULTS = os.path.join(HERE, "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 MEMIF_SOCK = "/run/wirespeed-bench.sock"
 
-WORKLOADS = ["udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "micro"]
+WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape"]
 
 # ---------------------------------------------------------------------------------------
 # Cleanup: every process and network object is registered when created and removed at exit.
@@ -182,6 +182,23 @@ def veth_pair(a, b, ns_a, ns_b, ip_a, ip_b, mtu):
         if ip:
             sh(f"ip addr add {ip}/24 dev {dev}", ns=ns)
         sh(f"ip link set {dev} up", ns=ns)
+
+
+def kernel_drops(dev):
+    """RX drops the kernel counted on a root-namespace device, and its backlog drops."""
+    out = {}
+    try:
+        j = json.loads(sh(f"ip -s -j link show dev {dev}").stdout)
+        out["veth_rx_dropped"] = j[0]["stats64"]["rx"]["dropped"]
+        out["veth_rx_packets"] = j[0]["stats64"]["rx"]["packets"]
+    except (RuntimeError, ValueError, KeyError, IndexError):
+        pass
+    try:
+        with open("/proc/net/softnet_stat") as f:
+            out["softnet_dropped"] = sum(int(l.split()[1], 16) for l in f if l.strip())
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
 
 
 def set_offloads(dev, ns, on):
@@ -702,16 +719,41 @@ def bench_udp(ctx):
         ws_ping = repeat(lambda: wsperf(ping_args, ns, os.path.join(tmp, "udp-ws-ping.log"),
                                         dur + 5), reps, errors)
 
+        def counts():
+            m = scrape(port)
+            c = {"sink": metric(m, "wirespeed_service_messages_total", service="sink-udp",
+                                direction="received"),
+                 "port_rx": metric(m, "wirespeed_port_receive_packets_total", port="p0"),
+                 "port_missed": metric(m, "wirespeed_port_receive_missed_packets_total", port="p0")}
+            for (name, labels), v in m.items():
+                if name == "wirespeed_drops_total":
+                    c["drop:" + dict(labels).get("reason", "?")] = v
+            return c
+
         def dp_sink():
-            before = metric(scrape(port), "wirespeed_service_messages_total", service="sink-udp",
-                            direction="received")
+            before = counts()
+            before.update(kernel_drops(dp_if))
             r = wsperf(src_args, ns, os.path.join(tmp, "udp-ws-src.log"), dur + 5)
             time.sleep(0.4)  # stats are published every 100 ms
-            after = metric(scrape(port), "wirespeed_service_messages_total", service="sink-udp",
-                           direction="received")
-            return {"received_pps": (after - before) / r["seconds"], "sent_pps": r["messages_per_second"]}
+            after = counts()
+            after.update(kernel_drops(dp_if))
+            delta = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+            return {"received_pps": delta.get("sink", 0) / r["seconds"],
+                    "sent_pps": r["messages_per_second"], "sent": r["messages"], "counters": delta}
 
         s = repeat(dp_sink, reps, errors)
+        rep.data["dp_sink_runs"] = s
+        for x in s:
+            if x:
+                c = x["counters"]
+                rep.note(f"Data-plane sink run: wsperf sent {x['sent']:.0f} datagrams; the kernel counted "
+                         f"{c.get('veth_rx_packets', 0):.0f} received and "
+                         f"{c.get('veth_rx_dropped', 0):.0f} dropped on `{dp_if}` and "
+                         f"{c.get('softnet_dropped', 0):.0f} backlog drops (softnet_stat); the port received "
+                         f"{c.get('port_rx', 0):.0f}, reported {c.get('port_missed', 0):.0f} missed "
+                         f"(af_packet ring drops); the sink counted {c.get('sink', 0):.0f}; stack drops: "
+                         + (", ".join(f"{k[5:]} {v:.0f}" for k, v in c.items() if k.startswith("drop:"))
+                            or "none") + ".")
         ws_sink = pick(s, lambda x: x["received_pps"])
         ws_sent = pick(s, lambda x: x["sent_pps"])
         if dp.poll() is not None:
@@ -804,23 +846,24 @@ def kernel_source_sink(ctx, kp, size, tag, errors, connections=1):
         time.sleep(0.2)
         try:
             return wsperf(["source", "--target", f"{kp.IP_B}:9", "--message-size", str(size),
-                           "--connections", str(connections), "--duration", str(ctx.dur), "--cpu", "0"],
-                          kp.A, os.path.join(ctx.tmp, f"k-src-{tag}.log"), ctx.dur + 8)
+                           "--connections", str(connections), "--duration", str(ctx.k_dur), "--cpu", "0"],
+                          kp.A, os.path.join(ctx.tmp, f"k-src-{tag}.log"), ctx.k_dur + 8)
         finally:
             stop(sink)
 
     return repeat(run, ctx.reps, errors)
 
 
-def kernel_ping_echo(ctx, kp, size, tag, errors):
+def kernel_ping_echo(ctx, kp, size, tag, errors, dur=None):
+    dur = dur or ctx.dur
     def run():
         echo = spawn([WSPERF, "echo", "--listen", f"{kp.IP_B}:7", "--cpu", "1", "--quiet"],
                      os.path.join(ctx.tmp, f"k-echo-{tag}.log"), ns=kp.B)
         time.sleep(0.2)
         try:
             return wsperf(["ping", "--target", f"{kp.IP_B}:7", "--message-size", str(size),
-                           "--duration", str(ctx.dur), "--cpu", "0"],
-                          kp.A, os.path.join(ctx.tmp, f"k-ping-{tag}.log"), ctx.dur + 8)
+                           "--duration", str(dur), "--cpu", "0"],
+                          kp.A, os.path.join(ctx.tmp, f"k-ping-{tag}.log"), dur + 8)
         finally:
             stop(echo)
 
@@ -954,7 +997,7 @@ def bench_tcp_bulk(ctx):
     rep.note(f"wirespeed runs last {ctx.ws_dur} s; \"whole run\" is the client's JSON report (it includes "
              "the connection's start), \"2nd half\" is the rate between the progress line at half the run "
              "and the end: a wirespeed connection needs about 2–3 s to ramp up (see the findings below). "
-             f"Linux runs last {ctx.dur} s (it reaches its rate within milliseconds). Median of "
+             f"Linux runs last {ctx.k_dur} s (it reaches its rate within milliseconds). Median of "
              f"{ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed faster.")
     rep.note("\"sender tx_queue_full drops / retransmits\": medians per run of the wirespeed client's "
              "`wirespeed_drops_total{reason=\"tx_queue_full\"}` and "
@@ -1033,7 +1076,7 @@ def bench_sweep(ctx):
                 ws_src[s] = ws_source_runs(ctx, m, s, errors)
                 ws_ping[s] = repeat(lambda: m.client(
                     f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
-                    f"message_size: {s}, duration_s: {ctx.dur} }}", ctx.dur + 15), ctx.reps, errors)
+                    f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15), ctx.reps, errors)
     except Failure as e:
         errors.append(str(e))
     k_src, k_ping = {}, {}
@@ -1041,7 +1084,7 @@ def bench_sweep(ctx):
         k_src[s] = kernel_source_runs(ctx, 1500, True, s, errors)
     with KernelPair(1500, offloads=True) as kp:
         for s in sizes:
-            k_ping[s] = kernel_ping_echo(ctx, kp, s, f"sweep-{s}", errors)
+            k_ping[s] = kernel_ping_echo(ctx, kp, s, f"sweep-{s}", errors, dur=ctx.ping_dur)
     mps = lambda r: r["messages_per_second"]
     p50 = lambda r: r["rtt_us"]["p50"]
     p99 = lambda r: r["rtt_us"]["p99"]
@@ -1068,7 +1111,7 @@ def bench_sweep(ctx):
              "`idle: poll`, defaults otherwise. Linux: `wsperf` client in namespace wsb-ka (cpu 0) → "
              "`wsperf` server in wsb-kb (cpu 1) over veth, MTU 1500, offloads on (the kernel's default).")
     rep.note(f"Source runs: wirespeed {ctx.ws_dur} s (whole-run figure from its report, 2nd-half figure "
-             f"from its progress lines, see table 2), Linux {ctx.dur} s. Ping runs: {ctx.dur} s each. "
+             f"from its progress lines, see table 2), Linux {ctx.k_dur} s. Ping runs: {ctx.ping_dur} s each. "
              f"Median of {ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed better "
              "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
              "≥ 2× its Gbit/s at 1 MiB.")
@@ -1216,11 +1259,15 @@ class Ctx:
         # wirespeed source runs are longer: the first seconds of a connection are a ramp.
         self.ws_dur = args.ws_duration or (3 if args.quick else 5)
         self.cache = {}
+        self.k_dur = args.duration or 2      # Linux throughput runs
+        self.ping_dur = args.duration or 2   # sweep round-trip runs
         self.ping_count = 200000
         self.scrape_runs = 3 if args.quick else 5
-        self.scrape_dur = 3 if args.quick else 5
-        self.tmp = tempfile.mkdtemp(prefix="wsb-")
+        self.scrape_dur = 3 if args.quick else 4
         self.args = args
+        self.stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
+        self.tmp = os.path.join(RESULTS, f"{self.stamp}-logs")  # logs stay with the results
+        os.makedirs(self.tmp, exist_ok=True)
 
     def command(self, workload):
         q = " --quick" if self.quick else ""
@@ -1263,7 +1310,7 @@ def main():
     ctx = Ctx(args)
     os.makedirs(RESULTS, exist_ok=True)
     machine = machine_description()
-    stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
+    stamp = ctx.stamp
     todo = args.workloads or WORKLOADS
     print(f"wirespeed benchmarks: {', '.join(todo)}; {ctx.reps} run(s) × {ctx.dur} s per figure; "
           f"logs in {ctx.tmp}", flush=True)
@@ -1303,11 +1350,7 @@ def main():
                        "logs": os.path.join(RESULTS, f"{stamp}-logs")}, f, indent=1, default=str)
         if not args.no_doc:
             update_doc(rep, machine)
-    import shutil
-    logs = os.path.join(RESULTS, f"{stamp}-logs")
-    shutil.copytree(ctx.tmp, logs, dirs_exist_ok=True)
-    shutil.rmtree(ctx.tmp, ignore_errors=True)
-    print(f"logs: {logs}", flush=True)
+    print(f"logs: {ctx.tmp}", flush=True)
     return 1 if failed else 0
 
 
