@@ -1,11 +1,13 @@
 // ICMP (RFC 792, RFC 1122 section 3.2.2): echo replies, errors we generate, and
 // errors we receive for our own datagrams.
+#include "stack/wire/icmp.hpp"
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
-#include "stack/wire/icmp.hpp"
 #include "stack/wire/ipv4.hpp"
 
 namespace ws {
@@ -31,6 +33,21 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<con
       is_local(dst, bcast);
       if (bcast) {
         drops_.add(DropReason::kIcmpUnsupportedType);
+        return;
+      }
+      if (wire::Ipv4View::kMinHeaderLen + msg.size() > mtu_to(src) && mtu_to(src) != 0) {
+        // A large (typically reassembled) request: the reply goes out in fragments
+        // (RFC 791 3.2), its checksum computed here over the whole message.
+        std::array<uint8_t, wire::IcmpView::kHeaderLen> hdr{};
+        std::memcpy(hdr.data(), msg.data(), hdr.size());
+        hdr[0] = wire::kIcmpEchoReply;
+        hdr[1] = 0;
+        store_be16(hdr.data() + 2, 0);
+        auto body = msg.subspan(wire::IcmpView::kHeaderLen);
+        store_be16(hdr.data() + 2, csum_fold(csum_partial(body, csum_partial(hdr))));
+        if (send_datagram(dst, src, wire::kIpProtoIcmp, hdr, body, false, now)) {
+          ++counters_.icmp_echo_replies_out;
+        }
         return;
       }
       L4Frame f;

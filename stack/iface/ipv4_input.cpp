@@ -81,17 +81,32 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
     drops_.add(DropReason::kIpv4TtlExpired);
     return;
   }
-  // 9. Fragments: reassembly is not implemented yet; count and drop.
-  if (ip->is_fragment()) {
-    drops_.add(DropReason::kIpv4Fragment);
-    return;
-  }
-  ++counters_.ipv4_in;
   // RFC 1122 3.2.2: no ICMP error about a datagram sent to a broadcast address,
   // IP or link layer.
   bool no_icmp_error = to_broadcast || link_broadcast;
-  auto l4 = pkt.subspan(hl, total - hl);
-  auto whole = pkt.first(total);
+  // 9. Fragments go to the reassembly table (RFC 791 3.2, RFC 1122 3.3.2); the
+  //    datagram they complete continues below as if it had arrived whole, its L4
+  //    checksum verified in software (the NIC saw only pieces).
+  if (ip->is_fragment()) {
+    auto whole = reasm_.input(pkt.first(total), now, drops_);
+    if (!whole) return;
+    RxMeta m = meta;
+    m.ip = RxMeta::Cksum::kGood;
+    m.l4 = RxMeta::Cksum::kUnknown;
+    ipv4_deliver(ifc, *whole, m, no_icmp_error, to_broadcast, now);
+    return;
+  }
+  ipv4_deliver(ifc, pkt.first(total), meta, no_icmp_error, to_broadcast, now);
+}
+
+void Stack::ipv4_deliver(Interface& ifc, std::span<const uint8_t> whole, const RxMeta& meta,
+                         bool no_icmp_error, bool to_broadcast, Instant now) {
+  auto ip = wire::Ipv4View::parse(whole);
+  size_t hl = ip->header_len();
+  Ipv4Addr src = ip->src();
+  Ipv4Addr dst = ip->dst();
+  ++counters_.ipv4_in;
+  auto l4 = whole.subspan(hl);
   switch (ip->protocol()) {
     case wire::kIpProtoIcmp:
       icmp_input(ifc, src, dst, l4, now);
@@ -111,23 +126,21 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
       }
       drops_.add(DropReason::kIpv4UnknownProtocol);
       if (!no_icmp_error) {
-        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
-                        now);
+        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole, now);
       }
       return;
     default:
       // RFC 1122 3.2.2.1: protocol unreachable for a transport we do not run.
       drops_.add(DropReason::kIpv4UnknownProtocol);
       if (!no_icmp_error) {
-        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole,
-                        now);
+        send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodeProtoUnreachable, 0, whole, now);
       }
       return;
   }
 }
 
-void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src,
-                      Ipv4Addr dst, bool to_broadcast, RxMeta::Cksum l4_csum, Instant now) {
+void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
+                      bool to_broadcast, RxMeta::Cksum l4_csum, Instant now) {
   auto seg = ip_packet.subspan(ip_hl);
   auto udp = wire::UdpView::parse(seg);
   if (!udp) {
@@ -158,8 +171,7 @@ void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr
   drops_.add(DropReason::kUdpPortUnreachable);
   // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.
   if (!to_broadcast) {
-    send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodePortUnreachable, 0, ip_packet,
-                    now);
+    send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodePortUnreachable, 0, ip_packet, now);
   }
 }
 

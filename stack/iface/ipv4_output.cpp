@@ -25,8 +25,7 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
   // Directly connected subnets first (RFC 1122 3.3.1.1), then the first gateway.
   for (const auto& ifc : ifaces_) {
     const auto& a = ifc->cfg.address;
-    if (dst.is_broadcast() ||
-        (a.prefix_len < 31 && dst == a.directed_broadcast())) {
+    if (dst.is_broadcast() || (a.prefix_len < 31 && dst == a.directed_broadcast())) {
       return Route{ifc->index, dst, true};
     }
     if (a.contains(dst)) return Route{ifc->index, dst, false};
@@ -112,13 +111,16 @@ void Stack::commit(L4Frame& f, Instant now) {
   }
   wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
   ++counters_.ipv4_out;
+  send_routed(ifc, b, f.dst, now);
+}
 
-  auto r = route(f.dst);
+void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
+  auto r = route(dst);
   if (r && r->broadcast) {
     transmit_resolved(ifc, b, MacAddr::broadcast());
     return;
   }
-  Ipv4Addr hop = r ? r->next_hop : f.dst;
+  Ipv4Addr hop = r ? r->next_hop : dst;
   if (auto mac = ifc.arp.lookup(hop, now)) {
     transmit_resolved(ifc, b, *mac);
     return;

@@ -39,6 +39,18 @@ class L4Output {
   virtual Ipv4Addr source_for(Ipv4Addr dst) const = 0;
   // Free transmit buffers on that interface, for backpressure decisions.
   virtual uint32_t free_buffers_to(Ipv4Addr dst) const = 0;
+  // The slow path for datagrams that may not fit one frame: sends `head` followed
+  // by `body` (an L4 header and payload whose checksum is already complete) as one
+  // IPv4 datagram, cut into fragments (RFC 791 section 3.2) when it exceeds the
+  // interface MTU, unless `dont_fragment` (then it is dropped as frame_too_long).
+  // No checksum offload is used. False when nothing was sent; the reason is counted.
+  // The default (outputs that cannot fragment, such as test doubles) sends nothing.
+  virtual bool send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
+                             std::span<const uint8_t> head, std::span<const uint8_t> body,
+                             bool dont_fragment, Instant now) {
+    (void)src, (void)dst, (void)proto, (void)head, (void)body, (void)dont_fragment, (void)now;
+    return false;
+  }
 };
 
 }  // namespace ws

@@ -5,10 +5,12 @@
 #include "stack/iface/interface.hpp"
 #include "stack/wire/arp.hpp"
 #include "stack/wire/ethernet.hpp"
+#include "stack/wire/icmp.hpp"
 
 namespace ws {
 
-Stack::Stack(StackConfig cfg) : cfg_(cfg), udp_(*this, drops_, counters_.udp_out) {
+Stack::Stack(StackConfig cfg)
+    : cfg_(cfg), udp_(*this, drops_, counters_.udp_out), reasm_(cfg.reassembly) {
   icmp_tokens_ = cfg_.icmp_error_burst;
 }
 
@@ -171,6 +173,16 @@ Instant Stack::poll(Instant now) {
     counters_.arp_entries = arp_entries();
   }
   Instant next = arp_deadline_;
+  if (now >= reasm_.next_deadline()) {
+    // RFC 792 / RFC 1122 3.3.2: a datagram that times out with its first fragment
+    // present may be reported with time exceeded, code 1.
+    reasm_.poll(now, drops_, [this, now](std::span<const uint8_t> first) {
+      if (cfg_.icmp_reassembly_time_exceeded) {
+        send_icmp_error(wire::kIcmpTimeExceeded, 1, 0, first, now);
+      }
+    });
+  }
+  next = earliest(next, reasm_.next_deadline());
   if (tcp_ != nullptr) next = earliest(next, tcp_->poll(now));
   return next;
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "stack/core/checksum.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/udp.hpp"
 
@@ -44,6 +45,10 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
     return false;
   }
   auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
+  if (wire::Ipv4View::kMinHeaderLen + l4_len > out_.mtu_to(dst.addr) &&
+      out_.mtu_to(dst.addr) != 0) {
+    return send_fragmented(src_port, dst, payload, now);
+  }
   L4Frame f;
   if (!out_.begin(Ipv4Addr::any(), dst.addr, wire::kIpProtoUdp, l4_len, f)) return false;
   wire::emit_udp(f.l4.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
@@ -53,6 +58,26 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
   // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
   f.dont_fragment = false;
   out_.commit(f, now);
+  ++udp_out_;
+  return true;
+}
+
+bool UdpTable::send_fragmented(uint16_t src_port, const Endpoint& dst,
+                               std::span<const uint8_t> payload, Instant now) {
+  // Larger than the MTU: the IP layer cuts it into fragments (RFC 791 3.2), so the
+  // checksum covers the whole datagram and is computed here, in software (RFC 768).
+  Ipv4Addr src = out_.source_for(dst.addr);
+  auto l4_len = static_cast<uint16_t>(wire::UdpView::kHeaderLen + payload.size());
+  std::array<uint8_t, wire::UdpView::kHeaderLen> hdr{};
+  wire::emit_udp(hdr.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
+  store_be16(hdr.data() + wire::UdpView::kChecksumOff, 0);
+  uint32_t sum = ipv4_pseudo_sum(src, dst.addr, wire::kIpProtoUdp, l4_len);
+  sum = csum_partial(hdr, sum);
+  uint16_t c = csum_fold(csum_partial(payload, sum));
+  if (c == 0) c = 0xffff;  // RFC 768: zero means "no checksum"
+  store_be16(hdr.data() + wire::UdpView::kChecksumOff, c);
+  // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
+  if (!out_.send_datagram(src, dst.addr, wire::kIpProtoUdp, hdr, payload, false, now)) return false;
   ++udp_out_;
   return true;
 }

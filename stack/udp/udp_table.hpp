@@ -60,6 +60,10 @@ class UdpTable {
   bool send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload, Instant now);
 
  private:
+  // The slow path of send() for datagrams larger than the MTU.
+  bool send_fragmented(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload,
+                       Instant now);
+
   L4Output& out_;
   DropCounters& drops_;
   uint64_t& udp_out_;

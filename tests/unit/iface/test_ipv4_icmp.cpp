@@ -75,12 +75,24 @@ TEST(Icmp, EchoReplyForEveryPayloadSize) {
   EXPECT_TRUE(h.io.no_leaks());
 }
 
-TEST(Icmp, EchoRequestTooBigForMtuIsNotAnswered) {
-  StackHarness h;  // an IPv4 datagram of 1501 bytes cannot come back on a 1500 MTU link
+TEST(Icmp, EchoRequestTooBigForMtuIsAnsweredInFragments) {
+  StackHarness h;  // an IPv4 datagram of 1501 bytes comes back in two fragments (RFC 791 3.2)
   h.learn();
   h.rx(echo_request(1473));
-  EXPECT_EQ(h.io.sent_count(), 0u);
-  EXPECT_EQ(h.drops(DropReason::kFrameTooLong), 1u);
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 2u);
+  auto a = Ipv4View::parse(std::span(sent[0].bytes).subspan(kEth));
+  auto b = Ipv4View::parse(std::span(sent[1].bytes).subspan(kEth));
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(a->more_fragments());
+  EXPECT_EQ(a->total_len(), 1500u);
+  EXPECT_EQ(a->frag_offset(), 0u);
+  EXPECT_FALSE(b->more_fragments());
+  EXPECT_EQ(b->frag_offset(), 1480u);
+  EXPECT_EQ(b->total_len(), 20u + 1481u - 1480u);
+  EXPECT_EQ(a->ident(), b->ident());
+  EXPECT_EQ(h.total_drops(), 0u);
+  EXPECT_EQ(h.stack.counters().icmp_echo_replies_out, 1u);
 }
 
 TEST(Icmp, EchoReplyWaitsForArp) {
@@ -242,19 +254,23 @@ std::vector<DropCase> ipv4_drop_cases() {
                }});
   v.push_back({"ttl_0", DropReason::kIpv4TtlExpired,
                [] { return ping_with([](Ipv4Spec& s) { s.ttl = 0; }); }});
-  v.push_back({"more_fragments", DropReason::kIpv4Fragment,
-               [] { return ping_with([](Ipv4Spec& s) { s.more_fragments = true; }); }});
-  v.push_back({"fragment_offset", DropReason::kIpv4Fragment, [] {
-                 return ping_with([](Ipv4Spec& s) {
-                   s.dont_fragment = false;
-                   s.frag_offset = 1480;
-                 });
+  // Fragments go to reassembly (tests/unit/iface/test_reassembly.cpp); those it
+  // cannot take are counted as ipv4_fragment.
+  v.push_back({"fragment_not_multiple_of_8", DropReason::kIpv4Fragment,
+               [] { return ping_with([](Ipv4Spec& s) { s.more_fragments = true; }, 36); }});
+  v.push_back({"middle_fragment_odd_length", DropReason::kIpv4Fragment, [] {
+                 return ping_with(
+                     [](Ipv4Spec& s) {
+                       s.dont_fragment = false;
+                       s.more_fragments = true;
+                       s.frag_offset = 8;
+                     },
+                     33);
                }});
-  v.push_back({"middle_fragment", DropReason::kIpv4Fragment, [] {
+  v.push_back({"last_fragment_beyond_65535", DropReason::kIpv4ReassemblyTooLarge, [] {
                  return ping_with([](Ipv4Spec& s) {
                    s.dont_fragment = false;
-                   s.more_fragments = true;
-                   s.frag_offset = 8;
+                   s.frag_offset = 65528;
                  });
                }});
   v.push_back({"unknown_protocol", DropReason::kIpv4UnknownProtocol,
