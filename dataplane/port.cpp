@@ -66,15 +66,22 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   // the configured MTU; every other device must accept the MTU or start fails.
   uint32_t dev_mtu = pc.mtu;
   bool af_packet = out.driver == "net_af_packet";
-  if (pc.mtu > info.max_mtu || pc.mtu < info.min_mtu) {
-    if (af_packet && pc.mtu > info.max_mtu) {
-      dev_mtu = info.max_mtu;
+  // A driver that leaves max_mtu at UINT16_MAX (af_packet) is still bounded by
+  // max_rx_pktlen in rte_eth_dev_configure, less ethdev's default overhead.
+  uint32_t max_mtu = info.max_mtu;
+  constexpr uint32_t kEthOverhead = RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+  if (info.max_mtu == UINT16_MAX && info.max_rx_pktlen > kEthOverhead) {
+    max_mtu = std::min<uint32_t>(max_mtu, info.max_rx_pktlen - kEthOverhead);
+  }
+  if (pc.mtu > max_mtu || pc.mtu < info.min_mtu) {
+    if (af_packet && pc.mtu > max_mtu) {
+      dev_mtu = max_mtu;
       out.note += "device refuses MTU " + std::to_string(pc.mtu) + " (max " +
-                  std::to_string(info.max_mtu) +
+                  std::to_string(max_mtu) +
                   "); af_packet carries it anyway when the kernel interface's MTU allows; ";
     } else {
       error = key + ": mtu " + std::to_string(pc.mtu) + " is outside what device " + out.device +
-              " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(info.max_mtu) +
+              " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(max_mtu) +
               ")";
       return false;
     }
@@ -158,9 +165,14 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     rc = rte_eth_tx_queue_setup(pid, q, ntx, socket, &txc);
     if (rc != 0) return fail("tx queue " + std::to_string(q) + " setup failed", rc);
   }
-  rc = rte_eth_dev_set_mtu(pid, static_cast<uint16_t>(dev_mtu));
-  if (rc != 0 && rc != -ENOTSUP)
-    return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
+  // af_packet's set_mtu writes the kernel interface's MTU (SIOCSIFMTU): with the
+  // capped device MTU it would shrink a jumbo veth to 1500 and the kernel would
+  // drop every larger frame. Leave the interface's MTU as the operator set it.
+  if (dev_mtu == pc.mtu || !af_packet) {
+    rc = rte_eth_dev_set_mtu(pid, static_cast<uint16_t>(dev_mtu));
+    if (rc != 0 && rc != -ENOTSUP)
+      return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
+  }
 
   if (pc.mac) {
     out.mac = *pc.mac;
