@@ -81,8 +81,7 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
                   "); af_packet carries it anyway when the kernel interface's MTU allows; ";
     } else {
       error = key + ": mtu " + std::to_string(pc.mtu) + " is outside what device " + out.device +
-              " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(max_mtu) +
-              ")";
+              " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(max_mtu) + ")";
       return false;
     }
   }
