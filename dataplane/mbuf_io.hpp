@@ -5,6 +5,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -17,6 +18,10 @@ namespace ws::dp {
 class MbufIo final : public PacketIo {
  public:
   static constexpr uint16_t kBurst = 32;
+  // Frames waiting for room in the TX ring. While it fills, free_buffers()
+  // reports less room, so TCP holds data back (backpressure) instead of having
+  // its segments dropped at a full ring and retransmitting them.
+  static constexpr uint32_t kBacklog = 4096;
 
   MbufIo(uint16_t port, uint16_t txq, rte_mempool* pool, TxOffloads offloads, uint32_t max_frame,
          DropCounters& drops)
@@ -67,9 +72,15 @@ class MbufIo final : public PacketIo {
       m->l4_len = b.l4_len;
     }
     m->ol_flags = ol;
-    pending_[n_++] = m;
+    if (count_ == kBacklog) {
+      drops_.add(DropReason::kTxQueueFull);
+      rte_pktmbuf_free(m);
+      b.handle = nullptr;
+      return false;
+    }
+    ring_[(head_ + count_++) % kBacklog] = m;
     b.handle = nullptr;
-    if (n_ == kBurst) flush();
+    if (count_ >= kBurst) flush();
     return true;
   }
 
@@ -81,31 +92,36 @@ class MbufIo final : public PacketIo {
   TxOffloads tx_offloads() const override { return offloads_; }
   void set_faults(FaultInjector* f) { faults_ = f; }
   uint32_t max_frame_len() const override { return max_frame_; }
-  uint32_t free_buffers() const override { return free_cached_; }
+  uint32_t free_buffers() const override {
+    uint32_t room = kBacklog - count_;
+    return room < free_cached_ ? room : free_cached_;
+  }
 
-  // Sends what is pending. A few retries absorb a momentarily full ring; what
-  // still does not fit is dropped and counted rather than blocking the core.
+  // Hands queued frames to the TX ring, in bursts, as far as it takes them;
+  // the rest stays queued for the next loop iteration.
   void flush() {
-    uint16_t sent = 0;
-    for (int tries = 0; tries < 4 && sent < n_; ++tries) {
-      sent +=
-          rte_eth_tx_burst(port_, txq_, pending_.data() + sent, static_cast<uint16_t>(n_ - sent));
+    while (count_ != 0) {
+      uint32_t run = std::min<uint32_t>(count_, kBacklog - head_);
+      uint16_t want = static_cast<uint16_t>(std::min<uint32_t>(run, 512));
+      uint16_t sent = rte_eth_tx_burst(port_, txq_, ring_.data() + head_, want);
+      head_ = (head_ + sent) % kBacklog;
+      count_ -= sent;
+      if (sent < want) break;  // ring full: try again next iteration
     }
-    if (sent < n_) {
-      drops_.add(DropReason::kTxQueueFull, n_ - sent);
-      rte_pktmbuf_free_bulk(pending_.data() + sent, n_ - sent);
-    }
-    n_ = 0;
+    if (count_ == 0) head_ = 0;
   }
 
   // Refreshed once per loop iteration: counting a mempool walks per-core caches.
   void refresh_free() { free_cached_ = rte_mempool_avail_count(pool_); }
-  bool has_pending() const { return n_ != 0; }
+  bool has_pending() const { return count_ != 0; }
 
  private:
   void discard_pending() {
-    if (n_ != 0) rte_pktmbuf_free_bulk(pending_.data(), n_);
-    n_ = 0;
+    while (count_ != 0) {
+      rte_pktmbuf_free(ring_[head_]);
+      head_ = (head_ + 1) % kBacklog;
+      --count_;
+    }
   }
 
   uint16_t port_;
@@ -114,8 +130,9 @@ class MbufIo final : public PacketIo {
   TxOffloads offloads_;
   uint32_t max_frame_;
   DropCounters& drops_;
-  std::array<rte_mbuf*, kBurst> pending_{};
-  uint16_t n_ = 0;
+  std::array<rte_mbuf*, kBacklog> ring_{};
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
   uint32_t free_cached_ = 1u << 30;
   FaultInjector* faults_ = nullptr;
 };

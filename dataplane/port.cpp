@@ -146,7 +146,14 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     return false;
   };
   rc = rte_eth_dev_configure(pid, pc.rx_queues, pc.tx_queues, &conf);
-  if (rc != 0) return fail("rte_eth_dev_configure failed", rc);
+  if (rc != 0) {
+    // The usual cause with a valid config is a frame size the device cannot
+    // take (memif and tap in DPDK 22.11 stop at 1518/1522 bytes): name the key.
+    return fail("rte_eth_dev_configure failed (mtu " + std::to_string(pc.mtu) +
+                    ": the device takes frames up to " + std::to_string(info.max_rx_pktlen) +
+                    " bytes)",
+                rc);
+  }
   uint16_t nrx = pc.rx_descriptors;
   uint16_t ntx = pc.tx_descriptors;
   rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);

@@ -150,6 +150,10 @@ void Tcb::output(Instant now) {
     if (snd_nxt < end) {
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
+      // The port's transmit queue is backing up: hold data here rather than have
+      // the segment dropped at a full ring and sent again later. The loop's
+      // next poll resumes once frames drain.
+      if (stack.tx_pressure(t.raddr)) break;
       uint32_t len = static_cast<uint32_t>(std::min<int64_t>({pending, mps, usable}));
       bool idle = snd_max == snd_una;
       // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,
