@@ -170,7 +170,11 @@ size_t Connection::send(std::span<const uint8_t> data) {
   // Storage grows toward the autotuned limit in steps (not per segment).
   if (t.sndbuf.free() < n) {
     size_t want = std::max<size_t>(t.sndbuf.size() + n, t.sndbuf.capacity() * 2);
-    t.sndbuf.resize(std::min<size_t>(std::max<size_t>(want, 16384), t.snd_buf_limit));
+    // Grow geometrically, bounded by the autotune ceiling rather than by the
+    // current limit: the limit rises in small steps (2 x cwnd) and resizing to
+    // each step re-copied the whole buffer a thousand times on the way to 6 MiB.
+    size_t ceiling = std::max<size_t>(t.snd_buf_limit, t.stack.config().buffer_max);
+    t.sndbuf.resize(std::min<size_t>(std::max<size_t>(want, 16384), ceiling));
   }
   n = t.sndbuf.push(data.first(n));
   if (t.stack.in_stack())
