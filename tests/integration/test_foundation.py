@@ -5,6 +5,7 @@ malformed frames dropped under the right reason, idle CPU use.
 
 usage: test_foundation.py af_packet|tap
 """
+import json
 import os
 import socket
 import sys
@@ -185,6 +186,22 @@ def main():
             # Metrics reflect the traffic.
             rx = ctl.value("wirespeed_service_messages_total", service="echo-udp", direction="received")
             res.check(rx >= 10000, "echo-udp counted >= 10000 received messages", f"({rx})")
+
+            # The scrape passes promtool, and DPDK's own telemetry client reads the
+            # same drop counters under /wirespeed/.
+            scrape = os.path.join(tmp, "scrape.txt")
+            open(scrape, "w").write(ctl.scrape_text())
+            r = h.sh(f"promtool check metrics < {scrape}", check=False)
+            res.check(r.returncode == 0 and not (r.stdout + r.stderr).strip(),
+                      "promtool check metrics: the scrape is clean", (r.stdout + r.stderr)[:500])
+            r = h.sh(f"sh -c 'echo /wirespeed/drops | dpdk-telemetry.py -f wst-found-{n}'", check=False)
+            try:
+                tel = json.loads(r.stdout.strip().splitlines()[-1])["/wirespeed/drops"]
+            except Exception:
+                tel = {}
+            res.check(tel.get("ipv4_bad_checksum", 0) >= count,
+                      "dpdk-telemetry.py /wirespeed/drops reports the counted drops",
+                      r.stdout[-300:] + r.stderr[-300:])
 
             # Idle: adaptive mode leaves the other core free.
             time.sleep(1.5)
