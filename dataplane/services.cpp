@@ -1,5 +1,6 @@
 #include "dataplane/services.hpp"
 
+#include "stack/apps/http_service.hpp"
 #include "stack/apps/tcp_clients.hpp"
 #include "stack/apps/tcp_services.hpp"
 #include "stack/apps/udp_clients.hpp"
@@ -50,6 +51,14 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
         return std::make_unique<TcpSourceService>(sc.name, cp, tcp);
       case ServiceKind::ping:
         return std::make_unique<TcpPingService>(sc.name, cp, tcp);
+      case ServiceKind::http: {
+        std::vector<HttpRoute> routes;
+        routes.reserve(sc.responses.size());
+        for (const auto& r : sc.responses)
+          routes.push_back({r.path, r.status, r.content_type, r.body, r.body_bytes});
+        return std::make_unique<HttpService>(sc.name, sc.port, tcp, std::move(routes),
+                                             HttpLimits{});
+      }
       default:
         break;
     }

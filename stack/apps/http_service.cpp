@@ -1,0 +1,488 @@
+#include "stack/apps/http_service.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ws {
+
+namespace {
+
+// Generated bodies repeat one 64-byte line of printable text; the shared buffer holds
+// kChunk bytes plus one period, so any offset into a body starts a contiguous chunk.
+constexpr size_t kPeriod = 64;
+constexpr size_t kChunk = 64 * 1024;
+// Generated bodies up to this size are stored after their headers (one send per response).
+constexpr uint64_t kInlineMax = 16 * 1024;
+constexpr char kLine[kPeriod + 1] =
+    "wirespeed generated body 0123456789 abcdefghijklmnopqrstuvwxyz.\n";
+static_assert(sizeof(kLine) == kPeriod + 1);
+
+const char* reason_phrase(uint16_t status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 101:
+      return "Switching Protocols";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 303:
+      return "See Other";
+    case 304:
+      return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 410:
+      return "Gone";
+    case 413:
+      return "Content Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      break;
+  }
+  if (status < 200) return "Informational";
+  if (status < 300) return "Success";
+  if (status < 400) return "Redirection";
+  if (status < 500) return "Client Error";
+  return "Server Error";
+}
+
+// RFC 9110 5.6.2 token characters.
+bool is_tchar(char ch) {
+  if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) return true;
+  return std::strchr("!#$%&'*+-.^_`|~", ch) != nullptr && ch != '\0';
+}
+
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char ch : s)
+    if (!is_tchar(ch)) return false;
+  return true;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The index just past the blank line that ends a header block ("\n\r\n" or "\n\n"),
+// searching for its first '\n' from `from`; 0 when the block is not complete.
+size_t find_end(const char* p, size_t n, size_t from) {
+  size_t i = from;
+  while (i < n) {
+    const void* hit = std::memchr(p + i, '\n', n - i);
+    if (!hit) return 0;
+    i = static_cast<size_t>(static_cast<const char*>(hit) - p);
+    if (i + 1 < n && p[i + 1] == '\n') return i + 2;
+    if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n') return i + 3;
+    ++i;
+  }
+  return 0;
+}
+
+std::string make_head(uint16_t status, std::string_view content_type, uint64_t length, bool keep,
+                      std::string_view extra) {
+  std::string h;
+  h.reserve(160 + extra.size());
+  h += "HTTP/1.1 ";
+  h += std::to_string(status);
+  h += ' ';
+  h += reason_phrase(status);
+  h += "\r\nServer: wirespeed\r\nContent-Type: ";
+  h += content_type;
+  h += "\r\nContent-Length: ";
+  h += std::to_string(length);
+  h += keep ? "\r\nConnection: keep-alive\r\n" : "\r\nConnection: close\r\n";
+  h += extra;
+  h += "\r\n";
+  return h;
+}
+
+HttpService::Prepared prepare(uint16_t status, std::string_view content_type,
+                              const std::optional<std::string>& body, uint64_t body_bytes,
+                              bool keep, std::string_view extra) {
+  HttpService::Prepared p;
+  const uint64_t len = body ? body->size() : body_bytes;
+  p.wire = make_head(status, content_type, len, keep, extra);
+  p.head_len = p.wire.size();
+  if (body) {
+    p.wire += *body;
+  } else if (body_bytes <= kInlineMax) {
+    for (uint64_t i = 0; i < body_bytes; ++i) p.wire += kLine[i % kPeriod];
+  } else {
+    p.stream_bytes = body_bytes;
+  }
+  return p;
+}
+
+HttpService::Answer make_answer(uint16_t status, std::string_view content_type,
+                                const std::optional<std::string>& body, uint64_t body_bytes,
+                                std::string_view extra = {}) {
+  return {prepare(status, content_type, body, body_bytes, true, extra),
+          prepare(status, content_type, body, body_bytes, false, extra)};
+}
+
+}  // namespace
+
+// Per-connection state, in Connection::user. The header buffer is allocated only when
+// a request arrives split across deliveries (a whole request is parsed in place).
+struct HttpService::Conn {
+  std::unique_ptr<char[]> hdr;
+  size_t hdr_len = 0;
+  uint64_t skip = 0;  // request body bytes still to discard
+  uint32_t requests = 0;
+  // The response being queued: wire[out_off, out_len), then stream_left generated bytes.
+  const Prepared* out = nullptr;
+  size_t out_off = 0;
+  size_t out_len = 0;
+  uint64_t stream_off = 0;
+  uint64_t stream_left = 0;
+  bool close_after = false;
+  bool draining = false;  // the last response is queued and FIN follows: input is discarded
+  bool peer_closed = false;
+};
+
+HttpService::HttpService(std::string name, uint16_t port, tcp::TcpStack& tcp,
+                         std::vector<HttpRoute> routes, HttpLimits limits)
+    : Service(std::move(name)),
+      port_(port),
+      tcp_(tcp),
+      routes_(std::move(routes)),
+      limits_(limits) {
+  if (limits_.max_header_bytes < 64) limits_.max_header_bytes = 64;
+  if (limits_.max_requests_per_connection == 0) limits_.max_requests_per_connection = 1;
+  answers_.reserve(routes_.size());
+  for (const auto& r : routes_)
+    answers_.push_back(make_answer(r.status, r.content_type, r.body, r.body_bytes));
+  not_found_ = make_answer(404, "text/plain", std::string("Not Found\n"), 0);
+  not_allowed_ = make_answer(405, "text/plain", std::string("Method Not Allowed\n"), 0,
+                             "Allow: GET, HEAD\r\n");
+  bad_request_ = make_answer(400, "text/plain", std::string("Bad Request\n"), 0);
+  too_large_ = make_answer(431, "text/plain", std::string("Request Header Fields Too Large\n"), 0);
+  pattern_.resize(kChunk + kPeriod);
+  for (size_t i = 0; i < pattern_.size(); ++i) pattern_[i] = kLine[i % kPeriod];
+}
+
+HttpService::~HttpService() = default;
+
+bool HttpService::start(Stack& stack, Instant now) {
+  (void)stack, (void)now;
+  return listen();
+}
+
+bool HttpService::listen() {
+  tcp::ListenCallbacks l;
+  l.on_accept = [this](tcp::Connection& c) {
+    accept(c);
+    return true;
+  };
+  listening_ = tcp_.listen(port_, std::move(l));
+  return listening_;
+}
+
+void HttpService::stop(Instant now) {
+  (void)now;
+  if (listening_) tcp_.unlisten(port_);
+  listening_ = false;
+}
+
+void HttpService::accept(tcp::Connection& c) {
+  ++counters_.connections;
+  c.user = new Conn();
+  tcp::ConnCallbacks cb;
+  cb.on_data = [this](tcp::Connection& conn, std::span<const uint8_t> data) {
+    return on_data(conn, data);
+  };
+  cb.on_writable = [this](tcp::Connection& conn) {
+    auto& st = *static_cast<Conn*>(conn.user);
+    if (st.out && !pump(conn, st)) return;
+    if (!st.draining) conn.resume_read();
+    finish_if_done(conn, st);
+  };
+  cb.on_peer_closed = [this](tcp::Connection& conn) {
+    auto& st = *static_cast<Conn*>(conn.user);
+    st.peer_closed = true;
+    if (st.draining)
+      conn.close();
+    else
+      finish_if_done(conn, st);
+  };
+  cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
+    delete static_cast<Conn*>(conn.user);
+    conn.user = nullptr;
+  };
+  c.set_callbacks(std::move(cb));
+}
+
+// A half-closed client gets its answers, then the connection closes.
+void HttpService::finish_if_done(tcp::Connection& c, Conn& st) {
+  if (st.peer_closed && !st.draining && !st.out && c.readable() == 0) {
+    st.draining = true;
+    c.close();
+  }
+}
+
+size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
+  auto& st = *static_cast<Conn*>(c.user);
+  const size_t max_hdr = limits_.max_header_bytes;
+  const char* p = reinterpret_cast<const char*>(data.data());
+  const size_t size = data.size();
+  size_t used = 0;
+  while (used < size && !st.draining && !(st.out && st.close_after)) {
+    if (st.out) break;  // the previous response is not queued yet: wait for on_writable
+    if (st.skip) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(st.skip, size - used));
+      st.skip -= n;
+      used += n;
+      continue;
+    }
+    const size_t avail = size - used;
+    if (st.hdr_len == 0) {
+      // Empty lines before a request line are ignored (RFC 9112 section 2.2).
+      if (p[used] == '\r' || p[used] == '\n') {
+        ++used;
+        continue;
+      }
+      // Fast path: the whole header block is here; parse it in place.
+      const size_t end = find_end(p + used, std::min(avail, max_hdr), 0);
+      if (end) {
+        handle_request(c, st, {p + used, end});
+        used += end;
+        pump(c, st);
+        continue;
+      }
+      if (avail >= max_hdr) {
+        ++counters_.rx_messages;
+        begin_response(st, too_large_, false, false);
+        pump(c, st);
+        break;
+      }
+    }
+    // Slow path: the block is split across deliveries; collect it.
+    if (!st.hdr) st.hdr = std::make_unique<char[]>(max_hdr);
+    const size_t old = st.hdr_len;
+    const size_t take = std::min(avail, max_hdr - old);
+    std::memcpy(st.hdr.get() + old, p + used, take);
+    st.hdr_len += take;
+    const size_t end = find_end(st.hdr.get(), st.hdr_len, old >= 2 ? old - 2 : 0);
+    if (end) {
+      used += end - old;
+      st.hdr_len = 0;
+      handle_request(c, st, {st.hdr.get(), end});
+      pump(c, st);
+      continue;
+    }
+    used += take;
+    if (st.hdr_len == max_hdr) {
+      ++counters_.rx_messages;
+      st.hdr_len = 0;
+      begin_response(st, too_large_, false, false);
+      pump(c, st);
+      break;
+    }
+  }
+  // After a final response, nothing more is read.
+  if (st.draining || (st.out && st.close_after)) used = size;
+  counters_.rx_bytes += used;
+  if (used == size && c.readable() <= used && st.peer_closed && !st.draining && !st.out) {
+    st.draining = true;
+    c.close();
+  }
+  return used;
+}
+
+void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view b) {
+  (void)c;
+  ++counters_.rx_messages;
+  ++st.requests;
+  auto bad = [&] { begin_response(st, bad_request_, false, false); };
+
+  size_t eol = b.find('\n');
+  std::string_view line = b.substr(0, eol);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return bad();
+  const std::string_view method = line.substr(0, sp1);
+  std::string_view rest = line.substr(sp1 + 1);
+  const size_t sp2 = rest.find(' ');
+  if (sp2 == std::string_view::npos || sp2 == 0) return bad();
+  std::string_view target = rest.substr(0, sp2);
+  const std::string_view version = rest.substr(sp2 + 1);
+  if (!is_token(method)) return bad();
+  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." || version[7] < '0' ||
+      version[7] > '9')
+    return bad();
+  const bool http11 = version[7] != '0';
+  for (char ch : target)
+    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return bad();
+
+  // origin-form, absolute-form (RFC 9112 3.2.2) or asterisk-form.
+  std::string_view path;
+  if (target.front() == '/') {
+    path = target;
+  } else if (target == "*") {
+    path = target;
+  } else if (size_t scheme = target.find("://");
+             scheme != std::string_view::npos && scheme > 0 && is_token(target.substr(0, scheme))) {
+    std::string_view after = target.substr(scheme + 3);
+    const size_t slash = after.find('/');
+    path = slash == std::string_view::npos ? std::string_view("/") : after.substr(slash);
+  } else {
+    return bad();
+  }
+  path = path.substr(0, std::min(path.find('?'), path.find('#')));
+
+  // Header fields.
+  bool conn_close = false, conn_keep = false, has_length = false, chunked = false;
+  uint64_t length = 0;
+  int hosts = 0;
+  size_t pos = eol + 1;
+  while (pos < b.size()) {
+    size_t e = b.find('\n', pos);
+    if (e == std::string_view::npos) e = b.size();
+    std::string_view f = b.substr(pos, e - pos);
+    pos = e + 1;
+    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
+    if (f.empty()) break;
+    if (f.front() == ' ' || f.front() == '\t') return bad();  // obsolete line folding
+    const size_t colon = f.find(':');
+    if (colon == std::string_view::npos) return bad();
+    const std::string_view name = f.substr(0, colon);
+    if (!is_token(name)) return bad();
+    const std::string_view value = trim(f.substr(colon + 1));
+    if (iequals(name, "content-length")) {
+      if (value.empty() || value.size() > 18) return bad();
+      uint64_t v = 0;
+      for (char ch : value) {
+        if (ch < '0' || ch > '9') return bad();
+        v = v * 10 + static_cast<uint64_t>(ch - '0');
+      }
+      if (has_length && v != length) return bad();
+      has_length = true;
+      length = v;
+    } else if (iequals(name, "transfer-encoding")) {
+      chunked = true;
+    } else if (iequals(name, "host")) {
+      ++hosts;
+    } else if (iequals(name, "connection")) {
+      std::string_view v = value;
+      while (!v.empty()) {
+        const size_t comma = v.find(',');
+        const std::string_view tok = trim(v.substr(0, comma));
+        if (iequals(tok, "close")) conn_close = true;
+        if (iequals(tok, "keep-alive")) conn_keep = true;
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+      }
+    }
+  }
+  // Request bodies are skipped by length only: a chunked body cannot be framed here
+  // (RFC 9112 6.1 would have us answer 501; the connection cannot continue either way).
+  if (chunked) return bad();
+  // RFC 9112 3.2: exactly one Host in HTTP/1.1.
+  if (http11 ? hosts != 1 : hosts > 1) return bad();
+
+  bool keep = http11 ? !conn_close : (conn_keep && !conn_close);
+  if (st.requests >= limits_.max_requests_per_connection) keep = false;
+  st.skip = length;
+
+  const bool head = method == "HEAD";
+  if (!head && method != "GET") return begin_response(st, not_allowed_, keep, false);
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    if (routes_[i].path == path) return begin_response(st, answers_[i], keep, head);
+  }
+  begin_response(st, not_found_, keep, head);
+}
+
+void HttpService::begin_response(Conn& st, const Answer& a, bool keep_alive, bool head_only) {
+  const Prepared& p = keep_alive ? a.keep_alive : a.close;
+  st.out = &p;
+  st.out_off = 0;
+  st.out_len = head_only ? p.head_len : p.wire.size();
+  st.stream_off = 0;
+  st.stream_left = head_only ? 0 : p.stream_bytes;
+  st.close_after = !keep_alive;
+}
+
+bool HttpService::pump(tcp::Connection& c, Conn& st) {
+  if (!st.out) return true;
+  while (st.out_off < st.out_len) {
+    const size_t want = st.out_len - st.out_off;
+    const size_t n =
+        c.send({reinterpret_cast<const uint8_t*>(st.out->wire.data()) + st.out_off, want});
+    counters_.tx_bytes += n;
+    st.out_off += n;
+    if (n < want) return false;
+  }
+  while (st.stream_left > 0) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(st.stream_left, kChunk));
+    const size_t start = static_cast<size_t>(st.stream_off % kPeriod);
+    const size_t n = c.send({reinterpret_cast<const uint8_t*>(pattern_.data()) + start, want});
+    counters_.tx_bytes += n;
+    st.stream_off += n;
+    st.stream_left -= n;
+    if (n < want) return false;
+  }
+  st.out = nullptr;
+  ++counters_.tx_messages;
+  if (st.close_after) {
+    // FIN after the response; what the client still sends is read and discarded until
+    // its own FIN (closing at once would answer it with RST, which can destroy the
+    // response in the client's receive queue).
+    st.draining = true;
+    c.shutdown_write();
+  }
+  return true;
+}
+
+}  // namespace ws
