@@ -6,7 +6,8 @@
 namespace ws {
 
 struct Stack::Interface final : public ArpActions {
-  Interface(Stack& s, uint16_t idx, const InterfaceConfig& c, PacketIo& io_, const ArpConfig& arp_cfg)
+  Interface(Stack& s, uint16_t idx, const InterfaceConfig& c, PacketIo& io_,
+            const ArpConfig& arp_cfg)
       : stack(s), index(idx), cfg(c), io(io_), arp(arp_cfg), offloads(io_.tx_offloads()) {
     if (cfg.software_checksums) offloads = TxOffloads{};
   }
