@@ -177,6 +177,11 @@ HttpService::Answer make_answer(uint16_t status, std::string_view content_type,
 // Per-connection state, in Connection::user. The header buffer is allocated only when
 // a request arrives split across deliveries (a whole request is parsed in place).
 struct HttpService::Conn {
+  tcp::Connection* conn = nullptr;
+  Conn* prev = nullptr;
+  Conn* next = nullptr;
+  bool linked = false;
+  Instant last;
   std::unique_ptr<char[]> hdr;
   size_t hdr_len = 0;
   uint64_t skip = 0;  // request body bytes still to discard
@@ -238,30 +243,79 @@ void HttpService::stop(Instant now) {
 
 void HttpService::accept(tcp::Connection& c) {
   ++counters_.connections;
-  c.user = new Conn();
+  ++open_;
+  auto* st = new Conn();
+  st->conn = &c;
+  c.user = st;
+  touch(*st);
   tcp::ConnCallbacks cb;
   cb.on_data = [this](tcp::Connection& conn, std::span<const uint8_t> data) {
+    touch(*static_cast<Conn*>(conn.user));
     return on_data(conn, data);
   };
   cb.on_writable = [this](tcp::Connection& conn) {
     auto& st = *static_cast<Conn*>(conn.user);
+    touch(st);
     if (st.out && !pump(conn, st)) return;
     if (!st.draining) conn.resume_read();
     finish_if_done(conn, st);
   };
   cb.on_peer_closed = [this](tcp::Connection& conn) {
     auto& st = *static_cast<Conn*>(conn.user);
+    touch(st);
     st.peer_closed = true;
     if (st.draining)
       conn.close();
     else
       finish_if_done(conn, st);
   };
-  cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
-    delete static_cast<Conn*>(conn.user);
+  cb.on_closed = [this](tcp::Connection& conn, tcp::CloseReason) {
+    auto* st = static_cast<Conn*>(conn.user);
+    unlink(*st);
+    delete st;
     conn.user = nullptr;
+    --open_;
   };
   c.set_callbacks(std::move(cb));
+}
+
+void HttpService::touch(Conn& st) {
+  if (limits_.idle_timeout.ns() <= 0) return;
+  st.last = tcp_.last_now();
+  if (st.linked && idle_tail_ == &st) return;
+  unlink(st);
+  st.prev = idle_tail_;
+  st.next = nullptr;
+  if (idle_tail_)
+    idle_tail_->next = &st;
+  else
+    idle_head_ = &st;
+  idle_tail_ = &st;
+  st.linked = true;
+}
+
+void HttpService::unlink(Conn& st) {
+  if (!st.linked) return;
+  if (st.prev)
+    st.prev->next = st.next;
+  else
+    idle_head_ = st.next;
+  if (st.next)
+    st.next->prev = st.prev;
+  else
+    idle_tail_ = st.prev;
+  st.prev = st.next = nullptr;
+  st.linked = false;
+}
+
+Instant HttpService::poll(Instant now) {
+  if (limits_.idle_timeout.ns() <= 0) return Instant::never();
+  while (idle_head_ && idle_head_->last + limits_.idle_timeout <= now) {
+    Conn* st = idle_head_;
+    unlink(*st);  // before abort(): its on_closed frees `st`
+    st->conn->abort();
+  }
+  return idle_head_ ? idle_head_->last + limits_.idle_timeout : Instant::never();
 }
 
 // A half-closed client gets its answers, then the connection closes.

@@ -357,3 +357,37 @@ TEST(Http, ManyConnections) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+TEST(Http, IdleConnectionsAreReset) {
+  HttpLimits limits;
+  limits.idle_timeout = Duration::seconds(5);
+  Harness h(limits);
+  auto trickler = h.connect();
+  auto idle = h.connect();
+  auto busy = h.connect();
+  h.n->run_for(Duration::millis(10));  // the server accepts on the handshake's last ACK
+  EXPECT_EQ(h.svc->open_connections(), 3u);
+  h.send(*trickler, "GET / HT");
+  // `busy` keeps making requests; the other two are reset after 5 s without progress.
+  for (int i = 0; i < 8; ++i) {
+    busy->rx.clear();
+    h.send(*busy, kGetRoot);
+    std::vector<Response> r;
+    ASSERT_TRUE(h.await(*busy, {false}, r));
+    h.n->run_for(Duration::seconds(1));
+    h.svc->poll(h.n->now);
+  }
+  h.n->run_for(Duration::millis(10));
+  EXPECT_TRUE(trickler->closed);
+  EXPECT_EQ(trickler->reason, tcp::CloseReason::kReset);
+  EXPECT_TRUE(idle->closed);
+  EXPECT_FALSE(busy->closed);
+  EXPECT_EQ(h.svc->open_connections(), 1u);
+  EXPECT_FALSE(h.svc->poll(h.n->now).is_never());
+}
+
+}  // namespace
+}  // namespace ws
