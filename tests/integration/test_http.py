@@ -118,7 +118,7 @@ def main():
         cfg = h.write_config(tmp, device=peer.device(), address=f"{DP_IP}/24", prefix="wst-http",
                              metrics_port=METRICS_PORT, services=SERVICES)
         dp = h.Dataplane(cfg, tmp)
-        with dp:
+        with dp, h.Control(cfg, tmp, METRICS_PORT) as ctl:
             base = f"http://{DP_IP}"
             rc, code, hd, body = curl(ns, base + "/", tmp)
             res.check(rc == 0 and code == "200", "curl /: 200", f"rc={rc} code={code}")
@@ -197,6 +197,15 @@ def main():
             rc, code, hd, body = curl(ns, base + "/", tmp)
             res.check(rc == 0 and code == "200" and len(body) == 438, "still serving afterwards",
                       f"rc={rc} code={code}")
+
+            # Every request answered: the service's counters agree.
+            def msgs(direction):
+                return ctl.value("wirespeed_service_messages_total", service="web", direction=direction)
+            ok = ctl.wait_for(lambda: msgs("received") > 0 and msgs("received") == msgs("sent"), 10)
+            res.check(ok and msgs("received") >= rps, "metrics: requests received == responses sent",
+                      f"received={msgs('received')} sent={msgs('sent')}")
+            res.check(ctl.value("wirespeed_service_sent_bytes_total", service="web") > 1048576,
+                      "metrics: bytes sent counted")
         rcode = dp.proc.returncode
         res.check(rcode == 0, "data plane exits 0 on SIGINT", f"rc={rcode}\n{dp.output()[-1500:]}")
     return res.finish()
