@@ -75,6 +75,9 @@ struct Harness {
     svc = std::make_unique<HttpService>("web", kPort, n->b, std::move(routes), limits);
     EXPECT_TRUE(svc->listen());
   }
+  // As the data plane does: the server's connections end (on_closed) while the service
+  // still exists.
+  ~Harness() { n->b.shutdown_all(n->now); }
 
   // A client connection; received bytes accumulate in `rx`.
   struct Client {
