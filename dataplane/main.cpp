@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   // EAL
   auto args = ws::dp::build_eal_args(cfg, argv[0]);
   std::vector<char*> eal_argv;
+  eal_argv.reserve(args.size() + 1);
   for (auto& a : args) eal_argv.push_back(a.data());
   eal_argv.push_back(nullptr);
   if (rte_eal_init(static_cast<int>(args.size()), eal_argv.data()) < 0) {

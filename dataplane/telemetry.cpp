@@ -32,7 +32,11 @@ std::string series_key(const stats::MetricInfo& m, bool with_name) {
   std::string k = with_name ? m.name : std::string();
   for (const auto& [lk, lv] : m.labels) {
     if (!k.empty()) k += '/';
-    k += with_name ? lk + "/" + lv : lv;
+    if (with_name) {
+      k += lk;
+      k += '/';
+    }
+    k += lv;
   }
   for (char& c : k) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '/') c = '_';

@@ -93,7 +93,7 @@ class FrameEncoder {
   uint64_t messages_ = 0;
   uint64_t stream_bytes_ = 0;
   uint64_t pos_ = 0;  // position within the current frame (header included)
-  uint8_t header_[kFrameHeaderBytes];
+  uint8_t header_[kFrameHeaderBytes] = {};
 };
 
 // --- Decoder -----------------------------------------------------------------

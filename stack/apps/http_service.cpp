@@ -10,9 +10,9 @@ namespace {
 // Generated bodies repeat one 64-byte line of printable text; the shared buffer holds
 // kChunk bytes plus one period, so any offset into a body starts a contiguous chunk.
 constexpr size_t kPeriod = 64;
-constexpr size_t kChunk = 64 * 1024;
+constexpr size_t kChunk = size_t{64} * 1024;
 // Generated bodies up to this size are stored after their headers (one send per response).
-constexpr uint64_t kInlineMax = 16 * 1024;
+constexpr uint64_t kInlineMax = uint64_t{16} * 1024;
 constexpr char kLine[kPeriod + 1] =
     "wirespeed generated body 0123456789 abcdefghijklmnopqrstuvwxyz.\n";
 static_assert(sizeof(kLine) == kPeriod + 1);
@@ -422,9 +422,7 @@ void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view 
 
   // origin-form, absolute-form (RFC 9112 3.2.2) or asterisk-form.
   std::string_view path;
-  if (target.front() == '/') {
-    path = target;
-  } else if (target == "*") {
+  if (target.front() == '/' || target == "*") {
     path = target;
   } else if (size_t scheme = target.find("://");
              scheme != std::string_view::npos && scheme > 0 && is_token(target.substr(0, scheme))) {

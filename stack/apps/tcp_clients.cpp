@@ -5,7 +5,7 @@
 namespace ws {
 
 namespace {
-constexpr size_t kScratch = 64 * 1024;
+constexpr size_t kScratch = size_t{64} * 1024;
 }
 
 // ---------------------------------------------------------------- source

@@ -31,7 +31,7 @@ class Duration {
     ns_ += o.ns_;
     return *this;
   }
-  constexpr auto operator<=>(const Duration&) const = default;
+  constexpr auto operator<=>(const Duration&) const = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   constexpr explicit Duration(int64_t ns) : ns_(ns) {}

@@ -145,7 +145,7 @@ class TcpStack {
   // deadline. O(log n) per expiry instead of a scan of every connection.
   struct TimerEntry {
     Instant at;
-    uint64_t id;
+    uint64_t id = 0;
     bool operator>(const TimerEntry& o) const { return at > o.at; }
   };
   std::vector<TimerEntry> timers_;
