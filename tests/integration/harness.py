@@ -88,6 +88,40 @@ class VethPeer:
         return f"net_af_packet_{self.ns.replace('-', '_')},iface={self.dp_if},blocksz=20480,framesz=10240,qpairs=1"
 
 
+class TapPeer:
+    """A DPDK tap port (net_tap): the PMD creates the interface; once the port runs,
+    attach() moves it into the namespace and addresses it there. The tap PMD reads
+    whole frames from the kernel's tun device (IP fragments included)."""
+
+    def __init__(self, tag, peer_ip, prefix=24):
+        self.ns = f"wst-{tag}"
+        self.peer_if = f"wst-{tag}-tap"[:15]
+        self.peer_ip = peer_ip
+        self.prefix = prefix
+
+    def __enter__(self):
+        self.teardown()
+        sh(f"ip netns add {self.ns}")
+        return self
+
+    def attach(self):
+        sh(f"ip link set {self.peer_if} netns {self.ns}")
+        sh(f"sysctl -qw net.ipv6.conf.{self.peer_if}.disable_ipv6=1", ns=self.ns, check=False)
+        sh(f"ip addr add {self.peer_ip}/{self.prefix} dev {self.peer_if}", ns=self.ns)
+        sh(f"ip link set {self.peer_if} up", ns=self.ns)
+        sh("ip link set lo up", ns=self.ns)
+
+    def teardown(self):
+        sh(f"ip netns del {self.ns}", check=False)
+        sh(f"ip link del {self.peer_if}", check=False)
+
+    def __exit__(self, *exc):
+        self.teardown()
+
+    def device(self):
+        return f"net_tap_{self.ns.replace('-', '_')},iface={self.peer_if}"
+
+
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
                  lcores=(1,), extra_dataplane="", extra="", metrics_port=9551):
     svc = "\n".join(f"  - {s}" for s in services) or "  []"

@@ -19,38 +19,6 @@ DP_IP = "10.78.{n}.1"
 PEER_IP = "10.78.{n}.2"
 
 
-class TapPeer:
-    """A tap port: DPDK creates the interface; once the port runs we move it into
-    the namespace and address it there."""
-
-    def __init__(self, tag, peer_ip):
-        self.ns = f"wst-{tag}"
-        self.peer_if = f"wst-{tag}-tap"[:15]
-        self.peer_ip = peer_ip
-
-    def __enter__(self):
-        self.teardown()
-        h.sh(f"ip netns add {self.ns}")
-        return self
-
-    def attach(self):
-        h.sh(f"ip link set {self.peer_if} netns {self.ns}")
-        h.sh(f"sysctl -qw net.ipv6.conf.{self.peer_if}.disable_ipv6=1", ns=self.ns, check=False)
-        h.sh(f"ip addr add {self.peer_ip}/24 dev {self.peer_if}", ns=self.ns)
-        h.sh(f"ip link set {self.peer_if} up", ns=self.ns)
-        h.sh("ip link set lo up", ns=self.ns)
-
-    def teardown(self):
-        h.sh(f"ip netns del {self.ns}", check=False)
-        h.sh(f"ip link del {self.peer_if}", check=False)
-
-    def __exit__(self, *exc):
-        self.teardown()
-
-    def device(self):
-        return f"net_tap_{self.ns.replace('-', '_')},iface={self.peer_if}"
-
-
 UDP_ECHO_CLIENT = r'''
 import os, random, socket, sys
 dst, n, maxlen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -128,7 +96,7 @@ def main():
     res = h.Results(f"foundation-{kind}")
     tmp = tempfile.mkdtemp(prefix=f"ws-found-{kind}-")
     metrics_port = 9560 + n
-    peer = h.VethPeer(f"f{n}", peer_ip) if kind == "af_packet" else TapPeer(f"f{n}", peer_ip)
+    peer = h.VethPeer(f"f{n}", peer_ip) if kind == "af_packet" else h.TapPeer(f"f{n}", peer_ip)
     with peer:
         cfg = h.write_config(
             tmp, device=peer.device(), address=f"{dp_ip}/24", prefix=f"wst-found-{n}",

@@ -102,39 +102,6 @@ class JumboPeer(h.VethPeer):
                 "blocksz=65536,framesz=32768,framecnt=256,qpairs=1")
 
 
-class TapPeer:
-    """A DPDK tap port (net_tap), moved into a namespace once the port runs. The
-    tap PMD reads whole frames from the kernel's tun device, fragments included,
-    so here the data plane's own reassembly does the work."""
-
-    def __init__(self, peer_ip):
-        self.ns = "wsj-tapns"
-        self.peer_if = "wsj-tap"
-        self.peer_ip = peer_ip
-
-    def __enter__(self):
-        self.teardown()
-        h.sh(f"ip netns add {self.ns}")
-        return self
-
-    def attach(self):
-        h.sh(f"ip link set {self.peer_if} netns {self.ns}")
-        h.sh(f"sysctl -qw net.ipv6.conf.{self.peer_if}.disable_ipv6=1", ns=self.ns, check=False)
-        h.sh(f"ip addr add {self.peer_ip}/24 dev {self.peer_if}", ns=self.ns)
-        h.sh(f"ip link set {self.peer_if} up", ns=self.ns)
-        h.sh("ip link set lo up", ns=self.ns)
-
-    def teardown(self):
-        h.sh(f"ip netns del {self.ns}", check=False)
-        h.sh(f"ip link del {self.peer_if}", check=False)
-
-    def __exit__(self, *exc):
-        self.teardown()
-
-    def device(self):
-        return f"net_tap_wsj,iface={self.peer_if}"
-
-
 def tap_reassembly(res, tmp_root):
     """UDP echo and ping of fragmented datagrams through the data plane's own
     reassembly and fragmentation (tap port, MTU 1500)."""
@@ -142,7 +109,7 @@ def tap_reassembly(res, tmp_root):
     saved, DP_IP = DP_IP, TAP_DP_IP
     tmp = tempfile.mkdtemp(prefix="wsj-tap-", dir=tmp_root)
     try:
-        with TapPeer(TAP_PEER_IP) as peer:
+        with h.TapPeer("jt", TAP_PEER_IP) as peer:
             cfg = h.write_config(
                 tmp, device=peer.device(), address=f"{TAP_DP_IP}/24", prefix="wsj-tap",
                 metrics_port=METRICS_PORT + 1,
