@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # wirespeed quickstart: installs what is needed, builds, then runs the data plane on
 # one end of a veth pair while a Linux network namespace on the other end talks to
-# it (ARP, ping, UDP echo and discard, TCP when built), and shows the counters.
+# it (ARP, ping, UDP echo and discard, TCP echo), and shows the counters.
 #
 #   sudo deploy/quickstart.sh            # demo, then keep running until Ctrl-C (on a terminal)
 #   sudo deploy/quickstart.sh --no-wait  # demo, then clean up and exit
@@ -111,6 +111,11 @@ echo "sent: hello from the kernel peer"
 echo "got:  $reply"
 [[ "$reply" == "hello from the kernel peer" ]] || { echo "quickstart: UDP echo failed" >&2; exit 1; }
 
+say "A TCP round trip to the echo service (socat, port 7)"
+treply=$(echo "hello over tcp" | ip netns exec "$NS" timeout 5 socat -t 2 - "TCP:$DP_IP:7")
+echo "got:  $treply"
+[[ "$treply" == "hello over tcp" ]] || { echo "quickstart: TCP echo failed" >&2; exit 1; }
+
 say "1000 datagrams to the discard service (port 9)"
 ip netns exec "$NS" /usr/bin/python3 - "$DP_IP" <<'PY'
 import socket, sys
@@ -132,7 +137,7 @@ say "Try next"
 cat <<TXT
   ip netns exec $NS ping $DP_IP
   echo hi | ip netns exec $NS socat - UDP:$DP_IP:7
-  ip netns exec $NS socat - TCP:$DP_IP:7          # TCP echo (when TCP is built in)
+  ip netns exec $NS socat - TCP:$DP_IP:7          # TCP echo
   $CTL -c $CONFIG status
   data plane log: $LOG/dataplane.log
 TXT
