@@ -12,6 +12,11 @@ struct ConnState {
   bool peer_closed = false;
 };
 
+void free_state(tcp::Connection& conn, tcp::CloseReason) {
+  delete static_cast<ConnState*>(conn.user);
+  conn.user = nullptr;
+}
+
 // Counts the messages completed in `bytes`; false on a framing error.
 bool count_messages(ConnState& st, std::span<const uint8_t> bytes, uint64_t& messages) {
   if (st.dec.config().framing == Framing::kNone) return true;
@@ -53,18 +58,19 @@ bool TcpEchoService::start(Stack& stack, Instant now) {
       st->peer_closed = true;
       if (conn.readable() == 0) conn.shutdown_write();
     };
-    cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
-      delete static_cast<ConnState*>(conn.user);
-      conn.user = nullptr;
-    };
+    cb.on_closed = free_state;
     c.set_callbacks(std::move(cb));
     return true;
   };
+  return listen(std::move(l));
+}
+
+bool TcpServerService::listen(tcp::ListenCallbacks l) {
   listening_ = tcp_.listen(port_, std::move(l));
   return listening_;
 }
 
-void TcpEchoService::stop(Instant now) {
+void TcpServerService::stop(Instant now) {
   (void)now;
   if (listening_) tcp_.unlisten(port_);
   listening_ = false;
@@ -89,21 +95,11 @@ bool TcpSinkService::start(Stack& stack, Instant now) {
       return data.size();
     };
     cb.on_peer_closed = [](tcp::Connection& conn) { conn.close(); };
-    cb.on_closed = [](tcp::Connection& conn, tcp::CloseReason) {
-      delete static_cast<ConnState*>(conn.user);
-      conn.user = nullptr;
-    };
+    cb.on_closed = free_state;
     c.set_callbacks(std::move(cb));
     return true;
   };
-  listening_ = tcp_.listen(port_, std::move(l));
-  return listening_;
-}
-
-void TcpSinkService::stop(Instant now) {
-  (void)now;
-  if (listening_) tcp_.unlisten(port_);
-  listening_ = false;
+  return listen(std::move(l));
 }
 
 }  // namespace ws

@@ -9,34 +9,38 @@
 
 namespace ws {
 
-class TcpEchoService final : public Service {
+// What the TCP servers share: the listening port, the framing used to count
+// messages, and unlisten on stop.
+class TcpServerService : public Service {
  public:
-  TcpEchoService(std::string name, uint16_t port, tcp::TcpStack& tcp,
-                 Framing framing = Framing::kLength32)
+  TcpServerService(std::string name, uint16_t port, tcp::TcpStack& tcp, Framing framing)
       : Service(std::move(name)), port_(port), tcp_(tcp), framing_(framing) {}
-  bool start(Stack& stack, Instant now) override;
   void stop(Instant now) override;
 
- private:
+ protected:
+  bool listen(tcp::ListenCallbacks l);
   uint16_t port_;
   tcp::TcpStack& tcp_;
   Framing framing_;
+
+ private:
   bool listening_ = false;
 };
 
-class TcpSinkService final : public Service {
+class TcpEchoService final : public TcpServerService {
+ public:
+  TcpEchoService(std::string name, uint16_t port, tcp::TcpStack& tcp,
+                 Framing framing = Framing::kLength32)
+      : TcpServerService(std::move(name), port, tcp, framing) {}
+  bool start(Stack& stack, Instant now) override;
+};
+
+class TcpSinkService final : public TcpServerService {
  public:
   TcpSinkService(std::string name, uint16_t port, tcp::TcpStack& tcp,
                  Framing framing = Framing::kLength32)
-      : Service(std::move(name)), port_(port), tcp_(tcp), framing_(framing) {}
+      : TcpServerService(std::move(name), port, tcp, framing) {}
   bool start(Stack& stack, Instant now) override;
-  void stop(Instant now) override;
-
- private:
-  uint16_t port_;
-  tcp::TcpStack& tcp_;
-  Framing framing_;
-  bool listening_ = false;
 };
 
 }  // namespace ws
