@@ -28,10 +28,15 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   return RxMeta::Cksum::kUnknown;
 }
 
-// The stack's TCP settings from the config. Each core gets its own slice of the
-// ephemeral port range, so connections it opens never collide in TIME_WAIT with
-// another core's (RSS-aware selection replaces this where the port hashes flows).
-tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
+// The stack's TCP settings from the config, and how this core picks local ports for the
+// connections it opens (issue 3, point 6):
+// - where the port spreads flows by RSS and its key and table could be read, a local port
+//   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
+//   this core, so replies arrive where the connection lives;
+// - otherwise each core gets its own slice of the ephemeral range, so that connections of
+//   different cores never collide in TIME_WAIT.
+tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
+                          const std::vector<PortInfo>& ports) {
   const auto& t = cfg.tcp;
   tcp::TcpConfig c;
   c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
@@ -64,6 +69,16 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core) {
     }
   }
   auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
+  std::vector<RssRoute> routes;
+  for (size_t i = 0; i < ports.size() && i < cfg.ports.size(); ++i) {
+    routes.push_back(RssRoute{cfg.ports[i].address, cfg.ports[i].gateway.has_value(),
+                              ports[i].rx_queues, ports[i].rss_table});
+  }
+  RssPortSelector selector(std::move(routes), core, n);
+  if (selector.active() && n > 1) {
+    c.port_ok = std::move(selector);
+    return c;
+  }
   uint32_t span = (c.ephemeral_high - c.ephemeral_low + 1) / n;
   c.ephemeral_low = static_cast<uint16_t>(c.ephemeral_low + core * span);
   c.ephemeral_high = static_cast<uint16_t>(c.ephemeral_low + span - 1);
@@ -79,7 +94,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
       ports_(ports),
       metrics_(metrics),
       stop_(stop),
-      tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index)),
+      tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index, ports)),
       tcp_transport_(tcp_),
       faults_(cfg.dataplane.faults, core_index),
       adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "dataplane/eal_args.hpp"
+#include "dataplane/rss.hpp"
 
 namespace ws::dp {
 
@@ -198,6 +199,7 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   // The stack filters by destination MAC itself; promiscuous mode lets a
   // configured MAC work on devices that cannot program it.
   (void)rte_eth_promiscuous_enable(pid);
+  if (out.rss) rss_read(pid, out.rss_table, out.note);
   return true;
 }
 

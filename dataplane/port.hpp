@@ -10,6 +10,7 @@
 #include "control/config/config.hpp"
 #include "stack/core/addr.hpp"
 #include "stack/core/packet.hpp"
+#include "stack/core/toeplitz.hpp"
 
 namespace ws::dp {
 
@@ -26,6 +27,7 @@ struct PortInfo {
   TxOffloads tx_offloads;
   bool rx_cksum = false;  // RX checksum flags are reported
   bool rss = false;
+  RssTable rss_table;  // read from the device after start when `rss`
   uint16_t rx_queues = 1;
   uint16_t tx_queues = 1;
   rte_mempool* pool = nullptr;
