@@ -9,6 +9,11 @@ Programs, not tests. Workloads:
   connrate  stack to stack over memif: connections/s with `ping` + `reconnect: true` against
             `echo`, and round trips/s with `ping` on 64 kept-alive connections; beside the
             kernel-sockets twin (wsperf) between two namespaces over veth.
+  stability connection rate over time (issue 7, point 3): `ping` + `reconnect` for
+            --minutes (default 10) against one long-lived server; the rate in the last minute
+            against the first, the server's memory and TIME_WAIT population sampled along the
+            way; then an overload (4096 connections offered at once) and the rate after it.
+            Not part of `all`: run it by name.
 
     tests/bench/run_services.sh [--quick] [--reps N] [--duration S] [http] [connrate]
 
@@ -28,7 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
-WORKLOADS = ["http", "connrate"]
+WORKLOADS = ["http", "connrate", "stability"]
 BODY = 438  # bytes of "/" on both servers
 
 
@@ -308,7 +313,108 @@ class Ctx:
         return f"sudo tests/bench/run_services.sh{q}{extra} {workload}"
 
 
-FUNCS = {"http": bench_http, "connrate": bench_connrate}
+PROGRESS_RATE = re.compile(r"^\S+: ([\d.]+) s, \d+ messages, .* (\d+) connections \((\d+)/s\)")
+
+
+def per_second_rates(log):
+    """(seconds, connections/s over the last interval) from a client's progress lines."""
+    out = []
+    try:
+        with open(log) as f:
+            for line in f:
+                m = PROGRESS_RATE.match(line)
+                if m and ": done" not in line:
+                    out.append((float(m.group(1)), float(m.group(3))))
+    except OSError:
+        pass
+    return out
+
+
+def bench_stability(ctx):
+    minutes = ctx.args.minutes
+    rep = B.Report("stability", f"7. Connection rate over {minutes} minutes, and recovery from overload",
+                   ctx.command("stability") + f" --minutes {minutes}")
+    errors = []
+    samples = []
+    long_run = over = after = None
+    rates = []
+    import threading
+    stop_sampling = threading.Event()
+    port = 9597
+    wanted = ("wirespeed_mempool_in_use", "wirespeed_tcp_memory_bytes", "wirespeed_tcp_connections")
+
+    def sample(t0):
+        while not stop_sampling.wait(10):
+            try:
+                m = B.scrape(port)
+            except OSError:
+                continue
+            row = {"t": round(time.time() - t0)}
+            for (name, labels), v in m.items():
+                if name in wanted:
+                    lab = dict(labels)
+                    if name == "wirespeed_tcp_connections" and lab.get("state") not in ("time_wait", "established", "syn_received"):
+                        continue
+                    key = name.replace("wirespeed_", "") + (f"{{{lab['state']}}}" if "state" in lab else "")
+                    row[key] = row.get(key, 0) + v
+            samples.append(row)
+
+    try:
+        with B.Memif(ctx.tmp, 1500, "st", metrics_port=port, tcp_extra="tcp: { time_wait_ms: 1000 }",
+                     counters=True) as m:
+            t0 = time.time()
+            th = threading.Thread(target=sample, args=(t0,), daemon=True)
+            th.start()
+            dur = minutes * 60
+            long_run = m.client(
+                f"{{ name: cr, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
+                f"message_size: 64, connections: 64, reconnect: true, duration_s: {dur} }}", dur + 60)
+            rates = per_second_rates(os.path.join(ctx.tmp, f"st-client-{m.n}.log"))
+            over = m.client(
+                f"{{ name: flood, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
+                f"message_size: 64, connections: 4096, reconnect: true, duration_s: 15 }}", 90)
+            time.sleep(2)
+            after = m.client(
+                f"{{ name: cr, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
+                f"message_size: 64, connections: 64, reconnect: true, duration_s: 15 }}", 90)
+            stop_sampling.set()
+            th.join()
+    except B.Failure as e:
+        errors.append(str(e))
+        stop_sampling.set()
+    first = [r for t, r in rates if 5 <= t <= 60]
+    last = [r for t, r in rates if t > max(60, minutes * 60 - 55)]
+    rows = [
+        ["connections/s, first minute (5–60 s)", B.fmt(B.med(first), "/s"), ""],
+        [f"connections/s, last minute", B.fmt(B.med(last), "/s"),
+         B.ratio(B.med(last), B.med(first)) if first and last else "—"],
+        ["connections/s, whole run", B.fmt(long_run and long_run.get("connections_per_second"), "/s"), ""],
+        ["connections/s offered 4096 at once (overload)", B.fmt(over and over.get("connections_per_second"), "/s"),
+         ""],
+        ["connections/s, 64 at once after the overload", B.fmt(after and after.get("connections_per_second"), "/s"),
+         B.ratio(after and after.get("connections_per_second"), long_run and long_run.get("connections_per_second"))],
+        ["errors / failed connects (steady run)",
+         f"{(long_run or {}).get('errors', '—')} / {(long_run or {}).get('connect_failures', '—')}", ""],
+    ]
+    rep.add_table("", ["figure", "wirespeed ping reconnect → echo (memif)", "ratio to first minute / steady"],
+                  rows)
+    if samples:
+        keys = sorted({k for s in samples for k in s if k != "t"})
+        pick_rows = [s for i, s in enumerate(samples) if i % max(1, len(samples) // 8) == 0 or i == len(samples) - 1]
+        rep.add_table("Server state sampled every 10 s (a subset of rows):",
+                      ["t (s)"] + keys, [[s["t"]] + [B.fmt(s.get(k)) for k in keys] for s in pick_rows])
+    rep.note("Goal (issue 7, point 3): the rate in the tenth minute equals the first, and an overload "
+             "(more offered than served) recovers by itself when the load drops. One server process "
+             "(`echo`, lcore 0, `idle: poll`) serves every phase; each phase is a new client process "
+             "(lcore 1). `tcp.time_wait_ms: 1000` on both.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"rates": rates, "steady": long_run, "overload": over, "after": after, "server": samples,
+                "errors": errors}
+    return rep
+
+
+FUNCS = {"http": bench_http, "connrate": bench_connrate, "stability": bench_stability}
 
 
 def main():
@@ -316,6 +422,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 run of 3 s per figure")
     ap.add_argument("--reps", type=int, help="runs per figure (default 3, --quick 1)")
     ap.add_argument("--duration", type=int, help="seconds per run (default 5, --quick 3; max 10)")
+    ap.add_argument("--minutes", type=int, default=10, help="stability: minutes of steady load (1..30)")
     ap.add_argument("--no-doc", action="store_true", help="do not touch docs/benchmarks.md")
     ap.add_argument("workloads", nargs="*", help=" ".join(WORKLOADS))
     args = ap.parse_args()
@@ -334,7 +441,7 @@ def main():
     ctx = Ctx(args)
     machine = B.machine_description()
     failed = 0
-    for w in args.workloads or WORKLOADS:
+    for w in args.workloads or [w for w in WORKLOADS if w != "stability"]:
         t0 = time.time()
         print(f"\n=== {w}", flush=True)
         B.CRASHES.clear()

@@ -2,6 +2,7 @@
 # Runs the service benchmarks of issue 7 (tests/bench/bench_services.py): wrk against
 # wirespeed's http service and nginx-light, and connection rate stack to stack.
 #   tests/bench/run_services.sh [--quick] [--reps N] [--duration S] [--no-doc] [http] [connrate]
+#   tests/bench/run_services.sh [--minutes M] stability      (by name only; ~M+1 minutes)
 # Needs root. Capped at 10 minutes (--quick: 4); everything it creates is removed on exit.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,6 +11,8 @@ build=${WS_BUILD_DIR:-$root/build-bench}
 export WS_BUILD_DIR=$build
 limit=600
 for a in "$@"; do [[ $a == --quick ]] && limit=240; done
+# stability runs for --minutes (default 10) plus the overload phases.
+for a in "$@"; do [[ $a == stability ]] && limit=2400; done
 if [[ $(id -u) != 0 ]]; then
   echo "run_services.sh: needs root (network namespaces, DPDK)" >&2
   exit 77
