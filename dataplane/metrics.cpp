@@ -217,6 +217,57 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (const auto& m : tcp_metrics) {
     tcp_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
   }
+  // TX batch pipelines (docs/pipeline.md): one per TCP connection of a length32 service;
+  // each core sums its connections, closed ones included, so counters never go backwards.
+  struct PipelineMetric {
+    uint64_t pipeline::PipelineCounters::*field;
+    const char* name;
+    const char* help;
+    std::vector<stats::LabelPair> labels;
+    double scale;
+  };
+  const PipelineMetric pipeline_metrics[] = {
+      {&pipeline::PipelineCounters::messages, "wirespeed_pipeline_messages_total",
+       "Messages accepted by TX pipelines.", {}, 1.0},
+      {&pipeline::PipelineCounters::bytes, "wirespeed_pipeline_payload_bytes_total",
+       "Payload bytes of the messages accepted by TX pipelines (framing not included).", {}, 1.0},
+      {&pipeline::PipelineCounters::express, "wirespeed_pipeline_express_messages_total",
+       "Express messages, which bypass batching mode.", {}, 1.0},
+      {&pipeline::PipelineCounters::refused, "wirespeed_pipeline_refused_total",
+       "Messages refused for backpressure (max_batches reached or no memory).", {}, 1.0},
+      {&pipeline::PipelineCounters::too_large, "wirespeed_pipeline_too_large_total",
+       "Messages refused because they need more than max_batches batches.", {}, 1.0},
+      {&pipeline::PipelineCounters::small_allocated, "wirespeed_pipeline_batches_allocated_total",
+       "Batches allocated, by size (small 2 KiB, full: the batch limit).", {{"size", "small"}},
+       1.0},
+      {&pipeline::PipelineCounters::full_allocated, "wirespeed_pipeline_batches_allocated_total",
+       "Batches allocated, by size (small 2 KiB, full: the batch limit).", {{"size", "full"}},
+       1.0},
+      {&pipeline::PipelineCounters::batches_freed, "wirespeed_pipeline_batches_freed_total",
+       "Batches freed.", {}, 1.0},
+      {&pipeline::PipelineCounters::spare_reuses, "wirespeed_pipeline_batch_reuses_total",
+       "Batches taken from the spares instead of allocated.", {}, 1.0},
+      {&pipeline::PipelineCounters::promotions, "wirespeed_pipeline_promotions_total",
+       "Small batches outgrown by a message and moved into a full-size one.", {}, 1.0},
+      {&pipeline::PipelineCounters::batching_entries, "wirespeed_pipeline_batching_entries_total",
+       "Times a pipeline entered batching mode (more than one batch in flight).", {}, 1.0},
+      {&pipeline::PipelineCounters::backoff_ns, "wirespeed_pipeline_backoff_seconds_total",
+       "Time between pulls spent in batching mode.", {}, 1e-9},
+      {&pipeline::PipelineCounters::pulls, "wirespeed_pipeline_pulls_total",
+       "Pulls by the TX step that moved bytes into TCP.", {}, 1.0},
+      {&pipeline::PipelineCounters::pulled_bytes, "wirespeed_pipeline_pulled_bytes_total",
+       "Stream bytes (framing included) the TX step moved into TCP.", {}, 1.0},
+  };
+  for (const auto& m : pipeline_metrics) {
+    pipeline_.emplace_back(m.field, must(reg(m.name, m.help, MetricType::kCounter, m.labels,
+                                             Scope::kPerCoreSum, error, m.scale)));
+  }
+  pipeline_live_ = must(reg("wirespeed_pipeline_batches",
+                            "Batches allocated now (queued, open or kept as spares).",
+                            MetricType::kGauge, {}, Scope::kPerCoreSum, error));
+  pipeline_in_use_ = must(reg("wirespeed_pipeline_batches_in_use",
+                              "Batches holding bytes not yet pulled, or open for appending.",
+                              MetricType::kGauge, {}, Scope::kPerCoreSum, error));
   tcp_retrans_ =
       must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.",
                MetricType::kCounter, {}, Scope::kPerCoreSum, error));
@@ -292,6 +343,13 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
   v[busy_.offset] = s.busy_ns;
   v[idle_.offset] = s.idle_ns;
   v[loops_.offset] = s.loops;
+  pipeline::PipelineCounters pl;
+  for (const Service* svc : s.services) {
+    if (svc != nullptr) svc->add_pipeline_counters(pl);
+  }
+  for (const auto& [field, slot] : pipeline_) v[slot.offset] = pl.*field;
+  v[pipeline_live_.offset] = pl.batches_live;
+  v[pipeline_in_use_.offset] = pl.batches_in_use;
   for (size_t i = 0; i < services_.size() && i < s.services.size(); ++i) {
     if (s.services[i] == nullptr) continue;
     const auto& c = s.services[i]->counters();

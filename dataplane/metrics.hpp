@@ -64,6 +64,9 @@ class Metrics {
   std::vector<stats::Slot> tcp_states_;
   stats::Slot tcp_retrans_;
   std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
+  // TX batch pipelines: counters summed over every connection of the core's services.
+  std::vector<std::pair<uint64_t pipeline::PipelineCounters::*, stats::Slot>> pipeline_;
+  stats::Slot pipeline_live_, pipeline_in_use_;
 };
 
 }  // namespace ws::dp

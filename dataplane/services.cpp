@@ -22,6 +22,12 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
   cp.count = sc.count;
   cp.reconnect = sc.reconnect;
   cp.framing = framing;
+  // TCP services with length32 framing send through one TX batch pipeline per connection.
+  cp.pipeline.max_batch_bytes = cfg.pipeline.max_batch_bytes;
+  cp.pipeline.backoff = Duration::micros(cfg.pipeline.backoff_us);
+  cp.pipeline.batching = cfg.pipeline.batching;
+  cp.pipeline.max_batches = cfg.pipeline.max_batches;
+  cp.pipeline.mss_multiple = cfg.pipeline.mss_multiple;
   // UDP clients bind a port of their own: one per configured service.
   uint16_t udp_local = 49152;
   for (const auto& s : cfg.services) {
@@ -44,7 +50,7 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
   } else {
     switch (sc.kind) {
       case ServiceKind::echo:
-        return std::make_unique<TcpEchoService>(sc.name, sc.port, tcp, framing);
+        return std::make_unique<TcpEchoService>(sc.name, sc.port, tcp, framing, cp.pipeline);
       case ServiceKind::sink:
         return std::make_unique<TcpSinkService>(sc.name, sc.port, tcp, framing);
       case ServiceKind::source:

@@ -82,6 +82,9 @@ int cmd_tcp(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespe
 int cmd_services(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_service_", true);
 }
+int cmd_pipeline(const char*, const char*, rte_tel_data* d) {
+  return fill(d, "wirespeed_pipeline_", true);
+}
 int cmd_cores(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_core_", true);
 }
@@ -98,6 +101,8 @@ void register_telemetry(const std::string& segment_path) {
   rte_telemetry_register_cmd("/wirespeed/ports", cmd_ports, "Port counters.");
   rte_telemetry_register_cmd("/wirespeed/tcp", cmd_tcp, "TCP counters and connections by state.");
   rte_telemetry_register_cmd("/wirespeed/services", cmd_services, "Service counters.");
+  rte_telemetry_register_cmd("/wirespeed/pipeline", cmd_pipeline,
+                             "TX batch pipeline counters (all connections of all cores).");
   rte_telemetry_register_cmd("/wirespeed/cores", cmd_cores, "Per-core busy/idle time and loops.");
 }
 

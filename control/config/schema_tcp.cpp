@@ -88,6 +88,7 @@ void parse_pipeline(const MapView& m, PipelineConfig& out, Origins& origins) {
   m.uint("backoff_us", 0, 1000000, out.backoff_us);
   m.boolean("batching", out.batching);
   m.uint("max_batches", 1, 1048576, out.max_batches);
+  m.boolean("mss_multiple", out.mss_multiple);
 }
 
 }  // namespace ws::config::detail

@@ -7,6 +7,7 @@
 #include "stack/apps/framing.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/core/addr.hpp"
+#include "stack/pipeline/tx_pipeline.hpp"
 
 namespace ws {
 
@@ -21,6 +22,8 @@ struct ClientParams {
   Framing framing = Framing::kLength32;
   // After the limits are reached: how long to wait for connections to close.
   Duration linger = Duration::seconds(5);
+  // TCP with length32 framing: one TX batch pipeline per connection (docs/pipeline.md).
+  pipeline::PipelineParams pipeline;
 };
 
 class ClientService : public Service {

@@ -7,6 +7,7 @@
 
 #include "stack/core/latency_histogram.hpp"
 #include "stack/core/time.hpp"
+#include "stack/pipeline/tx_pipeline.hpp"
 
 namespace ws {
 
@@ -67,6 +68,9 @@ class Service {
   virtual bool finished() const { return false; }
   // Round-trip times (ping), for the wirespeed_ping_rtt_seconds histogram.
   virtual const LatencyHistogram* rtt() const { return nullptr; }
+  // Adds the TX pipeline counters of every connection, live and closed, to `into`
+  // (services that use the batch pipeline; the totals never go backwards).
+  virtual void add_pipeline_counters(pipeline::PipelineCounters& into) const { (void)into; }
 
   const std::string& name() const { return name_; }
   const ServiceCounters& counters() const { return counters_; }

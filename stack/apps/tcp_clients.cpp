@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stack/apps/pipelined_tx.hpp"
+
 namespace ws {
 
 namespace {
@@ -11,8 +13,12 @@ constexpr size_t kScratch = size_t{64} * 1024;
 // ---------------------------------------------------------------- source
 
 struct TcpSourceService::Conn {
-  explicit Conn(const ClientParams& p) : enc(p.framing, p.message_size) {}
-  FrameEncoder enc;
+  explicit Conn(const ClientParams& p) : enc(p.framing, p.message_size) {
+    if (p.framing == Framing::kLength32) tx = std::make_unique<PipelinedTx>(p.pipeline);
+  }
+  FrameEncoder enc;                 // framing none: the byte stream
+  std::unique_ptr<PipelinedTx> tx;  // length32: whole messages through the batch pipeline
+  uint64_t seq = 0;                 // length32: messages pushed on this connection
   tcp::Connection* c = nullptr;
   bool open = false;
   bool done = false;             // FIN sent
@@ -21,7 +27,9 @@ struct TcpSourceService::Conn {
 };
 
 TcpSourceService::TcpSourceService(std::string name, ClientParams p, tcp::TcpStack& tcp)
-    : ClientService(std::move(name), p), tcp_(tcp), scratch_(kScratch) {}
+    : ClientService(std::move(name), p),
+      tcp_(tcp),
+      scratch_(std::max<size_t>(kScratch, p.message_size)) {}
 
 TcpSourceService::~TcpSourceService() {
   for (auto& c : conns_) {
@@ -45,7 +53,10 @@ void TcpSourceService::open(Instant now) {
     ++counters_.connections;
     pump(*st);
   };
-  cb.on_writable = [this, st](tcp::Connection&) { pump(*st); };
+  cb.on_writable = [this, st](tcp::Connection&) {
+    if (st->tx) st->tx->writable();
+    pump(*st);
+  };
   // A sink sends nothing; anything else that arrives is read and dropped.
   cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
     counters_.rx_bytes += d.size();
@@ -69,8 +80,70 @@ void TcpSourceService::open(Instant now) {
   conns_.push_back(std::move(conn));
 }
 
+uint64_t TcpSourceService::budget(Instant now) const {
+  uint64_t b = UINT64_MAX;
+  if (p_.count != 0) b = p_.count > started_ ? p_.count - started_ : 0;
+  const uint64_t allowance = rate_allowance(now);
+  if (allowance != UINT64_MAX) b = std::min(b, allowance > started_ ? allowance - started_ : 0);
+  return b;
+}
+
 void TcpSourceService::pump(Conn& st) {
   if (st.c == nullptr || st.done) return;
+  if (st.tx) {
+    pump_messages(st);
+  } else {
+    pump_stream(st);
+  }
+}
+
+// length32: whole pattern messages pushed into the connection's pipeline, which packs them
+// into MSS-multiple batches and decides when TCP gets them (docs/pipeline.md).
+void TcpSourceService::pump_messages(Conn& st) {
+  const Instant now = tcp_.last_now();
+  pipeline::TxPipeline& pl = st.tx->pipeline();
+  const std::span<uint8_t> msg{scratch_.data(), p_.message_size};
+  for (;;) {
+    counters_.tx_bytes += st.tx->step(*st.c, now);
+    if (stopping_ || limits_reached(now)) {
+      mark_stopping(now);
+      // Everything pushed is whole messages and goes out (at the pipeline's deadlines or on
+      // on_writable) before the FIN.
+      if (pl.queued_bytes() != 0) return;
+      st.c->shutdown_write();
+      st.done = true;
+      return;
+    }
+    if (st.tx->blocked()) return;  // on_writable resumes
+    // About two batches wait in the pipeline: one TCP is taking and one filling. More
+    // would only hold memory; the pipeline's own bound (max_batches) is the hard limit.
+    const uint64_t high = 2 * uint64_t{pl.batch_limit()};
+    uint64_t room = budget(now);
+    uint64_t pushed = 0;
+    while (room > 0 && pl.queued_bytes() < high) {
+      fill_pattern(st.seq, 0, msg);
+      const pipeline::PushResult r = pl.push(msg, pipeline::Priority::kData, now);
+      if (r.status == pipeline::PushStatus::kTooLarge) {
+        // message_size beyond max_batches x batch: a configuration the run cannot serve.
+        ++errors_;
+        ++counters_.send_failures;
+        mark_stopping(now);
+      }
+      if (r.status != pipeline::PushStatus::kOk) break;
+      ++st.seq;
+      ++started_;
+      ++messages_;
+      ++counters_.tx_messages;
+      bytes_ += p_.message_size;
+      --room;
+      ++pushed;
+    }
+    if (pushed == 0 && !stopping_) return;  // poll() resumes: rate schedule or deadline
+  }
+}
+
+// framing none: the stream is pattern bytes with no boundaries, written straight into TCP.
+void TcpSourceService::pump_stream(Conn& st) {
   Instant now = tcp_.last_now();
   for (;;) {
     if (st.pending_off < st.pending.size()) {
@@ -102,16 +175,12 @@ void TcpSourceService::pump(Conn& st) {
       return;
     }
     // Messages this connection may still start: the global count and rate budgets.
-    uint64_t budget = UINT64_MAX;
-    if (p_.count != 0) budget = p_.count > started_ ? p_.count - started_ : 0;
-    uint64_t allowance = rate_allowance(now);
-    if (allowance != UINT64_MAX)
-      budget = std::min(budget, allowance > started_ ? allowance - started_ : 0);
-    if (budget == 0 && st.enc.at_boundary()) return;  // poll() resumes on the rate schedule
+    const uint64_t room = budget(now);
+    if (room == 0 && st.enc.at_boundary()) return;  // poll() resumes on the rate schedule
     auto started = [&st] { return st.enc.messages() + (st.enc.at_boundary() ? 0 : 1); };
     uint64_t before = st.enc.messages();
     uint64_t s0 = started();
-    uint64_t limit = budget == UINT64_MAX ? UINT64_MAX : s0 + budget;
+    uint64_t limit = room == UINT64_MAX ? UINT64_MAX : s0 + room;
     size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, limit);
     if (n == 0) return;
     started_ += started() - s0;
@@ -132,11 +201,26 @@ void TcpSourceService::pump(Conn& st) {
 
 Instant TcpSourceService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
-  for (auto& c : conns_) {
-    if (c->open && c->c != nullptr) pump(*c);
-  }
   Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 ? 1 : 100));
+  for (auto& c : conns_) {
+    if (c->open && c->c != nullptr) {
+      pump(*c);
+      if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
+    } else if (c->tx) {
+      // Closed: its counters join the totals and its batches are freed (not inside a
+      // callback, where the TX step may still be running).
+      pipeline::accumulate(closed_pipeline_, c->tx->pipeline().counters(), false);
+      c->tx.reset();
+    }
+  }
   return next;
+}
+
+void TcpSourceService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
+  pipeline::accumulate(into, closed_pipeline_, false);
+  for (const auto& c : conns_) {
+    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
+  }
 }
 
 bool TcpSourceService::drained(Instant now) const {
@@ -172,13 +256,17 @@ struct TcpPingService::Conn {
   Instant connect_at;
   Instant sent_at;
   uint64_t received = 0;   // echoes completed on this connection
+  uint64_t sent = 0;       // length32: messages pushed on this connection
   uint64_t stream_rx = 0;  // framing none: bytes of the current echo received
+  std::unique_ptr<PipelinedTx> tx;  // length32: the batch pipeline of the current connection
   std::vector<uint8_t> pending;
   size_t pending_off = 0;
 };
 
 TcpPingService::TcpPingService(std::string name, ClientParams p, tcp::TcpStack& tcp)
-    : ClientService(std::move(name), p), tcp_(tcp), scratch_(kScratch) {}
+    : ClientService(std::move(name), p),
+      tcp_(tcp),
+      scratch_(std::max<size_t>(kScratch, p.message_size)) {}
 
 TcpPingService::~TcpPingService() = default;
 
@@ -196,7 +284,13 @@ bool TcpPingService::open(Instant now, Conn& st) {
   st.enc = FrameEncoder(p_.framing, p_.message_size);
   st.dec.reset();
   st.received = 0;
+  st.sent = 0;
   st.stream_rx = 0;
+  if (p_.framing == Framing::kLength32) {
+    // A new connection gets a new pipeline; the last one's counters join the totals.
+    if (st.tx) pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
+    st.tx = std::make_unique<PipelinedTx>(p_.pipeline);
+  }
   st.pending.clear();
   st.pending_off = 0;
   st.connected = false;
@@ -209,7 +303,10 @@ bool TcpPingService::open(Instant now, Conn& st) {
     ++counters_.connections;
     pump(*s);
   };
-  cb.on_writable = [this, s](tcp::Connection&) { pump(*s); };
+  cb.on_writable = [this, s](tcp::Connection&) {
+    if (s->tx) s->tx->writable();
+    pump(*s);
+  };
   cb.on_data = [this, s](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
     on_bytes(*s, d);
     return d.size();
@@ -233,10 +330,46 @@ bool TcpPingService::open(Instant now, Conn& st) {
   return true;
 }
 
-// Sends the next message when none is in flight; large messages stream out as
-// the send buffer drains.
 void TcpPingService::pump(Conn& st) {
   if (st.c == nullptr || !st.connected) return;
+  if (st.tx) {
+    pump_message(st);
+  } else {
+    pump_stream(st);
+  }
+}
+
+// length32: pushes the next message, whole, into the pipeline when no echo is outstanding;
+// the TX step hands it to TCP (a large one in pieces, as the send buffer drains).
+void TcpPingService::pump_message(Conn& st) {
+  const Instant now = tcp_.last_now();
+  // Reconnect mode: one round trip per connection, which is closing once it is done.
+  if (st.sent == st.received && !(p_.reconnect && st.received > 0)) {
+    if (stopping_ || limits_reached(now)) {
+      mark_stopping(now);
+      st.c->shutdown_write();
+      return;
+    }
+    if (rate_allowance(now) <= messages_) return;  // poll() sends on schedule
+    const std::span<uint8_t> msg{scratch_.data(), p_.message_size};
+    fill_pattern(st.sent, 0, msg);
+    const pipeline::PushResult r = st.tx->pipeline().push(msg, pipeline::Priority::kData, now);
+    if (r.status == pipeline::PushStatus::kTooLarge) {
+      ++errors_;
+      ++counters_.send_failures;
+      mark_stopping(now);
+      return;
+    }
+    if (r.status != pipeline::PushStatus::kOk) return;  // out of memory: poll() retries
+    ++st.sent;
+    st.sent_at = now;
+  }
+  counters_.tx_bytes += st.tx->step(*st.c, now);
+}
+
+// framing none: the message is message_size pattern bytes of one stream; the echo is
+// counted by bytes.
+void TcpPingService::pump_stream(Conn& st) {
   Instant now = tcp_.last_now();
   for (;;) {
     if (st.pending_off < st.pending.size()) {
@@ -321,14 +454,23 @@ void TcpPingService::on_bytes(Conn& st, std::span<const uint8_t> data) {
 
 Instant TcpPingService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
+  Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 || p_.reconnect ? 1 : 100));
   for (auto& c : conns_) {
     if (c->c == nullptr) {
       if (p_.reconnect && !stopping_) open(now, *c);
     } else {
       pump(*c);
     }
+    if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
   }
-  return now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 || p_.reconnect ? 1 : 100));
+  return next;
+}
+
+void TcpPingService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
+  pipeline::accumulate(into, closed_pipeline_, false);
+  for (const auto& c : conns_) {
+    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
+  }
 }
 
 bool TcpPingService::drained(Instant now) const {

@@ -18,11 +18,16 @@ class TcpSourceService final : public ClientService {
   bool start(Stack& stack, Instant now) override;
   Instant poll(Instant now) override;
   void stop(Instant now) override;
+  void add_pipeline_counters(pipeline::PipelineCounters& into) const override;
 
  private:
   struct Conn;
   void open(Instant now);
   void pump(Conn& c);
+  void pump_messages(Conn& c);
+  void pump_stream(Conn& c);
+  // Messages the count and rate limits still allow to start, over all connections.
+  uint64_t budget(Instant now) const;
   void fill(ClientReport& r) const override;
   bool drained(Instant now) const override;
 
@@ -30,6 +35,7 @@ class TcpSourceService final : public ClientService {
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<uint8_t> scratch_;
   uint64_t started_ = 0;  // messages handed to connections (may be partial)
+  pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
 };
 
 class TcpPingService final : public ClientService {
@@ -40,11 +46,14 @@ class TcpPingService final : public ClientService {
   Instant poll(Instant now) override;
   void stop(Instant now) override;
   const LatencyHistogram* rtt() const override { return &hist_; }
+  void add_pipeline_counters(pipeline::PipelineCounters& into) const override;
 
  private:
   struct Conn;
   bool open(Instant now, Conn& c);
   void pump(Conn& c);
+  void pump_message(Conn& c);
+  void pump_stream(Conn& c);
   void on_bytes(Conn& c, std::span<const uint8_t> data);
   void fill(ClientReport& r) const override;
   bool drained(Instant now) const override;
@@ -54,6 +63,7 @@ class TcpPingService final : public ClientService {
   std::vector<uint8_t> scratch_;
   LatencyHistogram hist_;
   uint64_t round_trips_started_ = 0;
+  pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
 };
 
 }  // namespace ws

@@ -34,9 +34,10 @@ bool TcpEchoService::start(Stack& stack, Instant now) {
   tcp::ListenCallbacks l;
   l.on_accept = [this](tcp::Connection& c) {
     ++counters_.connections;
+    if (framing_ == Framing::kLength32) return accept_framed(c);  // tcp_echo.cpp
     c.user = new ConnState(framing_);
     tcp::ConnCallbacks cb;
-    // RFC 862: send back what arrives. Only what the send buffer takes is
+    // RFC 862, framing none: send back what arrives. Only what the send buffer takes is
     // consumed; the rest stays in the receive buffer, closing the peer's window,
     // until on_writable resumes reading (end-to-end backpressure, no copies held).
     cb.on_data = [this](tcp::Connection& conn, std::span<const uint8_t> data) -> size_t {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "stack/apps/framing.hpp"
 #include "stack/apps/service.hpp"
@@ -27,12 +28,35 @@ class TcpServerService : public Service {
   bool listening_ = false;
 };
 
+// With length32 framing every complete received frame goes back as one message through
+// the connection's TX batch pipeline (docs/pipeline.md); with framing none it is a byte echo.
 class TcpEchoService final : public TcpServerService {
  public:
   TcpEchoService(std::string name, uint16_t port, tcp::TcpStack& tcp,
-                 Framing framing = Framing::kLength32)
-      : TcpServerService(std::move(name), port, tcp, framing) {}
+                 Framing framing = Framing::kLength32, pipeline::PipelineParams pipeline = {})
+      : TcpServerService(std::move(name), port, tcp, framing), pipeline_(pipeline) {}
+  ~TcpEchoService() override;
   bool start(Stack& stack, Instant now) override;
+  Instant poll(Instant now) override;
+  void add_pipeline_counters(pipeline::PipelineCounters& into) const override;
+
+  struct EchoConn;
+
+ private:
+  enum class Push : uint8_t { kPushed, kFull, kFailed };
+  bool accept_framed(tcp::Connection& c);
+  size_t echo_frames(EchoConn& st, tcp::Connection& conn, std::span<const uint8_t> data);
+  Push push_frame(EchoConn& st, std::span<const uint8_t> payload, Instant now);
+  // After a TX step: resumes reading, sends the FIN, and keeps the connection on the poll
+  // list while it has a deadline. `unread` counts bytes of an on_data call in progress.
+  void settle(EchoConn& st, tcp::Connection& conn, size_t unread);
+  void closed(EchoConn* st);
+
+  pipeline::PipelineParams pipeline_;
+  std::vector<EchoConn*> live_;     // connections with a pipeline, for the counters
+  std::vector<EchoConn*> armed_;    // waiting for a pipeline deadline or to resume reading
+  std::vector<EchoConn*> polling_;  // armed_ while poll() walks it (no allocation)
+  pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
 };
 
 class TcpSinkService final : public TcpServerService {

@@ -63,6 +63,29 @@ void TxPipeline::Cursor::advance(std::span<const uint8_t> bytes) {
   }
 }
 
+void accumulate(PipelineCounters& into, const PipelineCounters& from, bool gauges) {
+  into.messages += from.messages;
+  into.bytes += from.bytes;
+  into.express += from.express;
+  into.refused += from.refused;
+  into.too_large += from.too_large;
+  into.batches_allocated += from.batches_allocated;
+  into.batches_freed += from.batches_freed;
+  into.small_allocated += from.small_allocated;
+  into.full_allocated += from.full_allocated;
+  into.spare_reuses += from.spare_reuses;
+  into.promotions += from.promotions;
+  into.batching_entries += from.batching_entries;
+  into.backoff_ns += from.backoff_ns;
+  into.pulls += from.pulls;
+  into.pulled_bytes += from.pulled_bytes;
+  if (gauges) {
+    into.batches_live += from.batches_live;
+    into.batches_in_use += from.batches_in_use;
+    into.batches_peak = std::max(into.batches_peak, from.batches_peak);
+  }
+}
+
 TxPipeline::TxPipeline(const PipelineParams& params) : params_(params) {
   if (params_.max_batch_bytes == 0) params_.max_batch_bytes = kDefaultMaxBatchBytes;
   if (params_.max_batches == 0) params_.max_batches = 1;
@@ -93,6 +116,8 @@ uint32_t TxPipeline::small_capacity() const {
 bool TxPipeline::tail_open(const Lane& l) const { return l.tail && !l.tail->closed; }
 
 void TxPipeline::set_mss(uint32_t mss) {
+  // The TX step reports the MSS on every pull; only a change has work to do.
+  if (limit_ != 0 && mss == mss_) return;
   mss_ = mss;
   limit_ = params_.mss_multiple ? pipeline::batch_limit(mss, params_.max_batch_bytes)
                                 : params_.max_batch_bytes;

@@ -92,6 +92,11 @@ struct PipelineCounters {
   uint32_t batches_peak = 0;    // highest batches_live seen
 };
 
+// Adds the counters of `from` to `into`, for totals over many connections. Gauges
+// (batches_live, batches_in_use; batches_peak as a maximum) only with `gauges`: a closed
+// connection's counters keep adding to the totals, but it holds no batches any more.
+void accumulate(PipelineCounters& into, const PipelineCounters& from, bool gauges);
+
 class TxPipeline {
  public:
   explicit TxPipeline(const PipelineParams& params = {});

@@ -145,6 +145,12 @@ class Connection {
   // is full or transmit buffers are short). on_writable follows a short send.
   size_t send(std::span<const uint8_t> data);
   size_t send_space() const;
+  // Bytes queued in the send buffer and not yet acknowledged (sent or not): what a TX
+  // pipeline counts as "in flight" (docs/pipeline.md).
+  size_t send_queued() const;
+  // The current send MSS (payload bytes per segment, options accounted). It changes with
+  // negotiation and path MTU, so callers read it each time.
+  uint32_t send_mss() const;
   // FIN after all queued data (half-close: data can still arrive).
   void shutdown_write();
   // shutdown_write(); data arriving afterwards is discarded (and answered with RST

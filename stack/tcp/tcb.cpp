@@ -160,6 +160,10 @@ size_t Connection::send_space() const {
   return t.snd_buf_limit > t.sndbuf.size() ? t.snd_buf_limit - t.sndbuf.size() : 0;
 }
 
+size_t Connection::send_queued() const { return self(this).sndbuf.size(); }
+
+uint32_t Connection::send_mss() const { return self(this).max_payload(false); }
+
 size_t Connection::send(std::span<const uint8_t> data) {
   Tcb& t = self(this);
   if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) t.pressured = true;

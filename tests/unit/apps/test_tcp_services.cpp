@@ -1,0 +1,347 @@
+// The TCP services on the TX batch pipeline (issue 4 point 5), over two TcpStacks in the
+// deterministic simulator: ping -> echo and source -> a verifying receiver, every payload
+// byte checked against the pattern, counts checked against the services' reports and the
+// pipelines' counters; the echo's byte mode, its backpressure and its memory bound.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stack/apps/framing.hpp"
+#include "stack/apps/tcp_clients.hpp"
+#include "stack/apps/tcp_services.hpp"
+#include "stack/iface/stack.hpp"
+#include "tests/sim/sim.hpp"
+
+namespace ws {
+namespace {
+
+constexpr uint16_t kEchoPort = 7;
+constexpr uint16_t kSinkPort = 9;
+
+// Two stacks, the services' poll() merged into the simulator's deadlines as the data plane's
+// loop merges them.
+struct Rig {
+  explicit Rig(uint64_t seed = 5, double loss = 0) {
+    sim::LinkParams link;
+    link.delay = Duration::micros(50);
+    link.rate_bytes_per_sec = 1.25e9;  // 10 Gbit/s
+    link.loss = loss;
+    n = std::make_unique<sim::Net>(link, link, seed);
+  }
+  ~Rig() {
+    // As the data plane does: connections end while the services still exist.
+    n->a.shutdown_all(n->now);
+    n->b.shutdown_all(n->now);
+  }
+  bool run(const std::function<bool()>& done, Duration max) {
+    const Instant end = n->now + max;
+    while (!done()) {
+      if (n->now >= end) return false;
+      Instant next = end;
+      for (Service* s : services) next = earliest(next, s->poll(n->now));
+      n->step(next);
+    }
+    return true;
+  }
+  std::unique_ptr<sim::Net> n;
+  Stack dummy;  // the TCP services do not use the IP stack
+  std::vector<Service*> services;
+};
+
+ClientParams client_params(uint32_t size, uint64_t count, uint16_t port) {
+  ClientParams p;
+  p.target = {sim::kAddrB, port};
+  p.message_size = size;
+  p.count = count;
+  p.duration = Duration::zero();
+  return p;
+}
+
+// Final report of a client, driving the rig until it comes.
+ClientReport finish(Rig& r, Service& client, Duration max) {
+  ClientReport rep;
+  bool done = false;
+  r.run(
+      [&] {
+        ClientReport x;
+        if (client.report(r.n->now, x) && x.final) {
+          rep = x;
+          done = true;
+        }
+        return done;
+      },
+      max);
+  EXPECT_TRUE(done) << "no final report";
+  return rep;
+}
+
+class PingEcho : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(PingEcho, EveryEchoVerified) {
+  const uint32_t size = GetParam();
+  const uint64_t count = size >= (1u << 20) ? 6 : 40;
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  TcpPingService ping("ping", client_params(size, count, kEchoPort), r.n->a);
+  r.services = {&echo, &ping};
+  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+  const ClientReport rep = finish(r, ping, Duration::seconds(30));
+  // The ping checks each echo's length and every payload byte against the pattern.
+  EXPECT_EQ(rep.messages, count);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(rep.bytes, count * size);
+  EXPECT_EQ(echo.counters().rx_messages, count);
+  EXPECT_EQ(echo.counters().tx_messages, count);
+  EXPECT_EQ(echo.counters().rx_bytes, count * (size + kFrameHeaderBytes));
+  EXPECT_EQ(echo.counters().tx_bytes, count * (size + kFrameHeaderBytes));
+  EXPECT_EQ(ping.counters().tx_bytes, count * (size + kFrameHeaderBytes));
+  // Both directions went through a pipeline, one message per round trip.
+  pipeline::PipelineCounters pe, pp;
+  echo.add_pipeline_counters(pe);
+  ping.add_pipeline_counters(pp);
+  EXPECT_EQ(pe.messages, count);
+  EXPECT_EQ(pp.messages, count);
+  EXPECT_EQ(pp.pulled_bytes, count * (size + kFrameHeaderBytes));
+  EXPECT_EQ(pe.refused + pp.refused, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, PingEcho, ::testing::Values(1u, 64u, 1024u, 65536u, 1u << 20));
+
+// Receives a length32 stream and checks every byte of message k against pattern(k).
+struct Verifier {
+  explicit Verifier(tcp::TcpStack& tcp, uint32_t size) : size_(size) {
+    tcp::ListenCallbacks l;
+    l.on_accept = [this](tcp::Connection& c) {
+      tcp::ConnCallbacks cb;
+      cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+        dec.feed(d, [this](const FrameEvent& ev) {
+          if (ev.kind == FrameEventKind::kPayload) {
+            if (check_pattern(ev.message, ev.offset, ev.data) != ev.data.size()) ++bad;
+          } else if (ev.kind == FrameEventKind::kMessageComplete) {
+            if (ev.length != size_) ++bad;
+            ++messages;
+          } else if (ev.kind == FrameEventKind::kError) {
+            ++bad;
+          }
+        });
+        return d.size();
+      };
+      cb.on_peer_closed = [this](tcp::Connection& conn) {
+        fin = true;
+        conn.close();
+      };
+      c.set_callbacks(std::move(cb));
+      return true;
+    };
+    EXPECT_TRUE(tcp.listen(kSinkPort, std::move(l)));
+  }
+  uint32_t size_;
+  FrameDecoder dec{FrameDecoderConfig{Framing::kLength32, kMaxWireMessageBytes, false}};
+  uint64_t messages = 0, bad = 0;
+  bool fin = false;
+};
+
+struct SourceCase {
+  uint32_t size;
+  uint64_t count;
+  bool batching;
+  bool mss_multiple;
+  double loss;
+};
+
+class SourceSink : public ::testing::TestWithParam<SourceCase> {};
+
+TEST_P(SourceSink, EveryMessageWholeAndVerified) {
+  const SourceCase c = GetParam();
+  Rig r(11, c.loss);
+  Verifier v(r.n->b, c.size);
+  ClientParams p = client_params(c.size, c.count, kSinkPort);
+  p.pipeline.batching = c.batching;
+  p.pipeline.mss_multiple = c.mss_multiple;
+  if (!c.mss_multiple) p.pipeline.max_batch_bytes = 64512;
+  TcpSourceService src("load", p, r.n->a);
+  r.services = {&src};
+  ASSERT_TRUE(src.start(r.dummy, r.n->now));
+  const ClientReport rep = finish(r, src, Duration::seconds(60));
+  EXPECT_TRUE(v.fin);
+  EXPECT_EQ(rep.messages, c.count);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(v.messages, c.count);
+  EXPECT_EQ(v.bad, 0u);
+  EXPECT_FALSE(v.dec.in_message());
+  pipeline::PipelineCounters pc;
+  src.add_pipeline_counters(pc);
+  EXPECT_EQ(pc.messages, c.count);
+  EXPECT_EQ(pc.pulled_bytes, c.count * (c.size + kFrameHeaderBytes));
+  EXPECT_EQ(src.counters().tx_bytes, pc.pulled_bytes);
+  if (!c.batching) {
+    EXPECT_EQ(pc.batching_entries, 0u);
+  }
+  // Small messages through a fast link that TCP cannot drain at once: batching mode.
+  if (c.batching && c.size <= 64) {
+    EXPECT_GT(pc.batching_entries, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SourceSink,
+                         ::testing::Values(SourceCase{8, 200000, true, true, 0},
+                                           SourceCase{64, 50000, false, true, 0},
+                                           SourceCase{1000, 5000, true, false, 0},
+                                           SourceCase{1000, 3000, true, true, 0.01},
+                                           SourceCase{1u << 20, 8, true, true, 0}));
+
+// A raw client on stack A for the echo: sends bytes, keeps what comes back.
+struct RawClient {
+  RawClient(tcp::TcpStack& tcp, Instant now, bool read = true) : read_(read) {
+    tcp::ConnCallbacks cb;
+    cb.on_connected = [this](tcp::Connection&) { connected = true; };
+    cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+      if (!read_) return 0;
+      rx.insert(rx.end(), d.begin(), d.end());
+      return d.size();
+    };
+    cb.on_peer_closed = [this](tcp::Connection&) { peer_closed = true; };
+    cb.on_closed = [this](tcp::Connection&, tcp::CloseReason) { c = nullptr; };
+    c = tcp.connect({sim::kAddrB, kEchoPort}, std::move(cb), 0, now);
+  }
+  tcp::Connection* c = nullptr;
+  bool read_;
+  bool connected = false, peer_closed = false;
+  std::vector<uint8_t> rx;
+};
+
+std::vector<uint8_t> frames(const std::vector<uint32_t>& sizes) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const size_t at = out.size();
+    out.resize(at + kFrameHeaderBytes + sizes[i]);
+    write_frame_header({out.data() + at, kFrameHeaderBytes}, sizes[i]);
+    fill_pattern(i, 0, {out.data() + at + kFrameHeaderBytes, sizes[i]});
+  }
+  return out;
+}
+
+// Frames sent in awkward pieces (headers split, many frames per segment, frames spanning
+// segments) come back byte for byte, each as one whole message, then the FIN.
+TEST(TcpEcho, FramesInPiecesComeBackWhole) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  r.services = {&echo};
+  RawClient cl(r.n->a, r.n->now);
+  ASSERT_TRUE(r.run([&] { return cl.connected; }, Duration::seconds(2)));
+  std::vector<uint32_t> sizes;
+  for (uint32_t i = 0; i < 300; ++i) sizes.push_back((i * 7919u) % 5000u);
+  sizes.push_back(0);
+  sizes.push_back(200000);
+  const std::vector<uint8_t> stream = frames(sizes);
+  size_t off = 0;
+  size_t piece = 1;
+  while (off < stream.size()) {
+    const size_t n = std::min(piece, stream.size() - off);
+    off += cl.c->send({stream.data() + off, n});
+    piece = piece * 3 % 9973 + 1;
+    r.run([] { return false; }, Duration::micros(200));
+  }
+  cl.c->shutdown_write();
+  ASSERT_TRUE(r.run([&] { return cl.peer_closed; }, Duration::seconds(10)));
+  EXPECT_EQ(cl.rx, stream);
+  EXPECT_EQ(echo.counters().rx_messages, sizes.size());
+  EXPECT_EQ(echo.counters().tx_messages, sizes.size());
+  pipeline::PipelineCounters pc;
+  echo.add_pipeline_counters(pc);
+  EXPECT_EQ(pc.messages, sizes.size());
+}
+
+// framing none: a byte echo, as before the pipeline.
+TEST(TcpEcho, FramingNoneIsAByteEcho) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b, Framing::kNone);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  r.services = {&echo};
+  RawClient cl(r.n->a, r.n->now);
+  ASSERT_TRUE(r.run([&] { return cl.connected; }, Duration::seconds(2)));
+  const std::string text = "not framed at all";
+  cl.c->send({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  ASSERT_TRUE(r.run([&] { return cl.rx.size() == text.size(); }, Duration::seconds(2)));
+  EXPECT_EQ(std::string(cl.rx.begin(), cl.rx.end()), text);
+  pipeline::PipelineCounters pc;
+  echo.add_pipeline_counters(pc);
+  EXPECT_EQ(pc.messages, 0u);
+}
+
+// A client that sends and never reads: the echo's pipeline stays within a few batches (it
+// stops reading; TCP's windows close) instead of growing.
+TEST(TcpEcho, PeerThatDoesNotReadBoundsMemory) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  r.services = {&echo};
+  RawClient cl(r.n->a, r.n->now, /*read=*/false);
+  ASSERT_TRUE(r.run([&] { return cl.connected; }, Duration::seconds(2)));
+  const std::vector<uint8_t> chunk = frames(std::vector<uint32_t>(64, 1000));
+  uint64_t sent = 0;
+  uint64_t sent_half = 0;
+  for (int i = 0; i < 2000 && cl.c; ++i) {
+    sent += cl.c->send(chunk);
+    r.run([] { return false; }, Duration::micros(500));
+    if (i == 999) sent_half = sent;
+  }
+  pipeline::PipelineCounters pc;
+  echo.add_pipeline_counters(pc);
+  // The buffers on the way filled (the client's window into the echo, the echo's
+  // pipeline and send buffer, the client's receive window), then nothing more moved.
+  EXPECT_GT(sent, uint64_t{1} << 20);
+  EXPECT_EQ(sent, sent_half);
+  EXPECT_LE(pc.batches_peak, 8u);
+  EXPECT_LE(pc.batches_live, 8u);
+  EXPECT_EQ(pc.refused, 0u);
+}
+
+// Counters of closed connections stay in the totals (ping in reconnect mode: a new
+// connection, and a new pipeline, per round trip).
+TEST(TcpPing, ReconnectKeepsPipelineTotals) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  ClientParams p = client_params(100, 20, kEchoPort);
+  p.reconnect = true;
+  TcpPingService ping("ping", p, r.n->a);
+  r.services = {&echo, &ping};
+  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+  uint64_t last = 0;
+  bool monotonic = true;
+  ClientReport rep;
+  r.run(
+      [&] {
+        pipeline::PipelineCounters pc;
+        echo.add_pipeline_counters(pc);
+        ping.add_pipeline_counters(pc);
+        monotonic = monotonic && pc.messages >= last;
+        last = pc.messages;
+        ClientReport x;
+        if (ping.report(r.n->now, x) && x.final) {
+          rep = x;
+          return true;
+        }
+        return false;
+      },
+      Duration::seconds(30));
+  EXPECT_TRUE(monotonic);
+  EXPECT_EQ(rep.messages, 20u);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(last, 40u);  // 20 pings + 20 echoes
+  pipeline::PipelineCounters pe, pp;
+  echo.add_pipeline_counters(pe);
+  ping.add_pipeline_counters(pp);
+  EXPECT_EQ(pe.messages, 20u);
+  EXPECT_EQ(pp.messages, 20u);
+  EXPECT_EQ(echo.counters().rx_messages, 20u);
+}
+
+}  // namespace
+}  // namespace ws
