@@ -149,7 +149,7 @@ struct PipelineConfig {
   uint32_t backoff_us = 20;          // deterministic backoff while in batching mode
   bool batching = true;              // false: every message is sent at once
   uint32_t max_batches = 4096;       // batches in flight per pipeline before backpressure
-  bool mss_multiple = true;  // false: fixed max_batch_bytes batches (a benchmark baseline)
+  bool mss_multiple = true;          // false: fixed max_batch_bytes batches (a benchmark baseline)
 };
 
 struct ControlConfig {

@@ -57,7 +57,8 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
            "keepalive", "receive_buffer", "send_buffer", "buffer_max_bytes", "syn_backlog",
            "accept_backlog", "max_connections", "timestamps", "sack", "window_scaling"},
           [&](const MapView& s) { parse_tcp(s, out.tcp); });
-  section(m, "pipeline", {"max_batch_bytes", "backoff_us", "batching", "max_batches", "mss_multiple"},
+  section(m, "pipeline",
+          {"max_batch_bytes", "backoff_us", "batching", "max_batches", "mss_multiple"},
           [&](const MapView& s) { parse_pipeline(s, out.pipeline, origins); });
   section(m, "control", {"metrics_listen"},
           [&](const MapView& s) { parse_control(s, out.control); });

@@ -21,6 +21,7 @@ struct TcpSourceService::Conn {
   uint64_t seq = 0;                 // length32: messages pushed on this connection
   tcp::Connection* c = nullptr;
   bool open = false;
+  bool connected = false;        // on_connected ran (the handshake completed)
   bool done = false;             // FIN sent
   std::vector<uint8_t> pending;  // produced but not yet accepted by send()
   size_t pending_off = 0;
@@ -49,6 +50,7 @@ void TcpSourceService::open(Instant now) {
   Conn* st = conn.get();
   tcp::ConnCallbacks cb;
   cb.on_connected = [this, st](tcp::Connection&) {
+    st->connected = true;
     ++opened_;
     ++counters_.connections;
     pump(*st);
@@ -64,7 +66,9 @@ void TcpSourceService::open(Instant now) {
   };
   cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
   cb.on_closed = [this, st](tcp::Connection&, tcp::CloseReason r) {
-    if (!st->open && r != tcp::CloseReason::kNormal)
+    // A connection refused or timed out in the handshake failed to connect, also after
+    // the limits were reached.
+    if (!st->connected && r != tcp::CloseReason::kNormal)
       ++connect_failures_;
     else if (r != tcp::CloseReason::kNormal && !stopping_)
       ++errors_;
@@ -89,7 +93,9 @@ uint64_t TcpSourceService::budget(Instant now) const {
 }
 
 void TcpSourceService::pump(Conn& st) {
-  if (st.c == nullptr || st.done) return;
+  // Nothing is produced before the handshake completes, so a message counted as sent
+  // always had a connection to go to.
+  if (st.c == nullptr || st.done || !st.connected) return;
   if (st.tx) {
     pump_messages(st);
   } else {
@@ -255,9 +261,9 @@ struct TcpPingService::Conn {
   bool connected = false;
   Instant connect_at;
   Instant sent_at;
-  uint64_t received = 0;   // echoes completed on this connection
-  uint64_t sent = 0;       // length32: messages pushed on this connection
-  uint64_t stream_rx = 0;  // framing none: bytes of the current echo received
+  uint64_t received = 0;            // echoes completed on this connection
+  uint64_t sent = 0;                // length32: messages pushed on this connection
+  uint64_t stream_rx = 0;           // framing none: bytes of the current echo received
   std::unique_ptr<PipelinedTx> tx;  // length32: the batch pipeline of the current connection
   std::vector<uint8_t> pending;
   size_t pending_off = 0;

@@ -34,7 +34,7 @@ class TcpSourceService final : public ClientService {
   tcp::TcpStack& tcp_;
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<uint8_t> scratch_;
-  uint64_t started_ = 0;  // messages handed to connections (may be partial)
+  uint64_t started_ = 0;                        // messages handed to connections (may be partial)
   pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
 };
 

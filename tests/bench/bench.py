@@ -909,7 +909,7 @@ def sockperf_pp(ctx, kp, errors):
 def ws_source_runs(ctx, m, size, errors):
     """wirespeed source → sink runs over the pair m, cached per (link, MTU, size) so that the
     sweep and the bulk table share their 64 KiB and 1 MiB runs within one invocation."""
-    key = ("ws-source", m.link, m.mtu, size)
+    key = ("ws-source", m.link, m.mtu, m.tcp_extra, size)
     if key not in ctx.cache:
         ctx.cache[key] = repeat(lambda: m.client(
             f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
@@ -1064,21 +1064,32 @@ def bench_tcp_rtt(ctx):
 # Workload 4: message-size sweep
 
 
+# The pipeline variants of issue 4: what batching and the MSS-multiple batch are each worth.
+SWEEP_VARIANTS = [
+    ("default", ""),
+    ("batching off", "pipeline:\n  batching: false"),
+    ("fixed 64512-byte batch", "pipeline:\n  mss_multiple: false\n  max_batch_bytes: 64512"),
+]
+
+
 def bench_sweep(ctx):
     rep = Report("sweep", "4. Message-size sweep: wirespeed over memif vs wsperf (Linux) over veth",
                  ctx.command("sweep"))
     errors = []
     sizes = [8, 64, 1024, 8192, 65536, 1048576]
-    ws_src, ws_ping = {}, {}
-    try:
-        with Memif(ctx.tmp, 1500, "sweep") as m:
-            for s in sizes:
-                ws_src[s] = ws_source_runs(ctx, m, s, errors)
-                ws_ping[s] = repeat(lambda: m.client(
-                    f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
-                    f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15), ctx.reps, errors)
-    except Failure as e:
-        errors.append(str(e))
+    ws_src = {v: {} for v, _ in SWEEP_VARIANTS}
+    ws_ping = {v: {} for v, _ in SWEEP_VARIANTS}
+    for vi, (variant, extra) in enumerate(SWEEP_VARIANTS):
+        try:
+            with Memif(ctx.tmp, 1500, f"sweep{vi}", tcp_extra=extra) as m:
+                for s in sizes:
+                    ws_src[variant][s] = ws_source_runs(ctx, m, s, errors)
+                    ws_ping[variant][s] = repeat(lambda: m.client(
+                        f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
+                        f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15),
+                        ctx.reps, errors)
+        except Failure as e:
+            errors.append(f"{variant}: {e}")
     k_src, k_ping = {}, {}
     for s in sizes:
         k_src[s] = kernel_source_runs(ctx, 1500, True, s, errors)
@@ -1088,18 +1099,25 @@ def bench_sweep(ctx):
     mps = lambda r: r["messages_per_second"]
     p50 = lambda r: r["rtt_us"]["p50"]
     p99 = lambda r: r["rtt_us"]["p99"]
-    rows1, rows2 = [], []
+    rows1, rows2, rows3 = [], [], []
     for s in sizes:
-        w, k = ws_src.get(s, [None]), k_src[s]
+        w, k = ws_src["default"].get(s, [None]), k_src[s]
         rows1.append([f"{s}", fmt_ms(pick(w, mps), "msg/s"), fmt_ms(pick(w, steady_mps), "msg/s"),
                       fmt_ms(pick(k, mps), "msg/s"), two_ratios(pick(w, mps), pick(w, steady_mps), pick(k, mps)),
                       fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
                       ratio(pick(w, steady_gbps), pick(k, gbps)), loss_summary(w)])
-        w, k = ws_ping.get(s, [None]), k_ping[s]
+        w, k = ws_ping["default"].get(s, [None]), k_ping[s]
         rows2.append([f"{s}", fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(k, p50), "µs"),
                       ratio(pick(w, p50), pick(k, p50), True), fmt_ms(pick(w, p99), "µs"),
                       fmt_ms(pick(k, p99), "µs"), ratio(pick(w, p99), pick(k, p99), True),
                       fmt_ms(pick(w, mps), "/s"), fmt_ms(pick(k, mps), "/s")])
+        row = [f"{s}"]
+        for variant, _ in SWEEP_VARIANTS:
+            w = ws_src[variant].get(s, [None])
+            row += [fmt_ms(pick(w, steady_mps), "msg/s"), fmt_ms(pick(w, steady_gbps), "Gbit/s")]
+        for variant, _ in SWEEP_VARIANTS:
+            row.append(fmt_ms(pick(ws_ping[variant].get(s, [None]), p50), "µs"))
+        rows3.append(row)
     rep.add_table("Throughput, source → sink, one connection:",
                   ["message B", "wirespeed msg/s, whole run", "wirespeed msg/s, 2nd half", "Linux msg/s",
                    "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio",
@@ -1107,6 +1125,12 @@ def bench_sweep(ctx):
     rep.add_table("Round trip, ping → echo, one connection, one message outstanding:",
                   ["message B", "wirespeed p50", "Linux p50", "ratio", "wirespeed p99", "Linux p99",
                    "ratio", "wirespeed round trips/s", "Linux round trips/s"], rows2)
+    heads = ["message B"]
+    for variant, _ in SWEEP_VARIANTS:
+        heads += [f"{variant}: msg/s", f"{variant}: Gbit/s"]
+    heads += [f"{variant}: ping p50" for variant, _ in SWEEP_VARIANTS]
+    rep.add_table("What each pipeline idea is worth (wirespeed only; source rates over the 2nd half "
+                  "of the run, ping → echo p50):", heads, rows3)
     rep.note("wirespeed: client process on lcore 1 → server process on lcore 0 over net_memif, MTU 1500, "
              "`idle: poll`, defaults otherwise. Linux: `wsperf` client in namespace wsb-ka (cpu 0) → "
              "`wsperf` server in wsb-kb (cpu 1) over veth, MTU 1500, offloads on (the kernel's default).")
@@ -1115,13 +1139,15 @@ def bench_sweep(ctx):
              f"Median of {ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed better "
              "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
              "≥ 2× its Gbit/s at 1 MiB.")
-    rep.note("Not measured: the batching variants of issue 4 (batching disabled, fixed 64512-byte "
-             "batch): the batch pipeline does not exist yet (README status: not started), so those "
-             "columns are left out.")
+    rep.note("Variants (both processes, `pipeline:` section): *default* (batches the largest multiple "
+             "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with a 20 µs backoff); "
+             "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
+             "64512-byte batch* (`mss_multiple: false`, `max_batch_bytes: 64512`: batches ignore the "
+             "MSS). The source, the ping and the echo each send through one pipeline per connection.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.data = {"ws_source": ws_src, "ws_ping": ws_ping, "k_source": k_src, "k_ping": k_ping,
-                "errors": errors}
+                "variants": dict(SWEEP_VARIANTS), "errors": errors}
     return rep
 
 

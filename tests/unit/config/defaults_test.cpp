@@ -62,6 +62,7 @@ TEST(ConfigDefaults, MinimalConfigTakesEveryDefault) {
   EXPECT_EQ(c.pipeline.backoff_us, 20u);
   EXPECT_TRUE(c.pipeline.batching);
   EXPECT_EQ(c.pipeline.max_batches, 4096u);
+  EXPECT_TRUE(c.pipeline.mss_multiple);
 
   EXPECT_EQ(c.control.metrics_listen.to_string(), "127.0.0.1:9550");
 }
@@ -93,6 +94,16 @@ TEST(ConfigDefaults, BuffersAcceptAutoOrBytes) {
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->tcp.receive_buffer_bytes, 2097152u);
   EXPECT_FALSE(r.config->tcp.send_buffer_bytes);
+}
+
+// The benchmark baselines of issue 4: batching off, a fixed batch instead of the MSS multiple.
+TEST(ConfigDefaults, PipelineBaselinesParse) {
+  LoadResult r =
+      load(with("pipeline:\n  batching: false\n  mss_multiple: false\n  max_batch_bytes: 64512\n"));
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_FALSE(r.config->pipeline.batching);
+  EXPECT_FALSE(r.config->pipeline.mss_multiple);
+  EXPECT_EQ(r.config->pipeline.max_batch_bytes, 64512u);
 }
 
 // The example from the interface contract, verbatim.

@@ -93,6 +93,11 @@ TEST(ConfigErrors, NonBooleanForBoolean) {
                         {"dataplane.hugepages", "expected true or false", "'yes'"}));
 }
 
+TEST(ConfigErrors, PipelineMssMultipleIsABoolean) {
+  EXPECT_TRUE(one_error(with("pipeline:\n  mss_multiple: 64512\n"), 7, 17,
+                        {"pipeline.mss_multiple", "expected true or false"}));
+}
+
 TEST(ConfigErrors, EmptyValueIsReportedAtItsKey) {
   EXPECT_TRUE(one_error(with("    mtu:\n"), 6, 5, {"ports[0].mtu", "got nothing"}));
 }
