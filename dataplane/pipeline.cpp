@@ -59,6 +59,8 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   c.timestamps = t.timestamps;
   c.sack = t.sack;
   c.window_scaling = t.window_scaling;
+  c.mtu_probing = t.mtu_probing;
+  c.pmtu_recovery = Duration::seconds(t.pmtu_recovery_s);
   // RFC 6528: the ISN key must be secret and random per boot of the data plane.
   if (getrandom(c.isn_secret.data(), c.isn_secret.size(), 0) !=
       static_cast<ssize_t>(c.isn_secret.size())) {

@@ -142,6 +142,10 @@ struct TcpConfig {
   bool timestamps = true;
   bool sack = true;
   bool window_scaling = true;
+  // Path MTU: packetization-layer probing and black-hole detection (RFC 4821 / 8899),
+  // and how long a lowered path MTU stays lowered (RFC 1191 section 6.3).
+  bool mtu_probing = true;
+  uint32_t pmtu_recovery_s = 600;  // 1..86400
 };
 
 struct PipelineConfig {

@@ -55,7 +55,8 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   section(m, "tcp",
           {"congestion", "time_wait_ms", "rto_min_ms", "rto_initial_ms", "delayed_ack_ms", "nagle",
            "keepalive", "receive_buffer", "send_buffer", "buffer_max_bytes", "syn_backlog",
-           "accept_backlog", "max_connections", "timestamps", "sack", "window_scaling"},
+           "accept_backlog", "max_connections", "timestamps", "sack", "window_scaling",
+           "mtu_probing", "pmtu_recovery_s"},
           [&](const MapView& s) { parse_tcp(s, out.tcp); });
   section(m, "pipeline",
           {"max_batch_bytes", "backoff_us", "batching", "max_batches", "mss_multiple"},

@@ -62,6 +62,8 @@ void parse_tcp(const MapView& m, TcpConfig& out) {
   m.boolean("timestamps", out.timestamps);
   m.boolean("sack", out.sack);
   m.boolean("window_scaling", out.window_scaling);
+  m.boolean("mtu_probing", out.mtu_probing);
+  m.uint("pmtu_recovery_s", 1, 86400, out.pmtu_recovery_s);
 
   // Checks between keys of this section.
   if (out.rto_initial_ms < out.rto_min_ms && m.has("rto_initial_ms")) {

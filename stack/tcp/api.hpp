@@ -50,6 +50,12 @@ struct TcpConfig {
   bool timestamps = true;
   bool sack = true;
   bool window_scaling = true;
+  // Packetization-layer path MTU discovery (RFC 4821 / RFC 8899): black-hole detection
+  // and probing upward, for paths that filter ICMP "fragmentation needed".
+  bool mtu_probing = true;
+  // A path MTU lowered by ICMP (or a search that ended below the interface MTU) is tried
+  // again after this long (RFC 1191 section 6.3 suggests 10 minutes).
+  Duration pmtu_recovery = Duration::seconds(600);
   // Free transmit buffers below which the stack applies backpressure (and above twice
   // which it recovers).
   uint32_t low_buffers = 64;
@@ -148,8 +154,10 @@ class Connection {
   // Bytes queued in the send buffer and not yet acknowledged (sent or not): what a TX
   // pipeline counts as "in flight" (docs/pipeline.md).
   size_t send_queued() const;
-  // The current send MSS (payload bytes per segment, options accounted). It changes with
-  // negotiation and path MTU, so callers read it each time.
+  // The current send MSS (payload bytes per segment, options accounted): the smaller of
+  // both sides' MSS and the path MTU less 40 (stack/tcp/pmtu.cpp). It changes with
+  // negotiation and path MTU (ICMP "fragmentation needed", black-hole detection,
+  // probing, recovery), so callers read it each time.
   uint32_t send_mss() const;
   // FIN after all queued data (half-close: data can still arrive).
   void shutdown_write();

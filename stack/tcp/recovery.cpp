@@ -106,6 +106,7 @@ bool Tcb::recovery_output(Instant now) {
 }
 
 void Tcb::on_dupack_or_sack(Instant now) {
+  if (pmtu_probe_lost(now)) return;  // a lost MTU probe is no congestion (pmtu.cpp)
   if (in_recovery) {
     // RFC 6582 step 4: each further duplicate ACK inflates cwnd by one SMSS.
     if (!sack_ok && dupacks > dupthresh) cc->set_cwnd(cc->cwnd() + max_payload(false));

@@ -12,6 +12,7 @@
 #include "stack/core/time.hpp"
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/congestion/congestion.hpp"
+#include "stack/tcp/pmtu.hpp"
 #include "stack/tcp/ring_buffer.hpp"
 #include "stack/tcp/seq_ranges.hpp"
 #include "stack/wire/tcp.hpp"
@@ -91,6 +92,20 @@ class Tcb final : public Connection {
   void autotune_send(Instant now);
   uint32_t rcv_window_now() const;  // bytes we can advertise from rcv_nxt
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }
+  // --- pmtu.cpp (path MTU: RFC 1191, RFC 4821, RFC 8899)
+  uint32_t pmtu_ceiling() const;  // the interface's and the peer's MSS
+  void pmtu_set(uint32_t mss, Instant now);
+  void pmtu_lower(uint32_t mss, PmtuLoweredBy by, Instant now);
+  // A validated "fragmentation needed" quoting sequence number `seq`.
+  IcmpVerdict pmtu_frag_needed(uint32_t mtu, SeqNum seq, Instant now);
+  // From output(): sends a probe segment of new data when one is due.
+  ProbeStep mtu_probe(uint32_t pending, int64_t usable, Instant now);
+  void pmtu_on_ack(Instant now);      // SND.UNA advanced
+  bool pmtu_probe_lost(Instant now);  // duplicate ACKs / SACK: true if handled
+  void pmtu_on_rto(Instant now);      // the retransmission timer fired
+  void pmtu_timer(Instant now);       // raise_at reached
+  void pmtu_probe_failed(uint32_t high, bool resend, Instant now);
+  void pmtu_search_state(Instant now);
   // --- lifecycle (tcp_stack.cpp)
   void set_state(TcpState s);
   void become_established(Instant now);
@@ -195,6 +210,9 @@ class Tcb final : public Connection {
   uint32_t undo_ssthresh = 0;
   uint32_t undo_ts = 0;
   SeqNum undo_seq;
+
+  // Path MTU (pmtu.hpp).
+  PmtuState pmtu;
 
   // Delayed ACK.
   bool ack_pending = false;

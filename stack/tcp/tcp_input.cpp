@@ -115,6 +115,7 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
     c.scoreboard.trim_below(c.snd_una);
     c.retries = 0;
+    c.pmtu_on_ack(now);
     bool undone = c.detect_spurious(s);
     // RFC 6298 (5.2)/(5.3).
     c.rto_at = c.snd_una == c.snd_max ? Instant::never() : now + c.rto;

@@ -9,7 +9,8 @@ namespace ws::tcp {
 
 using namespace wire::tcpflag;
 
-uint32_t Tcb::max_payload(bool) const { return effective_send_mss(our_mss, peer_mss, ts_ok); }
+// pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
+uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
 
 uint16_t Tcb::window_field() {
   uint32_t wnd = rcv_window_now();
@@ -61,7 +62,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   size_t hl = r.header_len();
   // Options beyond the timestamp take room from the payload so that no datagram
   // exceeds the path MTU (RFC 9293 3.7.1).
-  uint32_t base = std::min(our_mss, peer_mss);
+  uint32_t base = std::min(pmtu.emit_cap(), peer_mss);
   uint32_t optlen = static_cast<uint32_t>(hl - kTcpHeaderLen);
   if (len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
   L4Frame f;
@@ -154,6 +155,11 @@ void Tcb::output(Instant now) {
       // the segment dropped at a full ring and sent again later. The loop's
       // next poll resumes once frames drain.
       if (stack.tx_pressure(t.raddr)) break;
+      if (ProbeStep p = mtu_probe(pending, usable, now); p != ProbeStep::kNone) {
+        if (p == ProbeStep::kWait) break;  // RFC 4821 probe of a larger size (pmtu.cpp)
+        sent = true;
+        continue;
+      }
       uint32_t len = static_cast<uint32_t>(std::min<int64_t>({pending, mps, usable}));
       bool idle = snd_max == snd_una;
       // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,

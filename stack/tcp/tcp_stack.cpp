@@ -193,11 +193,13 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   by_id_[tcb->id] = tcb;
   uint32_t mtu = out_.mtu_to(t.raddr);
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
+  tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
   tcb->iss = SeqNum(isn_.isn({t.laddr, t.lport}, {t.raddr, t.rport}, now_));
   tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
   tcb->high_rxt = tcb->iss;
+  tcb->pmtu.hold_until = tcb->iss;
   tcb->ts_offset = isn_.ts_offset({t.laddr, t.lport}, {t.raddr, t.rport});
   tcb->rto = cfg_.rto_initial;
   tcb->cc = make_congestion(cfg_.congestion);
@@ -230,49 +232,53 @@ void TcpStack::release(Tcb* t) {
 }
 
 void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted,
-                          IcmpError e, uint16_t next_hop_mtu, Instant now) {
+                          IcmpError e, uint16_t next_hop_mtu, Instant now, uint16_t quoted_len) {
   Guard g(*this);
   now_ = std::max(now_, now);
   if (quoted.size() < 8) {
     ++ctr_.icmp_ignored;
+    ++ctr_.icmp_ignored_short;
     return;
   }
   FourTuple t{local, load_be16(quoted.data()), remote, load_be16(quoted.data() + 2)};
   auto it = conns_.find(t);
   if (it == conns_.end()) {
     ++ctr_.icmp_ignored;
+    ++ctr_.icmp_ignored_no_connection;
     return;
   }
   Tcb* c = it->second.get();
   SeqNum seq(load_be32(quoted.data() + 4));
-  // RFC 5927 4.1: only an error about data in flight can be genuine.
+  // RFC 5927 section 4.1: only an error about data in flight can be genuine; a blind
+  // attacker has to guess a sequence number inside the window.
   if (!(c->snd_una <= seq && seq < c->snd_max)) {
     ++ctr_.icmp_ignored;
+    ++ctr_.icmp_ignored_sequence;
     return;
   }
-  ++ctr_.icmp_accepted;
   switch (e) {
     case IcmpError::kFragNeeded: {
-      // RFC 1191 section 6.1: take the next-hop MTU (RFC 1191 section 5 plateau when
-      // the router does not report one), never below the IPv4 minimum of 576.
-      uint32_t mtu = next_hop_mtu >= 68 ? next_hop_mtu : 576;
-      mtu = std::max<uint32_t>(mtu, 576);
-      uint32_t mss = advertised_mss(mtu);
-      if (mss < c->our_mss) {
-        c->our_mss = mss;
-        c->cc->set_mss(c->max_payload(false));
-        ++ctr_.pmtu_reductions;
-        // The oversized segments were dropped on the path: resend them now. This is
-        // not congestion, so cwnd stays (RFC 1191 section 6.5).
-        if (c->state != TcpState::kSynSent && c->state != TcpState::kSynReceived) {
-          c->snd_nxt = c->snd_una;
-          c->rtt_timing = false;
-          c->output(now_);
-        }
+      // RFC 1191 section 5: an old router reports 0 (or nonsense below the minimum of
+      // 68): estimate from the plateau table, below the quoted datagram's length.
+      uint32_t mtu = next_hop_mtu;
+      if (mtu < 68) mtu = quoted_len > 68 ? mtu_plateau_below(quoted_len) : kPmtuFloorMtu;
+      // RFC 5927 section 7.2: a datagram no larger than the reported MTU would have
+      // fitted; the message contradicts itself.
+      if (quoted_len != 0 && mtu >= quoted_len) {
+        ++ctr_.icmp_ignored;
+        ++ctr_.icmp_ignored_mtu;
+        return;
       }
+      if (c->pmtu_frag_needed(mtu, seq, now_) == IcmpVerdict::kMtuNotLower) {
+        ++ctr_.icmp_ignored;
+        ++ctr_.icmp_ignored_mtu;
+        return;
+      }
+      ++ctr_.icmp_accepted;
       break;
     }
     case IcmpError::kPortUnreachable:
+      ++ctr_.icmp_accepted;
       // RFC 1122 4.2.3.9 / RFC 5461: a hard error aborts only a connection attempt.
       if (c->state == TcpState::kSynSent) {
         ++ctr_.connect_failed;
@@ -280,6 +286,7 @@ void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8
       }
       break;
     case IcmpError::kOtherUnreachable:
+      ++ctr_.icmp_accepted;
       break;  // soft error: the retransmission timer decides
   }
 }

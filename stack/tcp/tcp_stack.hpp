@@ -38,9 +38,20 @@ struct TcpCounters {
   uint64_t keepalive_probes = 0;
   uint64_t time_wait_reused = 0;
   uint64_t output_no_buffer = 0;
-  uint64_t icmp_accepted = 0;  // ICMP errors that matched a connection
-  uint64_t icmp_ignored = 0;
-  uint64_t pmtu_reductions = 0;
+  uint64_t icmp_accepted = 0;               // ICMP errors that matched a connection
+  uint64_t icmp_ignored = 0;                // the sum of the four reasons below
+  uint64_t icmp_ignored_short = 0;          // fewer than 8 bytes of TCP header quoted
+  uint64_t icmp_ignored_no_connection = 0;  // quoted 4-tuple matches no connection
+  uint64_t icmp_ignored_sequence = 0;       // quoted SEQ outside SND.UNA..SND.MAX (RFC 5927)
+  uint64_t icmp_ignored_mtu = 0;            // frag-needed MTU not below the current one, or not
+                                            // below the quoted datagram's length
+  // Path MTU (RFC 1191, RFC 4821 / RFC 8899; stack/tcp/pmtu.cpp).
+  uint64_t pmtu_reductions = 0;   // ICMP or black-hole detection lowered a send MSS
+  uint64_t pmtu_increases = 0;    // a probe succeeded or the recovery timer raised it
+  uint64_t pmtu_black_holes = 0;  // repeated timeouts of full-sized segments
+  uint64_t pmtu_probes_sent = 0;
+  uint64_t pmtu_probes_succeeded = 0;
+  uint64_t pmtu_probes_failed = 0;
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
@@ -77,12 +88,15 @@ class TcpStack {
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
   // quoted in the ICMP message (at least 8 bytes: ports and sequence number);
-  // `local`/`remote` are the quoted IPv4 source/destination. The sequence number must
-  // lie in [SND.UNA, SND.MAX) (RFC 5927 4.1), otherwise the message is ignored.
-  // kFragNeeded lowers the send MSS to max(next_hop_mtu, 576) - 40 and resends at once
-  // (RFC 1191); kPortUnreachable aborts a connection in SYN_SENT (RFC 5461).
+  // `local`/`remote` are the quoted IPv4 source/destination, `quoted_len` the quoted
+  // datagram's total length (0: unknown). The sequence number must lie in
+  // [SND.UNA, SND.MAX) (RFC 5927 4.1), otherwise the message is ignored and counted.
+  // kFragNeeded lowers the send MSS to max(MTU, 576) - 40 and resends at once
+  // (RFC 1191; a zero MTU is estimated from the plateau table below quoted_len), unless
+  // the MTU is not below the current path MTU or the quoted length (ignored, counted);
+  // kPortUnreachable aborts a connection in SYN_SENT (RFC 5461).
   void icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted, IcmpError e,
-                  uint16_t next_hop_mtu, Instant now);
+                  uint16_t next_hop_mtu, Instant now, uint16_t quoted_len = 0);
 
   // Passive open on `port` (any local address). False if already listening.
   bool listen(uint16_t port, ListenCallbacks cbs);

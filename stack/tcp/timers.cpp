@@ -29,6 +29,7 @@ void Tcb::rtt_sample(Duration r) {
 Instant Tcb::next_deadline() const {
   Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
   d = earliest(d, earliest(tw_at, retry_at));
+  d = earliest(d, pmtu.raise_at);
   if (pressured) d = earliest(d, stack.last_now() + Duration::millis(1));
   return d;
 }
@@ -60,6 +61,7 @@ static void on_rto(Tcb& c, Instant now) {
     return;
   }
   ++st.ctr().rto_fired;
+  c.pmtu_on_rto(now);  // black-hole detection, probe loss (pmtu.cpp)
   // RFC 5681 (4): ssthresh from the flight size on the first timeout only.
   if (c.retries == 1)
     c.cc->on_rto(c.flight(), now);
@@ -80,6 +82,7 @@ static void on_rto(Tcb& c, Instant now) {
 
 void Tcb::on_timers(Instant now) {
   const auto& cfg = stack.config();
+  if (now >= pmtu.raise_at) pmtu_timer(now);  // first: it clears itself in every state
   if (state == TcpState::kTimeWait) {
     if (now >= tw_at) stack.release(this);
     return;

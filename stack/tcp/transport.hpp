@@ -32,7 +32,8 @@ class TcpTransport final : public TransportHandler {
                                                       code == wire::kIcmpCodeProtoUnreachable)) {
       e = IcmpError::kPortUnreachable;
     }
-    tcp_.icmp_error(ip->src(), ip->dst(), quoted.subspan(ip->header_len()), e, next_hop_mtu, now);
+    tcp_.icmp_error(ip->src(), ip->dst(), quoted.subspan(ip->header_len()), e, next_hop_mtu, now,
+                    ip->total_len());
   }
   Instant poll(Instant now) override { return tcp_.poll(now); }
 

@@ -62,7 +62,7 @@ struct Script {
     r.seq = peer_iss;
     r.ack = our_iss + 1;
     r.window = peer_wnd;
-    r.mss = 1460;
+    r.mss = peer_mss;
     if (peer_ws) r.wscale = 7;
     r.sack_permitted = peer_sack;
     if (peer_ts) {
@@ -101,6 +101,7 @@ struct Script {
   SeqNum peer_nxt{5001};
   uint32_t peer_ts_val = 100000;
   bool ts_ok = true;
+  uint16_t peer_mss = 1460;  // the MSS option of the peer's SYN-ACK
 };
 
 }  // namespace ws::sim
