@@ -34,6 +34,15 @@ void Tcb::pmtu_lower(uint32_t mss, PmtuLoweredBy by, Instant now) {
   // RFC 1191 section 6.3: a lowered estimate is raised again after a while (10 minutes
   // suggested); RFC 8899 5.2 calls it PMTU_RAISE_TIMER.
   pmtu.raise_at = now + stack.config().pmtu_recovery;
+  pmtu_remember(now);
+}
+
+void Tcb::pmtu_remember(Instant now) {
+  // Below the peer's MSS only the path limits us; before the SYN-ACK the peer's MSS is
+  // not known yet.
+  uint32_t limit = state == TcpState::kSynSent ? our_mss : pmtu_ceiling();
+  stack.pmtu_cache().record(t.raddr, pmtu.mss, limit, pmtu.lowered_by,
+                            now + stack.config().pmtu_recovery);
 }
 
 IcmpVerdict Tcb::pmtu_frag_needed(uint32_t mtu, SeqNum seq, Instant now) {
@@ -114,7 +123,7 @@ void Tcb::pmtu_on_ack(Instant now) {
   ++stack.ctr().pmtu_probes_succeeded;
   ++stack.ctr().pmtu_increases;
   pmtu_set(pmtu.probe_mss, now);
-  pmtu.lowered_by = PmtuLoweredBy::kNone;
+  pmtu_remember(now);
   pmtu_search_state(now);
 }
 
@@ -208,6 +217,7 @@ void Tcb::pmtu_timer(Instant now) {
       ++stack.ctr().pmtu_increases;
     }
     pmtu.lowered_by = PmtuLoweredBy::kNone;
+    pmtu_remember(now);
   }
   // Probing (when on) searches the whole range again from the current size.
   pmtu.search_high = ceiling;

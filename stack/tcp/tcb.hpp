@@ -106,6 +106,7 @@ class Tcb final : public Connection {
   void pmtu_timer(Instant now);       // raise_at reached
   void pmtu_probe_failed(uint32_t high, bool resend, Instant now);
   void pmtu_search_state(Instant now);
+  void pmtu_remember(Instant now);  // into the stack's per-destination cache
   // --- lifecycle (tcp_stack.cpp)
   void set_state(TcpState s);
   void become_established(Instant now);

@@ -194,6 +194,14 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   uint32_t mtu = out_.mtu_to(t.raddr);
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
+  if (const PmtuCache::Entry* e = pmtu_cache_.find(t.raddr, now_); e && e->mss < tcb->our_mss) {
+    // Start where an earlier connection to this host ended (RFC 1191 section 5), with
+    // its recovery deadline: no second walk into the same black hole.
+    tcb->pmtu.mss = tcb->pmtu.search_high = e->mss;
+    tcb->pmtu.lowered_by = e->by;
+    tcb->pmtu.raise_at = e->expires;
+    ++ctr_.pmtu_cache_hits;
+  }
   tcb->iss = SeqNum(isn_.isn({t.laddr, t.lport}, {t.raddr, t.rport}, now_));
   tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
   tcb->snd_buf_seq = tcb->iss + 1;

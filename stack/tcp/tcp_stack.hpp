@@ -15,6 +15,7 @@
 #include "stack/iface/l4_output.hpp"
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/isn.hpp"
+#include "stack/tcp/pmtu_cache.hpp"
 #include "stack/tcp/tcb.hpp"
 
 namespace ws::tcp {
@@ -52,6 +53,7 @@ struct TcpCounters {
   uint64_t pmtu_probes_sent = 0;
   uint64_t pmtu_probes_succeeded = 0;
   uint64_t pmtu_probes_failed = 0;
+  uint64_t pmtu_cache_hits = 0;  // connections that started from a remembered path MTU
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
@@ -118,6 +120,7 @@ class TcpStack {
   DropCounters& drops() { return drops_; }
   TcpCounters& ctr() { return ctr_; }
   const IsnGenerator& isn() const { return isn_; }
+  PmtuCache& pmtu_cache() { return pmtu_cache_; }
   Instant last_now() const { return now_; }
   bool in_stack() const { return depth_ > 0; }
   void release(Tcb* t);  // remove from the table; freed at the end of the call
@@ -148,6 +151,7 @@ class TcpStack {
   TcpConfig cfg_;
   IsnGenerator isn_;
   TcpCounters ctr_;
+  PmtuCache pmtu_cache_;
   std::unordered_map<FourTuple, std::unique_ptr<Tcb>, FourTupleHash> conns_;
   std::unordered_map<uint16_t, Listener> listeners_;
   std::vector<std::unique_ptr<Tcb>> graveyard_;

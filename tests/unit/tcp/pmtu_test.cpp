@@ -273,5 +273,62 @@ TEST(PmtuProbing, DisabledMeansNoProbes) {
   EXPECT_EQ(t.p.client.c->send_mss(), 1448u);
 }
 
+TEST(PmtuCache, DirectMappedWithExpiry) {
+  tcp::PmtuCache c;
+  Instant t0 = Instant::from_ns(1'000'000'000);
+  auto a = Ipv4Addr::from_octets(10, 0, 0, 2), b = Ipv4Addr::from_octets(10, 0, 0, 3);
+  c.record(a, 1460, 8960, tcp::PmtuLoweredBy::kIcmp, t0 + Duration::seconds(10));
+  ASSERT_TRUE(c.find(a, t0));
+  EXPECT_EQ(c.find(a, t0)->mss, 1460u);
+  EXPECT_EQ(c.find(b, t0), nullptr);
+  EXPECT_EQ(c.find(a, t0 + Duration::seconds(10)), nullptr);  // expired
+  c.record(a, 8960, 8960, tcp::PmtuLoweredBy::kNone, t0 + Duration::seconds(10));
+  EXPECT_EQ(c.find(a, t0), nullptr);  // back at the link's size: forgotten
+}
+
+// A second connection to the same host starts from the path MTU the first one found
+// (RFC 1191 section 5) and sends nothing the path drops; after the recovery interval a
+// third starts at the interface MTU again.
+TEST(PmtuCache, NextConnectionStartsFromTheLearntSize) {
+  auto ca = default_config(1);
+  ca.pmtu_recovery = Duration::seconds(30);
+  PathRun t(4000, false, ca);
+  ASSERT_TRUE(t.run());
+  uint32_t learnt = t.p.client.c->send_mss();
+  auto before = t.n.a.counters();
+  EXPECT_EQ(before.pmtu_cache_hits, 0u);
+  uint64_t dropped = t.r.dropped;
+
+  Peer c2, s2;
+  c2.tx_seed = s2.rx_seed = 99;
+  c2.to_send = 1'000'000;
+  c2.shutdown_when_done = false;
+  tcp::ListenCallbacks l;
+  l.on_accept = [&](tcp::Connection& c) {
+    s2.c = &c;
+    c.set_callbacks(s2.callbacks());
+    return true;
+  };
+  t.n.b.listen(5001, l);
+  c2.c = t.n.a.connect({kAddrB, 5001}, c2.callbacks(), 0, t.n.now);
+  ASSERT_TRUE(c2.c);
+  ASSERT_TRUE(t.r.run_until([&] { return s2.received == c2.to_send; }, Duration::seconds(30)));
+  EXPECT_EQ(s2.bad_bytes, 0u);
+  auto after = t.n.a.counters();
+  EXPECT_EQ(after.pmtu_cache_hits, 1u);
+  EXPECT_EQ(after.pmtu_black_holes, before.pmtu_black_holes);
+  EXPECT_EQ(after.pmtu_probes_sent, before.pmtu_probes_sent);
+  EXPECT_EQ(t.r.dropped, dropped);  // nothing oversized this time
+  EXPECT_EQ(c2.c->send_mss(), learnt);
+
+  t.r.run_for(Duration::seconds(31));
+  Peer c3;
+  c3.to_send = 0;
+  c3.c = t.n.a.connect({kAddrB, 5001}, c3.callbacks(), 0, t.n.now);
+  ASSERT_TRUE(t.r.run_until([&] { return c3.connected; }, Duration::seconds(5)));
+  EXPECT_EQ(c3.c->send_mss(), 8948u);
+  EXPECT_EQ(t.n.a.counters().pmtu_cache_hits, 1u);
+}
+
 }  // namespace
 }  // namespace ws::sim

@@ -1,0 +1,52 @@
+// Path MTU per destination (RFC 1191 section 5: a host should remember the PMTU per
+// destination), so that a new connection starts from what an earlier one learnt
+// instead of meeting the same black hole again. Fixed size and direct-mapped by
+// address: no allocation; a collision forgets the older destination, which is then
+// learnt again. Entries expire after tcp.pmtu_recovery_s, as a lowered MTU does.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/time.hpp"
+#include "stack/tcp/pmtu.hpp"
+
+namespace ws::tcp {
+
+class PmtuCache {
+ public:
+  static constexpr size_t kSlots = 256;
+  struct Entry {
+    Ipv4Addr addr;
+    uint32_t mss = 0;  // path MTU - 40
+    PmtuLoweredBy by = PmtuLoweredBy::kNone;
+    Instant expires;
+    bool used = false;
+  };
+
+  // What a connection to `addr` uses now; an MSS of `link_mss` or more forgets `addr`.
+  void record(Ipv4Addr addr, uint32_t mss, uint32_t link_mss, PmtuLoweredBy by, Instant expires) {
+    Entry& e = slots_[slot(addr)];
+    if (mss >= link_mss) {
+      if (e.used && e.addr == addr) e.used = false;
+      return;
+    }
+    e = Entry{addr, mss, by, expires, true};
+  }
+  // The live entry for `addr`, or nullptr.
+  const Entry* find(Ipv4Addr addr, Instant now) const {
+    const Entry& e = slots_[slot(addr)];
+    return e.used && e.addr == addr && now < e.expires ? &e : nullptr;
+  }
+
+ private:
+  static size_t slot(Ipv4Addr a) {
+    uint32_t x = a.v * 0x9e3779b1u;  // Fibonacci hashing: the high bits mix every byte
+    return static_cast<size_t>(x >> 24) % kSlots;
+  }
+  std::array<Entry, kSlots> slots_{};
+};
+
+}  // namespace ws::tcp
