@@ -41,7 +41,7 @@ void Tcb::pmtu_remember(Instant now) {
   // Below the peer's MSS only the path limits us; before the SYN-ACK the peer's MSS is
   // not known yet.
   uint32_t limit = state == TcpState::kSynSent ? our_mss : pmtu_ceiling();
-  stack.pmtu_cache().record(t.raddr, pmtu.mss, limit, pmtu.lowered_by,
+  stack.pmtu_cache().record(t.raddr, pmtu.mss, pmtu.search_high, limit, pmtu.lowered_by,
                             now + stack.config().pmtu_recovery);
 }
 
@@ -57,8 +57,8 @@ IcmpVerdict Tcb::pmtu_frag_needed(uint32_t mtu, SeqNum seq, Instant now) {
   // dropped datagram, so the second and later copies about a flight land here.
   if (mss >= pmtu.mss) return IcmpVerdict::kMtuNotLower;
   if (pmtu.probe_out) pmtu_probe_failed(pmtu.probe_mss - 1, false, now);
-  pmtu_lower(mss, PmtuLoweredBy::kIcmp, now);
   pmtu.search_high = mss;  // the router told us: nothing above is worth probing
+  pmtu_lower(mss, PmtuLoweredBy::kIcmp, now);
   pmtu.black_hole_rtos = 0;
   // The oversized segments were dropped on the path: resend them now at the new size.
   // This is not congestion, so cwnd stays (RFC 1191 section 6.5).
@@ -138,6 +138,7 @@ void Tcb::pmtu_probe_failed(uint32_t high, bool resend, Instant now) {
   pmtu.probe_out = false;
   pmtu.search_high = std::min(pmtu.search_high, high);
   ++stack.ctr().pmtu_probes_failed;
+  pmtu_remember(now);  // later connections need not try this size again
   pmtu_search_state(now);
   pmtu.hold_until = snd_max;
   if (!resend) return;
@@ -200,8 +201,8 @@ void Tcb::pmtu_on_rto(Instant now) {
   uint32_t old = pmtu.mss;
   uint32_t base = old > kPmtuBaseMss ? kPmtuBaseMss : kPmtuFloorMss;
   ++stack.ctr().pmtu_black_holes;
-  pmtu_lower(base, PmtuLoweredBy::kBlackHole, now);
   pmtu.search_high = old - 1;
+  pmtu_lower(base, PmtuLoweredBy::kBlackHole, now);
   pmtu.raise_at = Instant::never();  // probing raises it; pmtu_search_state re-arms
   pmtu_search_state(now);
 }

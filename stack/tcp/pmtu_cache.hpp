@@ -20,20 +20,22 @@ class PmtuCache {
   static constexpr size_t kSlots = 256;
   struct Entry {
     Ipv4Addr addr;
-    uint32_t mss = 0;  // path MTU - 40
+    uint32_t mss = 0;          // path MTU - 40 known to work
+    uint32_t search_high = 0;  // largest not known to fail (a search may be under way)
     PmtuLoweredBy by = PmtuLoweredBy::kNone;
     Instant expires;
     bool used = false;
   };
 
   // What a connection to `addr` uses now; an MSS of `link_mss` or more forgets `addr`.
-  void record(Ipv4Addr addr, uint32_t mss, uint32_t link_mss, PmtuLoweredBy by, Instant expires) {
+  void record(Ipv4Addr addr, uint32_t mss, uint32_t search_high, uint32_t link_mss,
+              PmtuLoweredBy by, Instant expires) {
     Entry& e = slots_[slot(addr)];
     if (mss >= link_mss) {
       if (e.used && e.addr == addr) e.used = false;
       return;
     }
-    e = Entry{addr, mss, by, expires, true};
+    e = Entry{addr, mss, search_high, by, expires, true};
   }
   // The live entry for `addr`, or nullptr.
   const Entry* find(Ipv4Addr addr, Instant now) const {

@@ -195,9 +195,11 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
   if (const PmtuCache::Entry* e = pmtu_cache_.find(t.raddr, now_); e && e->mss < tcb->our_mss) {
-    // Start where an earlier connection to this host ended (RFC 1191 section 5), with
-    // its recovery deadline: no second walk into the same black hole.
-    tcb->pmtu.mss = tcb->pmtu.search_high = e->mss;
+    // Start where an earlier connection to this host is (RFC 1191 section 5), with its
+    // recovery deadline and what its search left open: no second walk into the same
+    // black hole, no probe of a size already known to fail.
+    tcb->pmtu.mss = e->mss;
+    tcb->pmtu.search_high = std::max(e->mss, std::min(e->search_high, tcb->our_mss));
     tcb->pmtu.lowered_by = e->by;
     tcb->pmtu.raise_at = e->expires;
     ++ctr_.pmtu_cache_hits;

@@ -277,12 +277,12 @@ TEST(PmtuCache, DirectMappedWithExpiry) {
   tcp::PmtuCache c;
   Instant t0 = Instant::from_ns(1'000'000'000);
   auto a = Ipv4Addr::from_octets(10, 0, 0, 2), b = Ipv4Addr::from_octets(10, 0, 0, 3);
-  c.record(a, 1460, 8960, tcp::PmtuLoweredBy::kIcmp, t0 + Duration::seconds(10));
+  c.record(a, 1460, 1460, 8960, tcp::PmtuLoweredBy::kIcmp, t0 + Duration::seconds(10));
   ASSERT_TRUE(c.find(a, t0));
   EXPECT_EQ(c.find(a, t0)->mss, 1460u);
   EXPECT_EQ(c.find(b, t0), nullptr);
   EXPECT_EQ(c.find(a, t0 + Duration::seconds(10)), nullptr);  // expired
-  c.record(a, 8960, 8960, tcp::PmtuLoweredBy::kNone, t0 + Duration::seconds(10));
+  c.record(a, 8960, 8960, 8960, tcp::PmtuLoweredBy::kNone, t0 + Duration::seconds(10));
   EXPECT_EQ(c.find(a, t0), nullptr);  // back at the link's size: forgotten
 }
 
