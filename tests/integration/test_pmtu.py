@@ -126,7 +126,7 @@ control:
 
 NAMES = ["pmtu_reductions", "pmtu_increases", "pmtu_black_holes", "pmtu_probes_sent",
          "pmtu_probes_succeeded", "pmtu_probes_failed", "icmp_accepted", "icmp_ignored_mtu",
-         "icmp_ignored_sequence", "icmp_ignored_no_connection"]
+         "icmp_ignored_sequence", "icmp_ignored_no_connection", "pmtu_cache_hits"]
 
 
 def counters(ctl):
@@ -149,10 +149,12 @@ def echo(res, tmp, what, timeout):
               f"SHA-256 equal ({mbps:.0f} Mbit/s, {dt:.1f} s)", json.dumps(e)[:600])
 
 
-def phase(res, path, what, router_mtu, metrics_port):
+def phase(res, path, what, router_mtu, metrics_port, again=False):
     """One data plane run over the path with wsp-r1 at `router_mtu`: the source client
     sends COUNT MiB to a verifying kernel sink while the kernel echoes TOTAL bytes
-    through the echo service. Returns the data plane's counters at the end."""
+    through the echo service. Returns the data plane's counters at the end, and with
+    `again` also after one more echo connection (which should start from the path MTU
+    remembered for the peer)."""
     path.set_router_mtu(router_mtu)
     tmp = tempfile.mkdtemp(prefix="wsp-", dir=TMP)
     sink_report = os.path.join(tmp, "sink.json")
@@ -162,7 +164,7 @@ def phase(res, path, what, router_mtu, metrics_port):
         ["ip", "netns", "exec", NS_P, wsperf, "sink", "--listen", f"{PEER_IP}:5009", "--verify",
          "--report", sink_report, "--duration", "100", "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    c = {}
+    c, c2 = {}, {}
     try:
         time.sleep(0.5)
         cfg = config(tmp, metrics_port, src_report)
@@ -174,6 +176,11 @@ def phase(res, path, what, router_mtu, metrics_port):
             time.sleep(1.5)  # the report is written; let the stats segment publish
             c = counters(ctl)
             print(f"  counters ({what}):", json.dumps(c))
+            if again:
+                echo(res, tmp, what + ", a new connection", timeout=60)
+                time.sleep(1.5)
+                c2 = counters(ctl)
+                print(f"  counters ({what}, new connection):", json.dumps(delta(c2, c)))
         res.check(dp.proc.returncode == 0, f"{what}: data plane exits 0 on SIGINT",
                   dp.output()[-400:])
     finally:
@@ -194,7 +201,7 @@ def phase(res, path, what, router_mtu, metrics_port):
               f"{what}: data plane source -> kernel sink, {COUNT} x 1 MiB, every byte verified "
               f"({src.get('bits_per_second', 0) / 1e6:.0f} Mbit/s)",
               json.dumps({"sink": sr, "source": src})[:800])
-    return c
+    return (c, c2) if again else c
 
 
 def main():
@@ -219,7 +226,7 @@ def main():
         res.check(d.get("pmtu_black_holes", 1) == 0, "no black hole declared while ICMP flows")
 
         # --- 2. Silent drops: only black-hole detection and probing can help.
-        d = phase(res, path, "black-hole path (no ICMP)", 9000, METRICS_PORT + 1)
+        d, d2 = phase(res, path, "black-hole path (no ICMP)", 9000, METRICS_PORT + 1, again=True)
         res.check(d.get("icmp_accepted", 1) == 0,
                   "no ICMP reached the data plane on the black-hole path")
         res.check(d.get("pmtu_black_holes", 0) >= 1 and d.get("pmtu_reductions", 0) >= 1,
@@ -228,6 +235,11 @@ def main():
                   f"probing raised the MSS again ({d.get('pmtu_probes_sent', 0):.0f} probes sent, "
                   f"{d.get('pmtu_probes_succeeded', 0):.0f} acknowledged, "
                   f"{d.get('pmtu_probes_failed', 0):.0f} lost)")
+        n = delta(d2, d) if d2 else {}
+        res.check(n.get("pmtu_cache_hits", 0) >= 1 and n.get("pmtu_black_holes", 1) == 0,
+                  "a new connection to the peer starts from the remembered path MTU: no second "
+                  f"black hole ({n.get('pmtu_cache_hits', 0):.0f} cache hits, "
+                  f"{n.get('retransmits', 0):.0f} retransmissions)")
         rx = h.sh("ip -s link show wsp-p0", ns=NS_P, check=False).stdout
         print("  peer interface:", " ".join(rx.split())[-160:])
     sys.exit(res.finish())
