@@ -1,6 +1,7 @@
 #include "dataplane/services.hpp"
 
 #include "stack/apps/http_service.hpp"
+#include "stack/apps/iperf3_service.hpp"
 #include "stack/apps/tcp_clients.hpp"
 #include "stack/apps/tcp_services.hpp"
 #include "stack/apps/udp_clients.hpp"
@@ -57,6 +58,8 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
         return std::make_unique<TcpSourceService>(sc.name, cp, tcp);
       case ServiceKind::ping:
         return std::make_unique<TcpPingService>(sc.name, cp, tcp);
+      case ServiceKind::iperf3:
+        return std::make_unique<Iperf3Service>(sc.name, sc.port, tcp);
       case ServiceKind::http: {
         std::vector<HttpRoute> routes;
         routes.reserve(sc.responses.size());
