@@ -222,7 +222,7 @@ void Iperf3Service::classify(Conn& k, std::span<const uint8_t> rest) {
 void Iperf3Service::deny(Conn& k) {
   // iperf3 answers a busy server's or a stranger's connection with one byte and closes.
   ++stats_.access_denied;
-  k.role = Conn::Role::kDone;
+  retire(k);
   const uint8_t b = static_cast<uint8_t>(kAccessDenied);
   k.c->send({&b, 1});
   k.c->close();
@@ -242,7 +242,7 @@ void Iperf3Service::on_peer_closed(Conn& k) {
   switch (k.role) {
     case Conn::Role::kPending:
       pending_.erase(std::find(pending_.begin(), pending_.end(), &k));
-      k.role = Conn::Role::kDone;
+      retire(k);
       k.c->close();
       return;
     case Conn::Role::kControl:
@@ -253,8 +253,7 @@ void Iperf3Service::on_peer_closed(Conn& k) {
     case Conn::Role::kData: {
       Session& s = *k.session;
       s.streams[k.stream].conn = nullptr;
-      k.session = nullptr;
-      k.role = Conn::Role::kDone;
+      retire(k);
       k.c->close();
       return;
     }
@@ -286,6 +285,13 @@ void Iperf3Service::on_closed(Conn& k, tcp::CloseReason r) {
   if (k.next != nullptr) k.next->prev = k.prev;
   --open_;
   delete &k;
+}
+
+void Iperf3Service::retire(Conn& k) {
+  k.session = nullptr;
+  k.role = Conn::Role::kDone;
+  k.deadline = tcp_.last_now() + limits_.linger;
+  linger_next_ = earliest(linger_next_, k.deadline);
 }
 
 // ---- control channel ----
@@ -447,8 +453,7 @@ void Iperf3Service::end_test(Session& s, Instant now) {
       st.retransmits = static_cast<int64_t>(k->c->info().retransmits - st.retrans_base);
     }
     st.conn = nullptr;
-    k->session = nullptr;
-    k->role = Conn::Role::kDone;
+    retire(*k);
     k->c->close();
   }
   s.phase = Phase::kResults;
@@ -610,10 +615,7 @@ void Iperf3Service::finish(End how) {
   }
   if (s->control != nullptr) conns.push_back(s->control);
   s->control = nullptr;
-  for (Conn* k : conns) {
-    k->session = nullptr;
-    k->role = Conn::Role::kDone;
-  }
+  for (Conn* k : conns) retire(*k);
   for (Conn* k : conns) {
     if (graceful) {
       k->c->close();
@@ -638,6 +640,23 @@ Instant Iperf3Service::poll(Instant now) {
     next = earliest(next, k->deadline);
     ++i;
   }
+  if (now >= linger_next_) {
+    // Connections closed after their test whose client never closed its side.
+    linger_next_ = Instant::never();
+    for (Conn* k = conns_; k != nullptr;) {
+      Conn* following = k->next;
+      if (k->role == Conn::Role::kDone) {
+        if (k->deadline <= now) {
+          ++stats_.lingered;
+          k->c->abort();  // frees k
+        } else {
+          linger_next_ = earliest(linger_next_, k->deadline);
+        }
+      }
+      k = following;
+    }
+  }
+  next = earliest(next, linger_next_);
   if (!session_) return next;
   Session& s = *session_;
   if (s.progress != s.progress_seen) {

@@ -40,6 +40,9 @@ struct Iperf3Limits {
   Duration overrun = Duration::seconds(10);
   // Connections that have not yet sent a cookie; more are refused.
   uint32_t max_pending = 32;
+  // A connection closed by the server after its test is reset if the client has not
+  // closed its side within this time (FIN_WAIT_2 would otherwise hold it forever).
+  Duration linger = Duration::seconds(10);
   // Datagrams one rate-limited UDP stream may send per poll (bounds the time spent).
   uint32_t udp_burst = 256;
 };
@@ -54,6 +57,7 @@ struct Iperf3Stats {
   uint64_t access_denied = 0;    // busy, or a data stream with a wrong cookie
   uint64_t timeouts = 0;         // handshake, idle or overrun timeouts (also counted above)
   uint64_t refused = 0;          // connections refused: too many without a cookie
+  uint64_t lingered = 0;         // closed connections reset after `linger`
   uint64_t udp_stray = 0;        // datagrams not belonging to a running UDP stream
   uint64_t udp_short = 0;        // datagrams shorter than the iperf3 header
 };
@@ -86,6 +90,8 @@ class Iperf3Service final : public Service {
   // A complete cookie arrived on a new connection; `rest` follows it.
   void classify(Conn& k, std::span<const uint8_t> rest);
   void deny(Conn& k);
+  // Detaches a connection from its test; it may linger, closing, for `linger`.
+  void retire(Conn& k);
 
   // Control channel.
   void control_input(Session& s);
@@ -122,8 +128,9 @@ class Iperf3Service final : public Service {
   Stack* stack_ = nullptr;
   bool listening_ = false;
   std::unique_ptr<Session> session_;
-  std::vector<Conn*> pending_;  // connections without a cookie yet
-  Conn* conns_ = nullptr;       // every connection we hold, linked through Conn
+  std::vector<Conn*> pending_;              // connections without a cookie yet
+  Conn* conns_ = nullptr;                   // every connection we hold, linked through Conn
+  Instant linger_next_ = Instant::never();  // earliest deadline of a retired connection
   size_t open_ = 0;
   std::vector<uint8_t> pattern_;   // payload of the data we send
   std::vector<uint8_t> datagram_;  // scratch for one UDP datagram
