@@ -15,7 +15,7 @@
 namespace ws::iperf3 {
 
 struct JsonLimits {
-  size_t max_bytes = 64 * 1024;
+  size_t max_bytes = size_t{64} * 1024;
   size_t max_nodes = 4096;
   size_t max_depth = 16;
 };

@@ -53,14 +53,14 @@ enum ErrorCode : int32_t {
 };
 
 inline constexpr size_t kCookieSize = 37;
-inline constexpr size_t kMaxJsonBytes = 64 * 1024;  // one control message
-inline constexpr uint32_t kMaxStreams = 128;        // iperf.h MAX_STREAMS
+inline constexpr size_t kMaxJsonBytes = size_t{64} * 1024;  // one control message
+inline constexpr uint32_t kMaxStreams = 128;                // iperf.h MAX_STREAMS
 inline constexpr uint32_t kDefaultTcpBlock = 128 * 1024;
 inline constexpr uint32_t kDefaultUdpBlock = 1460;
-inline constexpr uint32_t kMaxTcpBlock = 1024 * 1024;     // iperf.h MAX_BLOCKSIZE
-inline constexpr uint32_t kMaxUdpBlock = 65535 - 8 - 20;  // one IPv4 datagram
-inline constexpr uint32_t kMinUdpBlock = 16;              // header with 64-bit counters
-inline constexpr uint64_t kDefaultUdpRate = 1024 * 1024;  // bit/s, when none is given
+inline constexpr uint32_t kMaxTcpBlock = 1024 * 1024;               // iperf.h MAX_BLOCKSIZE
+inline constexpr uint32_t kMaxUdpBlock = 65535 - 8 - 20;            // one IPv4 datagram
+inline constexpr uint32_t kMinUdpBlock = 16;                        // header with 64-bit counters
+inline constexpr uint64_t kDefaultUdpRate = uint64_t{1024} * 1024;  // bit/s, when none is given
 inline constexpr uint32_t kUdpConnectSize = 4;
 
 enum class Proto : uint8_t { kTcp, kUdp };

@@ -11,8 +11,8 @@ namespace ws {
 using namespace iperf3;  // NOLINT(google-build-using-namespace): this file speaks iperf3
 
 namespace {
-constexpr size_t kMaxControlOut = 256 * 1024;  // unread control bytes before we give up
-constexpr size_t kPatternBytes = 128 * 1024;
+constexpr size_t kMaxControlOut = size_t{256} * 1024;  // unread control bytes before we give up
+constexpr size_t kPatternBytes = size_t{128} * 1024;
 }  // namespace
 
 // Per TCP connection, in Connection::user. A connection outlives its test when it is
