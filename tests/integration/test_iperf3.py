@@ -191,7 +191,8 @@ def main():
             first = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-c", DP_IP, "-t", "3",
                                       "--json"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
-            time.sleep(1.0)
+            # Wait until the first test runs (its control and data connections are up).
+            ctl.wait_for(lambda: ctl.value("wirespeed_tcp_connections", state="established") >= 2, 10)
             rc2, j2, out2 = iperf(ns, "-t 1")
             res.check("busy" in j2.get("error", out2),
                       "a second client during a test is told the server is busy", f"rc={rc2} {out2}")
@@ -203,14 +204,20 @@ def main():
             res.check(first.returncode == 0, "the running test is not disturbed", first_out[-500:])
 
             # --- A client killed mid-test (TCP, the client sending).
-            def kill_mid_test(args):
+            def kill_mid_test(args, kind):
+                """Starts a client, waits until data moves (the counter `kind` grows), kills
+                it with SIGKILL; True if data was moving when it died."""
+                before = counter(kind)
                 p = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-c", DP_IP] + args,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(1.5)
+                moving = ctl.wait_for(lambda: counter(kind) > before, 10)
+                time.sleep(0.5)
                 p.send_signal(signal.SIGKILL)
                 p.wait()
+                return moving
 
-            kill_mid_test(["-t", "20", "-P", "2"])
+            res.check(kill_mid_test(["-t", "20", "-P", "2"], "received"),
+                      "a TCP client is killed while its data flows")
             gone = ctl.wait_for(lambda: ctl.value("wirespeed_tcp_connections", state="established") == 0, 8)
             res.check(gone, "after kill -9: the test's connections are gone",
                       str(ctl.value("wirespeed_tcp_connections", state="established")))
@@ -219,7 +226,8 @@ def main():
                       "after kill -9: the next test succeeds", out)
 
             # --- A client killed while the server sends UDP to it: the sending stops.
-            kill_mid_test(["-u", "-b", "50M", "-t", "20", "-R"])
+            res.check(kill_mid_test(["-u", "-b", "50M", "-t", "20", "-R"], "sent"),
+                      "a UDP -R client is killed while the server sends to it")
             time.sleep(1.0)
             a = settled("sent")
             time.sleep(1.0)
