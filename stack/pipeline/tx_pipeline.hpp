@@ -202,6 +202,7 @@ class TxPipeline {
   // `finish_message`: also the rest of a started message from a held open batch.
   std::span<const uint8_t> available(const Lane& l, bool finish_message) const;
   bool express_pending() const;
+  void enter_batching_if_behind(Instant now);
 
   PipelineParams params_;
   uint32_t mss_ = 0;
