@@ -1143,7 +1143,9 @@ def bench_sweep(ctx):
              "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with a 20 µs backoff); "
              "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
              "64512-byte batch* (`mss_multiple: false`, `max_batch_bytes: 64512`: batches ignore the "
-             "MSS). The source, the ping and the echo each send through one pipeline per connection.")
+             "MSS). The source, the ping and the echo each send through one pipeline per connection. "
+             "The variants run one after another: on a loaded machine a shift in load between them "
+             "can exceed their difference (compare the Linux figures of two runs).")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.data = {"ws_source": ws_src, "ws_ping": ws_ping, "k_source": k_src, "k_ping": k_ping,
