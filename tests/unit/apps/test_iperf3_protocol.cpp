@@ -271,3 +271,56 @@ TEST(Iperf3Udp, PacerHoldsTheRate) {
 
 }  // namespace
 }  // namespace ws::iperf3
+
+namespace ws::iperf3 {
+namespace {
+
+// Mutations of a real results document: the reader either parses or reports an error,
+// never reads out of bounds (this runs under ASan/UBSan in tests/run.sh). Bounded: 3000
+// documents of at most a few hundred bytes.
+TEST(Iperf3Json, MutatedDocumentsNeverCrash) {
+  const std::string base =
+      R"({"cpu_util_total":21.13,"cpu_util_user":0,"sender_has_retransmits":1,)"
+      R"("congestion_used":"bbr","streams":[{"id":1,"bytes":133693440,"retransmits":0,)"
+      R"("jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":1.007884,"s":"\u00e9\n"}]})";
+  uint64_t x = 88172645463325252ull;
+  auto rnd = [&x] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  const char alphabet[] = "{}[]\",:\\u0123456789.eE+-truefalsnl \t\n\x01\xff";
+  size_t parsed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = base;
+    const int edits = 1 + static_cast<int>(rnd() % 4);
+    for (int e = 0; e < edits && !s.empty(); ++e) {
+      const size_t at = rnd() % s.size();
+      switch (rnd() % 3) {
+        case 0:
+          s[at] = alphabet[rnd() % (sizeof alphabet - 1)];
+          break;
+        case 1:
+          s.erase(at, 1 + rnd() % 8);
+          break;
+        default:
+          s.insert(at, 1, alphabet[rnd() % (sizeof alphabet - 1)]);
+      }
+    }
+    JsonDoc doc;
+    if (doc.parse(s)) {
+      ++parsed;
+      // Walk everything that parsed.
+      for (JsonValue v = doc.root().first(); v.valid(); v = v.next()) {
+        (void)v.key(), (void)v.string(), (void)v.number(), (void)v.size();
+        for (JsonValue w = v.first(); w.valid(); w = w.next()) (void)w["id"].number();
+      }
+    } else {
+      EXPECT_NE(doc.error(), nullptr);
+    }
+  }
+  EXPECT_GT(parsed, 0u);     // some mutations stay valid (e.g. digits changed)
+  EXPECT_LT(parsed, 3000u);  // and most do not
+}
+
+}  // namespace
+}  // namespace ws::iperf3

@@ -548,5 +548,37 @@ TEST(Iperf3Service, StrayUdpIsCountedNotAnswered) {
   end_test(n, t);
 }
 
+// Garbage after the cookie, in the parameter phase and during a test: the service ends
+// the test (SERVER_ERROR or a reset) and is free again; it never crashes or hangs.
+// Bounded: 20 rounds of at most 200 random bytes.
+TEST(Iperf3Service, GarbageOnTheControlConnection) {
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  auto rnd = [&x] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  Net n;
+  for (int round = 0; round < 20; ++round) {
+    std::string junk(1 + rnd() % 200, '\0');
+    for (auto& c : junk) c = static_cast<char>(rnd());
+    Sock* ctrl = nullptr;
+    if (round % 2 == 0) {
+      ctrl = n.connect();
+      n.send_cookie(*ctrl);
+    } else {
+      ClientRun t = start_test(n, R"({"tcp":true,"time":1,"parallel":1})", 1);
+      ctrl = t.ctrl;
+    }
+    n.send(*ctrl, junk);
+    // Whatever the bytes said, within the handshake timeout the server is free again.
+    EXPECT_TRUE(n.run_until([&] { return !n.svc.busy(); }, Duration::seconds(12))) << round;
+    if (ctrl->c != nullptr) ctrl->c->abort();
+    n.run_for(Duration::millis(5));
+  }
+  EXPECT_FALSE(n.svc.busy());
+  EXPECT_EQ(n.svc.stats().tests_started, 20u);
+  EXPECT_EQ(n.svc.stats().tests_completed, 0u);
+}
+
 }  // namespace
 }  // namespace ws
