@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "dataplane/faults.hpp"
+#include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
 #include "stack/core/packet.hpp"
 
@@ -24,39 +26,67 @@ class MbufIo final : public PacketIo {
   static constexpr uint32_t kBacklog = 4096;
 
   MbufIo(uint16_t port, uint16_t txq, rte_mempool* pool, TxOffloads offloads, uint32_t max_frame,
-         DropCounters& drops)
+         DropCounters& drops, StackCounters& counters)
       : port_(port),
         txq_(txq),
         pool_(pool),
         offloads_(offloads),
         max_frame_(max_frame),
-        drops_(drops) {}
+        drops_(drops),
+        counters_(counters) {}
   ~MbufIo() override { discard_pending(); }
 
   bool alloc_tx(uint32_t len, TxBuf& out) override {
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
     if (m == nullptr) return false;
     uint32_t room = rte_pktmbuf_tailroom(m);
-    if (room < len) {
+    out = TxBuf{};
+    if (room >= len) {
+      out.data = rte_pktmbuf_mtod(m, uint8_t*);
+      out.capacity = room;
+      out.handle = m;
+      return true;
+    }
+    // Larger than one mbuf: a chain, built in the staging area and moved into
+    // the chain by seal(). One frame is staged at a time: the stack builds and
+    // commits frames one after another.
+    if (!chains_ || staged_ != nullptr || len > staging_.size()) {
       rte_pktmbuf_free(m);
       return false;
     }
-    out = TxBuf{};
-    out.data = rte_pktmbuf_mtod(m, uint8_t*);
-    out.capacity = room;
+    if (!extend_chain(m, len, room)) {
+      rte_pktmbuf_free(m);
+      return false;
+    }
+    staged_ = m;
+    out.data = staging_.data();
+    out.capacity = len;
     out.handle = m;
     return true;
   }
 
+  void seal(TxBuf& b) override {
+    auto* m = static_cast<rte_mbuf*>(b.handle);
+    if (m == nullptr || m != staged_) return;
+    fill_chain(m, b.data, b.len);
+    staged_ = nullptr;
+    b.data = rte_pktmbuf_mtod(m, uint8_t*);
+    b.capacity = m->data_len;
+    ++counters_.tx_chained_frames;
+  }
+
   bool transmit(TxBuf& b) override {
+    seal(b);
     auto* m = static_cast<rte_mbuf*>(b.handle);
     if (faults_ != nullptr && faults_->drop_tx()) {
       rte_pktmbuf_free(m);
       b.handle = nullptr;
       return true;  // lost "on the wire": the sender does not know
     }
-    m->data_len = static_cast<uint16_t>(b.len);
-    m->pkt_len = b.len;
+    if (m->nb_segs == 1) {
+      m->data_len = static_cast<uint16_t>(b.len);
+      m->pkt_len = b.len;
+    }
     uint64_t ol = 0;
     if (b.flags != 0) {
       ol |= RTE_MBUF_F_TX_IPV4;
@@ -66,6 +96,7 @@ class MbufIo final : public PacketIo {
       if (b.flags & kTxTcpSeg) {
         ol |= RTE_MBUF_F_TX_TCP_SEG;
         m->tso_segsz = b.tso_segsz;
+        ++counters_.tx_tso_frames;
       }
       m->l2_len = b.l2_len;
       m->l3_len = b.l3_len;
@@ -85,9 +116,15 @@ class MbufIo final : public PacketIo {
   }
 
   void release(TxBuf& b) override {
-    rte_pktmbuf_free(static_cast<rte_mbuf*>(b.handle));
+    auto* m = static_cast<rte_mbuf*>(b.handle);
+    if (m != nullptr && m == staged_) staged_ = nullptr;
+    rte_pktmbuf_free(m);
     b.handle = nullptr;
   }
+
+  // Lets frames larger than one mbuf go out as chains (the port takes
+  // RTE_ETH_TX_OFFLOAD_MULTI_SEGS).
+  void enable_chains() { chains_ = true; }
 
   TxOffloads tx_offloads() const override { return offloads_; }
   void set_faults(FaultInjector* f) { faults_ = f; }
@@ -116,6 +153,45 @@ class MbufIo final : public PacketIo {
   bool has_pending() const { return count_ != 0; }
 
  private:
+  // Appends mbufs to `head` until the chain holds `len` bytes (`room` per mbuf).
+  bool extend_chain(rte_mbuf* head, uint32_t len, uint32_t room) {
+    uint32_t extra = (len - room + room - 1) / room;
+    if (extra + 1 > kMaxSegs) return false;
+    std::array<rte_mbuf*, kMaxSegs> segs{};
+    if (rte_pktmbuf_alloc_bulk(pool_, segs.data(), extra) != 0) return false;
+    rte_mbuf* tail = head;
+    for (uint32_t i = 0; i < extra; ++i) {
+      tail->next = segs[i];
+      tail = segs[i];
+    }
+    head->nb_segs = static_cast<uint16_t>(extra + 1);
+    return true;
+  }
+
+  // Copies `len` staged bytes into the chain at `head`, segment by segment, and
+  // sets the lengths; segments the frame does not reach are freed.
+  static void fill_chain(rte_mbuf* head, const uint8_t* src, uint32_t len) {
+    uint32_t left = len;
+    uint16_t used = 0;
+    rte_mbuf* prev = nullptr;
+    for (rte_mbuf* s = head; s != nullptr; s = s->next) {
+      if (left == 0 && prev != nullptr) {
+        prev->next = nullptr;
+        rte_pktmbuf_free(s);
+        break;
+      }
+      uint32_t n = std::min<uint32_t>(left, rte_pktmbuf_tailroom(s) + s->data_len);
+      std::memcpy(rte_pktmbuf_mtod(s, uint8_t*), src, n);
+      s->data_len = static_cast<uint16_t>(n);
+      src += n;
+      left -= n;
+      ++used;
+      prev = s;
+    }
+    head->nb_segs = used;
+    head->pkt_len = len;
+  }
+
   void discard_pending() {
     while (count_ != 0) {
       rte_pktmbuf_free(ring_[head_]);
@@ -124,17 +200,25 @@ class MbufIo final : public PacketIo {
     }
   }
 
+  // A TSO super-segment (64 KiB) over 2 KiB mbufs needs 33.
+  static constexpr uint32_t kMaxSegs = 64;
+
   uint16_t port_;
   uint16_t txq_;
   rte_mempool* pool_;
   TxOffloads offloads_;
   uint32_t max_frame_;
   DropCounters& drops_;
+  StackCounters& counters_;
   std::array<rte_mbuf*, kBacklog> ring_{};
   uint32_t head_ = 0;
   uint32_t count_ = 0;
   uint32_t free_cached_ = 1u << 30;
   FaultInjector* faults_ = nullptr;
+  bool chains_ = false;
+  rte_mbuf* staged_ = nullptr;  // the chain whose bytes sit in staging_
+  // Largest staged frame: an IPv4 packet of 65535 bytes behind an Ethernet header.
+  std::array<uint8_t, 65535 + 14> staging_{};
 };
 
 }  // namespace ws::dp

@@ -51,6 +51,12 @@ const StackMetric kStackMetrics[] = {
                     "ICMP errors received."),
     WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
     WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
+    WS_STACK_METRIC(rx_chained_frames, "wirespeed_rx_chained_frames_total",
+                    "Frames received in several mbufs (copied into one buffer for the stack)."),
+    WS_STACK_METRIC(tx_chained_frames, "wirespeed_tx_chained_frames_total",
+                    "Frames sent as mbuf chains (jumbo frames over small mbufs, TSO)."),
+    WS_STACK_METRIC(tx_tso_frames, "wirespeed_tx_tso_frames_total",
+                    "TCP super-segments handed to the port to segment (TSO)."),
 };
 #undef WS_STACK_METRIC
 
@@ -141,6 +147,10 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     writer_.set_info("port." + p.name + ".device", p.device);
     writer_.set_info("port." + p.name + ".driver", p.driver);
     writer_.set_info("port." + p.name + ".mtu", std::to_string(p.mtu));
+    writer_.set_info("port." + p.name + ".frame_buffers", p.chained ? "chained" : "whole");
+    writer_.set_info("port." + p.name + ".mbuf_data_room", std::to_string(p.data_room));
+    writer_.set_info("port." + p.name + ".tso",
+                     p.tso ? std::to_string(p.tx_offloads.tso_max) : std::string("off"));
   }
   for (size_t i = 0; i < cfg.ports.size(); ++i) {
     writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
@@ -203,6 +213,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
        "Keepalive probes sent.", MetricType::kCounter},
       {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total",
        "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
+      {&tcp::TcpCounters::tso_super_segments, "wirespeed_tcp_tso_super_segments_total",
+       "TCP segments sent as TSO super-segments (each cut into MSS-sized segments by the port).",
+       MetricType::kCounter},
       {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total",
        "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
       {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes",

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
 
 namespace ws::dp {
@@ -109,7 +110,8 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     // dealt round-robin over the cores.
     uint16_t txq = static_cast<uint16_t>(core_ % p.tx_queues);
     ios_.push_back(std::make_unique<MbufIo>(p.port_id, txq, p.pool, p.tx_offloads, p.max_frame,
-                                            stack_.drops()));
+                                            stack_.drops(), stack_.counters()));
+    if (p.tx_chains) ios_.back()->enable_chains();
     InterfaceConfig ic;
     ic.name = p.name;
     ic.mac = p.mac;
@@ -171,7 +173,7 @@ void Pipeline::run(bool main) {
   uint64_t last_tsc = rte_rdtsc();
   const double ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
   uint32_t iter = 0;
-  std::vector<uint8_t> scratch(65536 + 64);
+  std::vector<uint8_t> scratch(kMaxRxFrame);
 
   while (!stop_.load(std::memory_order_relaxed)) {
     Instant now = clock_.now();
@@ -185,15 +187,7 @@ void Pipeline::run(bool main) {
                        RTE_MBUF_F_RX_IP_CKSUM_BAD);
       meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
                        RTE_MBUF_F_RX_L4_CKSUM_BAD);
-      const uint8_t* data;
-      uint32_t len = std::min<uint32_t>(m->pkt_len, 65536);
-      if (m->nb_segs == 1) {
-        data = rte_pktmbuf_mtod(m, const uint8_t*);
-      } else {
-        // A chained frame is copied out whole; the stack reads contiguous bytes.
-        data = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, scratch.data()));
-      }
-      stack_.receive({data, len}, meta, now);
+      stack_.receive(rx_frame(m, scratch, stack_.counters()), meta, now);
       rte_pktmbuf_free(m);
     };
     for (const auto& rq : rxqs_) {

@@ -67,6 +67,11 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   // the configured MTU; every other device must accept the MTU or start fails.
   uint32_t dev_mtu = pc.mtu;
   bool af_packet = out.driver == "net_af_packet";
+  // memif (DPDK 22.11) reports a 1518-byte frame limit, which ethdev enforces in
+  // configure, but its datapath has no length check: TX spreads a frame over
+  // chained ring descriptors and RX gathers them into an mbuf chain.
+  bool memif = out.driver == "net_memif";
+  bool carries_larger = af_packet || memif;
   // A driver that leaves max_mtu at UINT16_MAX (af_packet) is still bounded by
   // max_rx_pktlen in rte_eth_dev_configure, less ethdev's default overhead.
   uint32_t max_mtu = info.max_mtu;
@@ -75,11 +80,13 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     max_mtu = std::min<uint32_t>(max_mtu, info.max_rx_pktlen - kEthOverhead);
   }
   if (pc.mtu > max_mtu || pc.mtu < info.min_mtu) {
-    if (af_packet && pc.mtu > max_mtu) {
+    if (carries_larger && pc.mtu > max_mtu) {
       dev_mtu = max_mtu;
       out.note += "device refuses MTU " + std::to_string(pc.mtu) + " (max " +
-                  std::to_string(max_mtu) +
-                  "); af_packet carries it anyway when the kernel interface's MTU allows; ";
+                  std::to_string(max_mtu) + "); " +
+                  (af_packet ? "af_packet carries it anyway when the kernel interface's MTU allows"
+                             : "memif carries it anyway as chained descriptors") +
+                  "; ";
     } else {
       error = key + ": mtu " + std::to_string(pc.mtu) + " is outside what device " + out.device +
               " accepts (" + std::to_string(info.min_mtu) + ".." + std::to_string(max_mtu) + ")";
@@ -91,20 +98,88 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
 
   // Offloads: use what the port has unless the config forces software.
   bool sw = cfg.dataplane.offloads == config::Offloads::software;
+  const uint64_t tx_capa = info.tx_offload_capa;
+  const uint64_t rx_capa = info.rx_offload_capa;
   rte_eth_conf conf{};
   conf.rxmode.mtu = dev_mtu;
   if (!sw) {
-    uint64_t tx = info.tx_offload_capa;
-    out.tx_offloads.ipv4_cksum = (tx & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
-    out.tx_offloads.udp_cksum = (tx & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
-    out.tx_offloads.tcp_cksum = (tx & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
-    out.tx_offloads.tcp_tso = false;  // TSO comes with the jumbo-frame work
-    conf.txmode.offloads = tx & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
-                                 RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
-    uint64_t rx = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_CHECKSUM;
+    out.tx_offloads.ipv4_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+    out.tx_offloads.udp_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+    out.tx_offloads.tcp_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
+    conf.txmode.offloads = tx_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
+                                      RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+    uint64_t rx = rx_capa & RTE_ETH_RX_OFFLOAD_CHECKSUM;
     out.rx_cksum = rx != 0;
     conf.rxmode.offloads = rx;
   }
+
+  // Frame buffers: one mbuf per frame, or chains of standard mbufs. Whole-frame
+  // mbufs cost one copy-free buffer per frame but a pool of large buffers;
+  // chains keep the pool small and need RX scatter and TX multi-segment.
+  const bool can_scatter = (rx_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0 || memif;
+  out.tx_chains = (tx_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+  constexpr uint32_t kStdRoom = RTE_MBUF_DEFAULT_DATAROOM;
+  const bool fits_std = out.max_frame + 4 <= kStdRoom && !af_packet;
+  switch (pc.frame_buffers) {
+    case config::FrameBuffers::whole:
+      out.chained = false;
+      break;
+    case config::FrameBuffers::chained:
+      if (!out.tx_chains || (!fits_std && !can_scatter)) {
+        error = key + ": frame_buffers: chained needs RX scatter and TX multi-segment support; " +
+                out.driver + " offers" + (can_scatter ? "" : " no RX scatter") +
+                (out.tx_chains ? "" : " no TX multi-segment") + " (use whole or auto)";
+        return false;
+      }
+      out.chained = true;
+      break;
+    case config::FrameBuffers::automatic:
+      out.chained = !fits_std && can_scatter && out.tx_chains;
+      break;
+  }
+  if (out.chained && (rx_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0)
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+  if (out.tx_chains) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+
+  uint32_t room = kStdRoom;
+  if (!out.chained) {
+    room = std::max<uint32_t>(kStdRoom, out.max_frame + 4);
+    if (af_packet) room = std::max(room, af_packet_framesz(pc.device) - 32);
+    room = (room + 63) & ~63u;
+  }
+  out.data_room = room;
+
+  // TSO: the port cuts super-segments and recomputes both checksums of every
+  // segment, so it needs checksum offload and chains (a super-segment is up to
+  // 64 KiB). A device that bounds the segments per packet bounds the size.
+  const uint64_t tso_needs =
+      RTE_ETH_TX_OFFLOAD_TCP_TSO | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+  if (!sw && pc.tso == config::Tso::automatic && (tx_capa & tso_needs) == tso_needs &&
+      out.tx_chains) {
+    uint32_t max = 65535;
+    uint32_t segs = info.tx_desc_lim.nb_seg_max;
+    if (segs != 0) max = std::min<uint32_t>(max, segs * room > 14 ? segs * room - 14 : 0);
+    if (max > out.mtu) {
+      out.tso = true;
+      out.tx_offloads.tcp_tso = true;
+      out.tx_offloads.tso_max = max;
+      // net_tap (22.11) refuses a super-segment whose tso_segsz plus all headers,
+      // Ethernet included, exceeds its MTU: its segments end 14 bytes short.
+      if (out.driver == "net_tap") out.tx_offloads.tso_segment_frame_max = dev_mtu;
+      conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    }
+  }
+  out.note += std::string("frame buffers ") + (out.chained ? "chained" : "whole") + " (" +
+              std::to_string(room) + "-byte mbufs" +
+              (out.chained ? ", RX scatter, TX multi-segment" : "") + "); ";
+  out.note += out.tso ? "TSO on, super-segments up to " + std::to_string(out.tx_offloads.tso_max) +
+                            " bytes; "
+                      : std::string("TSO off (") +
+                            (sw                                   ? "offloads: software"
+                             : pc.tso == config::Tso::off         ? "tso: off"
+                             : (tx_capa & tso_needs) != tso_needs ? "the port has none"
+                                                                  : "no TX multi-segment") +
+                            "); ";
   if (pc.rx_queues > 1) {
     uint64_t hf =
         (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
@@ -117,11 +192,6 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
     }
   }
 
-  // Mbufs hold a whole frame: no chained segments on this path.
-  uint32_t room = std::max<uint32_t>(2048, out.max_frame + 4);
-  if (af_packet) room = std::max(room, af_packet_framesz(pc.device) - 32);
-  room = (room + 63) & ~63u;
-  out.data_room = room;
   std::string pool_name = "ws_pool_" + std::to_string(pid);
   uint32_t n =
       std::max<uint32_t>(cfg.dataplane.mbufs, (pc.rx_descriptors * pc.rx_queues) +
@@ -175,7 +245,7 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   // af_packet's set_mtu writes the kernel interface's MTU (SIOCSIFMTU): with the
   // capped device MTU it would shrink a jumbo veth to 1500 and the kernel would
   // drop every larger frame. Leave the interface's MTU as the operator set it.
-  if (dev_mtu == pc.mtu || !af_packet) {
+  if (dev_mtu == pc.mtu || !carries_larger) {
     rc = rte_eth_dev_set_mtu(pid, static_cast<uint16_t>(dev_mtu));
     if (rc != 0 && rc != -ENOTSUP)
       return fail("rte_eth_dev_set_mtu(" + std::to_string(dev_mtu) + ") failed", rc);
@@ -200,6 +270,8 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   // configured MAC work on devices that cannot program it.
   (void)rte_eth_promiscuous_enable(pid);
   if (out.rss) rss_read(pid, out.rss_table, out.note);
+  if (out.note.size() >= 2 && out.note.compare(out.note.size() - 2, 2, "; ") == 0)
+    out.note.resize(out.note.size() - 2);
   return true;
 }
 

@@ -25,7 +25,10 @@ struct PortInfo {
   uint32_t data_room = 0;   // mbuf data room (after headroom)
   MacAddr mac;
   TxOffloads tx_offloads;
-  bool rx_cksum = false;  // RX checksum flags are reported
+  bool rx_cksum = false;   // RX checksum flags are reported
+  bool chained = false;    // frames longer than one mbuf arrive and leave as chains
+  bool tx_chains = false;  // the port takes multi-segment TX (jumbo and TSO frames)
+  bool tso = false;        // TCP segmentation offload in use
   bool rss = false;
   RssTable rss_table;  // read from the device after start when `rss`
   uint16_t rx_queues = 1;

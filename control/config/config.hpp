@@ -21,6 +21,10 @@ namespace ws::config {
 
 enum class IdleMode { adaptive, poll };       // adaptive | poll
 enum class Offloads { automatic, software };  // auto | software
+// How a port's mbufs hold a frame: one mbuf with room for the whole frame, or a
+// chain of standard (2 KiB) mbufs (RX scatter, TX multi-segment).
+enum class FrameBuffers { automatic, whole, chained };  // auto | whole | chained
+enum class Tso { automatic, off };                      // auto | off
 enum class ServiceKind { echo, sink, source, ping, iperf3, http };
 enum class Protocol { tcp, udp };
 enum class Framing { length32, none };
@@ -28,6 +32,8 @@ enum class Congestion { cubic, newreno };
 
 std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);
+std::string_view to_string(FrameBuffers v);
+std::string_view to_string(Tso v);
 std::string_view to_string(ServiceKind v);
 std::string_view to_string(Protocol v);
 std::string_view to_string(Framing v);
@@ -86,6 +92,12 @@ struct PortConfig {
   ws::Ipv4Cidr address;                 // host address and subnet
   std::optional<ws::Ipv4Addr> gateway;  // inside the subnet of `address`
   std::optional<ws::MacAddr> mac;       // absent: the port's own MAC
+  // auto: chained when a frame outgrows a standard mbuf and the port can scatter
+  // and send chains, else whole. `chained` on a port that cannot is a start error.
+  FrameBuffers frame_buffers = FrameBuffers::automatic;
+  // TCP segmentation offload where the port has it (auto) or never (off); also
+  // off when dataplane.offloads is software.
+  Tso tso = Tso::automatic;
 };
 
 struct HttpResponse {

@@ -19,6 +19,9 @@ void describe_port(std::ostringstream& os, const PortConfig& p) {
      << " rx/tx queues";
   if (p.gateway) os << ", gateway " << p.gateway->to_string();
   if (p.mac) os << ", mac " << p.mac->to_string();
+  if (p.frame_buffers != FrameBuffers::automatic)
+    os << ", " << to_string(p.frame_buffers) << " frame buffers";
+  if (p.tso != Tso::automatic) os << ", tso " << to_string(p.tso);
   os << ")";
 }
 

@@ -23,6 +23,28 @@ std::string_view to_string(Offloads v) {
   return "?";
 }
 
+std::string_view to_string(FrameBuffers v) {
+  switch (v) {
+    case FrameBuffers::automatic:
+      return "auto";
+    case FrameBuffers::whole:
+      return "whole";
+    case FrameBuffers::chained:
+      return "chained";
+  }
+  return "?";
+}
+
+std::string_view to_string(Tso v) {
+  switch (v) {
+    case Tso::automatic:
+      return "auto";
+    case Tso::off:
+      return "off";
+  }
+  return "?";
+}
+
 std::string_view to_string(ServiceKind v) {
   switch (v) {
     case ServiceKind::echo:

@@ -63,7 +63,7 @@ std::optional<std::string> bad_host_address(const ws::Ipv4Cidr& c) {
 void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o) {
   MapView m(d, item,
             {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors",
-             "tx_descriptors", "address", "gateway", "mac"});
+             "tx_descriptors", "address", "gateway", "mac", "frame_buffers", "tso"});
   if (!m.is_map()) return;
 
   if (m.require("name")) {
@@ -101,6 +101,11 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
   m.uint("tx_queues", 1, 64, p.tx_queues);
   parse_descriptors(m, "rx_descriptors", p.rx_descriptors);
   parse_descriptors(m, "tx_descriptors", p.tx_descriptors);
+  m.enumeration<FrameBuffers>("frame_buffers", p.frame_buffers,
+                              {{"auto", FrameBuffers::automatic},
+                               {"whole", FrameBuffers::whole},
+                               {"chained", FrameBuffers::chained}});
+  m.enumeration<Tso>("tso", p.tso, {{"auto", Tso::automatic}, {"off", Tso::off}});
 
   bool address_ok = false;
   if (m.require("address")) {

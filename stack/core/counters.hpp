@@ -26,6 +26,12 @@ struct alignas(64) StackCounters {
   uint64_t udp_in = 0;
   uint64_t udp_out = 0;
   uint64_t tcp_in = 0;
+  // Buffer paths, counted by the data plane: frames that arrived in more than one
+  // mbuf (copied whole for the stack), frames sent as mbuf chains, and of those
+  // TCP super-segments the port cut (TSO).
+  uint64_t rx_chained_frames = 0;
+  uint64_t tx_chained_frames = 0;
+  uint64_t tx_tso_frames = 0;
 };
 
 }  // namespace ws

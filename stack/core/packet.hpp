@@ -1,6 +1,9 @@
 // The stack's view of packet buffers. stack/ never sees an rte_mbuf: the data plane
 // implements PacketIo over mbufs and tests implement it over heap memory. A TxBuf
-// is one contiguous frame being built; `handle` is the platform's buffer.
+// is one contiguous frame being built; `handle` is the platform's buffer. A frame
+// larger than one platform buffer (a jumbo frame over small mbufs, a TSO
+// super-segment) is still built contiguously: the implementation lends a staging
+// area and moves the bytes into its chained buffers in seal().
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,13 @@ struct TxOffloads {
   bool udp_cksum = false;
   bool tcp_cksum = false;
   bool tcp_tso = false;
+  // With tcp_tso: the largest IPv4 packet (header included) the port cuts into
+  // segments, at most 65535 (RFC 791 total length).
+  uint32_t tso_max = 0;
+  // With tcp_tso: the largest frame (Ethernet header included) of one segment the
+  // port cuts, when the port bounds it below MTU + 14 (net_tap counts the headers
+  // against its MTU); 0 = MTU + 14.
+  uint32_t tso_segment_frame_max = 0;
 };
 
 // Requests the stack attaches to a frame; the data plane maps them to mbuf ol_flags.
@@ -60,6 +70,11 @@ class PacketIo {
   virtual bool transmit(TxBuf& buf) = 0;
   // Returns a buffer that will not be sent.
   virtual void release(TxBuf& buf) = 0;
+  // The frame is complete but for the Ethernet destination address, and may now be
+  // held (behind ARP resolution) before transmit(). An implementation that lent a
+  // staging area moves the bytes into its own buffers here and points `data` at
+  // them, freeing the staging area for the next frame. Idempotent.
+  virtual void seal(TxBuf& buf) { (void)buf; }
   virtual TxOffloads tx_offloads() const = 0;
   // Largest frame the port sends, Ethernet header included (MTU + 14 / + 18 with VLAN).
   virtual uint32_t max_frame_len() const = 0;

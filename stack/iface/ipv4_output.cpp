@@ -1,5 +1,7 @@
 // IPv4 output: route, frame allocation, header and checksum emission, next-hop
 // resolution (RFC 1122 section 3.3.1).
+#include <algorithm>
+
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
 #include "stack/wire/ethernet.hpp"
@@ -63,6 +65,43 @@ bool Stack::begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4
   return true;
 }
 
+TsoLimits Stack::tso_limits_to(Ipv4Addr dst) const {
+  auto r = route(dst);
+  if (!r || r->broadcast) return {};
+  const TxOffloads& o = ifaces_[r->iface]->offloads;
+  // The port recomputes both checksums of every segment it cuts, so TSO goes
+  // with IPv4 and TCP checksum offload.
+  if (!o.tcp_tso || !o.tcp_cksum || !o.ipv4_cksum) return {};
+  return {std::min<uint32_t>(o.tso_max, 65535), o.tso_segment_frame_max};
+}
+
+bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+                      uint32_t segment_payload, L4Frame& out) {
+  uint32_t max = tso_limits_to(dst).packet;
+  if (max == 0 || kL3 + l4_len > max || segment_payload == 0 || segment_payload > 0xffff ||
+      header_len > l4_len) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  auto r = route(dst);
+  Interface& ifc = *ifaces_[r->iface];
+  if (!ifc.io.alloc_tx(kL2 + kL3 + l4_len, out.buf)) {
+    drops_.add(DropReason::kNoMbuf);
+    return false;
+  }
+  out.buf.len = kL2 + kL3 + l4_len;
+  out.buf.flags = kTxTcpSeg;
+  out.buf.l4_len = static_cast<uint16_t>(header_len);
+  out.buf.tso_segsz = static_cast<uint16_t>(segment_payload);
+  out.l4 = {out.buf.data + kL2 + kL3, l4_len};
+  out.iface = r->iface;
+  out.src = src.is_any() ? ifc.cfg.address.addr : src;
+  out.dst = dst;
+  out.proto = wire::kIpProtoTcp;
+  out.dont_fragment = true;
+  return true;
+}
+
 void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
 
 void Stack::commit(L4Frame& f, Instant now) {
@@ -77,7 +116,11 @@ void Stack::commit(L4Frame& f, Instant now) {
   ip.ident = next_ip_id_++;
   ip.dont_fragment = f.dont_fragment;
   ip.payload_len = l4_len;
-  bool ip_offload = ifc.offloads.ipv4_cksum;
+  // A TSO super-segment: the port writes every segment's IPv4 and TCP checksums,
+  // seeded with a pseudo-header sum that leaves the length out (each segment
+  // has its own length).
+  const bool tso = (b.flags & kTxTcpSeg) != 0;
+  bool ip_offload = ifc.offloads.ipv4_cksum || tso;
   wire::emit_ipv4(b.data + kL2, ip, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
 
@@ -89,11 +132,11 @@ void Stack::commit(L4Frame& f, Instant now) {
     if (l4_offload) b.flags |= kTxUdpCksum;
   } else if (f.proto == wire::kIpProtoTcp) {
     csum_off = 16;  // TcpView::kChecksumOff
-    l4_offload = ifc.offloads.tcp_cksum;
+    l4_offload = ifc.offloads.tcp_cksum || tso;
     if (l4_offload) b.flags |= kTxTcpCksum;
   }
   if (csum_off != 0) {
-    uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, l4_len);
+    uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
     if (l4_offload) {
       store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
     } else {
@@ -115,6 +158,7 @@ void Stack::commit(L4Frame& f, Instant now) {
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
+  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
   auto r = route(dst);
   if (r && r->broadcast) {
     transmit_resolved(ifc, b, MacAddr::broadcast());

@@ -12,6 +12,11 @@
 
 namespace ws {
 
+struct TsoLimits {
+  uint32_t packet = 0;
+  uint32_t segment_frame = 0;
+};
+
 struct L4Frame {
   std::span<uint8_t> l4;  // where the L4 header and payload go (exactly l4_len bytes)
   TxBuf buf;              // the platform buffer holding the whole frame
@@ -37,6 +42,22 @@ class L4Output {
   virtual uint32_t mtu_to(Ipv4Addr dst) const = 0;
   // Our address on the interface that routes to dst (any when unroutable).
   virtual Ipv4Addr source_for(Ipv4Addr dst) const = 0;
+  // TCP segmentation offload (TSO) toward dst: the largest IPv4 packet, header
+  // included, that the port cuts into segments itself (0 when the port has no TSO
+  // or it is switched off and TCP must segment), and the largest frame, Ethernet
+  // header included, of a segment it cuts (0: MTU + 14).
+  virtual TsoLimits tso_limits_to(Ipv4Addr dst) const {
+    (void)dst;
+    return {};
+  }
+  // Like begin() for a TCP super-segment: `l4_len` bytes (a `header_len`-byte TCP
+  // header and its payload) that the port cuts into segments of `segment_payload`
+  // bytes each, replicating the header. Only within tso_limits_to(dst).
+  virtual bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+                         uint32_t segment_payload, L4Frame& out) {
+    (void)src, (void)dst, (void)header_len, (void)l4_len, (void)segment_payload, (void)out;
+    return false;
+  }
   // Free transmit buffers on that interface, for backpressure decisions.
   virtual uint32_t free_buffers_to(Ipv4Addr dst) const = 0;
   // The slow path for datagrams that may not fit one frame: sends `head` followed

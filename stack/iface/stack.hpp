@@ -99,6 +99,9 @@ class Stack final : public L4Output {
   uint32_t mtu_to(Ipv4Addr dst) const override;
   Ipv4Addr source_for(Ipv4Addr dst) const override;
   uint32_t free_buffers_to(Ipv4Addr dst) const override;
+  TsoLimits tso_limits_to(Ipv4Addr dst) const override;
+  bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+                 uint32_t segment_payload, L4Frame& out) override;
   bool send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
                      std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
 

@@ -116,7 +116,10 @@ class Tcb final : public Connection {
 
   // Segment emission helper (tcp_output.cpp): seq, payload bytes from the send
   // buffer at `seq`, flags. Returns false when no buffer was available.
-  bool emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool with_syn_opts = false);
+  // `tso_segment`: when non-zero, `len` is a whole multiple of it and the port
+  // cuts the segment into pieces of that payload size (TSO).
+  bool emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool with_syn_opts = false,
+            uint32_t tso_segment = 0);
   uint32_t max_payload(bool sack_blocks) const;
   uint16_t window_field();
   SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }

@@ -4,6 +4,7 @@
 #include "stack/tcp/mss.hpp"
 #include "stack/tcp/tcb.hpp"
 #include "stack/tcp/tcp_stack.hpp"
+#include "stack/tcp/tso.hpp"
 
 namespace ws::tcp {
 
@@ -24,7 +25,8 @@ uint16_t Tcb::window_field() {
   return static_cast<uint16_t>(field);
 }
 
-bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts) {
+bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts,
+               uint32_t tso_segment) {
   wire::TcpRepr r;
   r.src_port = t.lport;
   r.dst_port = t.rport;
@@ -64,9 +66,16 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   // exceeds the path MTU (RFC 9293 3.7.1).
   uint32_t base = std::min(pmtu.emit_cap(), peer_mss);
   uint32_t optlen = static_cast<uint32_t>(hl - kTcpHeaderLen);
-  if (len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
+  // A super-segment's header is copied into every segment it becomes: SACK blocks
+  // would shrink the room per segment, so such a segment goes out alone.
+  if (tso_segment != 0 && optlen > (ts_ok ? kTimestampOptionLen : 0)) tso_segment = 0;
+  if (tso_segment == 0 && len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
   L4Frame f;
-  if (!stack.out().begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl + len), f)) {
+  bool ok = tso_segment != 0
+                ? stack.out().begin_tso(t.laddr, t.raddr, static_cast<uint32_t>(hl),
+                                        static_cast<uint32_t>(hl + len), tso_segment, f)
+                : stack.out().begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl + len), f);
+  if (!ok) {
     ++stack.ctr().output_no_buffer;
     retry_at = now + Duration::millis(1);
     return false;
@@ -75,6 +84,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   if (len > 0) sndbuf.copy_out(static_cast<size_t>(seq - snd_buf_seq), f.l4.subspan(hl, len));
   stack.out().commit(f, now);
   ++stack.ctr().segments_out;
+  if (tso_segment != 0) ++stack.ctr().tso_super_segments;
   if (flags & kAck) {
     ack_pending = false;
     ack_now = false;
@@ -141,6 +151,11 @@ void Tcb::output(Instant now) {
   bool can_fin = fin_queued && (state == TcpState::kFinWait1 || state == TcpState::kClosing ||
                                 state == TcpState::kLastAck);
   uint32_t mps = max_payload(false);
+  // TSO: the port cuts super-segments of whole multiples of tso_seg (the MSS, or
+  // less where the port bounds the frames it cuts) up to tso.packet bytes.
+  const TsoLimits tso = stack.out().tso_limits_to(t.raddr);
+  const uint32_t tso_header = kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0);
+  const uint32_t tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
   for (;;) {
     SeqNum end = data_end();
     int64_t rwnd_left = static_cast<int64_t>(snd_una + snd_wnd - snd_nxt);
@@ -160,7 +175,9 @@ void Tcb::output(Instant now) {
         sent = true;
         continue;
       }
-      uint32_t len = static_cast<uint32_t>(std::min<int64_t>({pending, mps, usable}));
+      uint32_t avail = static_cast<uint32_t>(std::min<int64_t>(pending, usable));
+      uint32_t tso_len = tso.packet != 0 ? tso_payload(avail, tso_seg, tso_header, tso.packet) : 0;
+      uint32_t len = tso_len != 0 ? tso_len : std::min(avail, mps);
       bool idle = snd_max == snd_una;
       // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,
       // unless nothing is in flight.
@@ -170,7 +187,7 @@ void Tcb::output(Instant now) {
       bool fin = can_fin && len == pending;
       uint8_t flags = kAck | (len == pending ? kPsh : 0) | (fin ? kFin : 0);
       bool rexmit = snd_nxt < snd_max;
-      if (!emit(snd_nxt, len, flags, now)) break;
+      if (!emit(snd_nxt, len, flags, now, false, tso_len != 0 ? tso_seg : 0)) break;
       if (last_emit_len < len) {  // options shortened it
         len = last_emit_len;
         fin = false;

@@ -54,6 +54,7 @@ struct TcpCounters {
   uint64_t pmtu_probes_succeeded = 0;
   uint64_t pmtu_probes_failed = 0;
   uint64_t pmtu_cache_hits = 0;  // connections that started from a remembered path MTU
+  uint64_t tso_super_segments = 0;  // segments handed to the port to cut (TSO)
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes

@@ -73,8 +73,34 @@ class FakeOutput : public L4Output {
     out.proto = proto;
     return true;
   }
+  // TSO as a port does it (when tso_max is set): the super-segment is cut into
+  // segments of tso_segsz payload bytes, each with a copy of the header, its own
+  // sequence number and checksum; FIN and PSH stay on the last one only.
+  TsoLimits tso_limits_to(Ipv4Addr) const override { return {tso_max, tso_segment_frame}; }
+  bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+                 uint32_t segment_payload, L4Frame& out) override {
+    if (tso_max == 0 || l4_len + 20 > tso_max || header_len > l4_len ||
+        (l4_len - header_len) % segment_payload != 0) {
+      ++begin_failures;
+      return false;
+    }
+    if (!begin(src, dst, 6, header_len, out)) return false;
+    auto* v = static_cast<std::vector<uint8_t>*>(out.buf.handle);
+    v->resize(l4_len);
+    out.l4 = std::span<uint8_t>(v->data(), v->size());
+    out.buf.flags = kTxTcpSeg;
+    out.buf.l4_len = static_cast<uint16_t>(header_len);
+    out.buf.tso_segsz = static_cast<uint16_t>(segment_payload);
+    return true;
+  }
   void commit(L4Frame& f, Instant now) override {
     auto* v = static_cast<std::vector<uint8_t>*>(f.buf.handle);
+    if (f.buf.flags & kTxTcpSeg) {
+      ++tso_frames;
+      cut(f, *v, now);
+      delete v;
+      return;
+    }
     fill_tcp_checksum(f.src, f.dst, *v);
     Packet p{f.src, f.dst, std::move(*v)};
     delete v;
@@ -85,6 +111,28 @@ class FakeOutput : public L4Output {
       captured.push_back(std::move(p));
   }
   void abort(L4Frame& f) override { delete static_cast<std::vector<uint8_t>*>(f.buf.handle); }
+  void cut(const L4Frame& f, const std::vector<uint8_t>& v, Instant now) {
+    const size_t hl = f.buf.l4_len;
+    const size_t seg = f.buf.tso_segsz;
+    const uint32_t seq0 = load_be32(v.data() + 4);
+    for (size_t off = hl; off < v.size(); off += seg) {
+      size_t n = std::min(seg, v.size() - off);
+      Packet p{f.src, f.dst, std::vector<uint8_t>(hl + n)};
+      std::copy(v.begin(), v.begin() + static_cast<ptrdiff_t>(hl), p.l4.begin());
+      std::copy(v.begin() + static_cast<ptrdiff_t>(off),
+                v.begin() + static_cast<ptrdiff_t>(off + n),
+                p.l4.begin() + static_cast<ptrdiff_t>(hl));
+      store_be32(p.l4.data() + 4, seq0 + static_cast<uint32_t>(off - hl));
+      if (off + n < v.size())
+        p.l4[13] &= static_cast<uint8_t>(~(wire::tcpflag::kFin | wire::tcpflag::kPsh));
+      fill_tcp_checksum(p.src, p.dst, p.l4);
+      ++sent;
+      if (sink)
+        sink(std::move(p), now);
+      else
+        captured.push_back(std::move(p));
+    }
+  }
   uint32_t mtu_to(Ipv4Addr) const override { return mtu; }
   Ipv4Addr source_for(Ipv4Addr) const override { return self_; }
   uint32_t free_buffers_to(Ipv4Addr) const override { return free_buffers; }
@@ -95,6 +143,9 @@ class FakeOutput : public L4Output {
   bool fail_begin = false;
   uint64_t begin_failures = 0;
   uint64_t sent = 0;
+  uint32_t tso_max = 0;            // > 0: offer TSO up to this IPv4 packet size
+  uint32_t tso_segment_frame = 0;  // > 0: cut segments are at most this long (L2 included)
+  uint64_t tso_frames = 0;
   std::function<void(Packet&&, Instant)> sink;
   std::deque<Packet> captured;
 };
