@@ -85,6 +85,16 @@ print(f"sent={total} received={len(got)} equal={int(same)} first_bad_block={bad}
 '''
 
 
+def free_port():
+    """A TCP port nobody listens on now: other helpers' benchmarks run their own
+    control processes on fixed ports, and scraping one of those would read their
+    counters."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def frame_lengths(pcap):
     """Ethernet frame lengths in a capture, from tcpdump -e."""
     r = h.sh(f"tcpdump -r {pcap} -nn -e", check=False, timeout=120)
@@ -93,7 +103,7 @@ def frame_lengths(pcap):
 
 def run_mode(res, mode, n, tmp):
     dp_ip, peer_ip = f"10.81.{n}.1", f"10.81.{n}.2"
-    metrics_port = 9590 + n
+    metrics_port = free_port()
     extra_dp = "  offloads: software" if mode == "software" else ""
     peer = h.TapPeer(f"offl{n}", peer_ip)
     with peer:
