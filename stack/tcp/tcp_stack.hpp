@@ -53,7 +53,7 @@ struct TcpCounters {
   uint64_t pmtu_probes_sent = 0;
   uint64_t pmtu_probes_succeeded = 0;
   uint64_t pmtu_probes_failed = 0;
-  uint64_t pmtu_cache_hits = 0;  // connections that started from a remembered path MTU
+  uint64_t pmtu_cache_hits = 0;     // connections that started from a remembered path MTU
   uint64_t tso_super_segments = 0;  // segments handed to the port to cut (TSO)
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
