@@ -3,8 +3,8 @@
 and against `iperf3 -s` on the kernel, in the same run, over the same kind of veth.
 
 A program, not a test. Topology: client namespace wsb-ic with two identical veths,
-wsb-ic0 <-> wsb-id0 (root namespace: wirespeed's af_packet port, 10.96.0.1) and
-wsb-ic1 <-> wsb-in0 in namespace wsb-in (the kernel's iperf3 -s, 10.96.1.1). Both servers
+wsb-ic0 <-> wsb-id0 (root namespace: wirespeed's af_packet port, 10.94.0.1) and
+wsb-ic1 <-> wsb-in0 in namespace wsb-in (the kernel's iperf3 -s, 10.94.1.1). Both servers
 get cpu 0 (wirespeed busy-polls lcore 0; `taskset -c 0 iperf3 -s`), the client cpu 1.
 
     sudo tests/bench/bench_iperf3.py [--quick] [--reps N] [--duration S] [--no-doc]
@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
-WS_IP, KERNEL_IP = "10.96.0.1", "10.96.1.1"
+WS_IP, KERNEL_IP = "10.94.0.1", "10.94.1.1"
 C, N = "wsb-ic", "wsb-in"
 # The af_packet RX ring: 8192 frames of 2 KiB (MTU 1500). With the 512 frames of 10 KiB the
 # other tests use, the ring overflows under -P 4 (the kernel drops there, unseen by the PMD:
@@ -45,8 +45,8 @@ class Topology:
     def __enter__(self):
         B.make_ns(C)
         B.make_ns(N)
-        B.veth_pair("wsb-id0", "wsb-ic0", None, C, None, "10.96.0.2", 1500)
-        B.veth_pair("wsb-in0", "wsb-ic1", N, C, KERNEL_IP, "10.96.1.2", 1500)
+        B.veth_pair("wsb-id0", "wsb-ic0", None, C, None, "10.94.0.2", 1500)
+        B.veth_pair("wsb-in0", "wsb-ic1", N, C, KERNEL_IP, "10.94.1.2", 1500)
         # Kernel frames leave a veth with CHECKSUM_PARTIAL; af_packet would hand them to
         # the data plane unfinished, so the client side computes its checksums.
         B.sh("ethtool -K wsb-ic0 tx off", ns=C, check=False)

@@ -29,8 +29,8 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
 
-DP_IP = "10.78.91.1"
-PEER_IP = "10.78.91.2"
+DP_IP = "10.78.93.1"
+PEER_IP = "10.78.93.2"
 METRICS_PORT = 9597
 SERVICE = "perf"
 SERVICES = [f"{{ name: {SERVICE}, kind: iperf3, protocol: tcp, port: 5201 }}"]
