@@ -39,7 +39,7 @@ RESULTS = os.path.join(HERE, "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 MEMIF_SOCK = "/run/wirespeed-bench.sock"
 
-WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape"]
+WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "mtu"]
 
 # ---------------------------------------------------------------------------------------
 # Cleanup: every process and network object is registered when created and removed at exit.
@@ -238,7 +238,7 @@ class KernelPair:
 
 
 def dp_config(path, *, prefix, lcore, device, address, mtu, services, metrics_port,
-              hugepages=False, extra="", mac=None):
+              hugepages=False, extra="", mac=None, dp_extra="", port_extra=""):
     svc = "\n".join(f"  - {s}" for s in services)
     text = f"""version: 1
 dataplane:
@@ -247,12 +247,14 @@ dataplane:
   file_prefix: {prefix}
   hugepages: {"true" if hugepages else "false"}
   memory_mb: 512
+{dp_extra}
 ports:
   - name: p0
     device: "{device}"
     mtu: {mtu}
     address: {address}
 {f'    mac: "{mac}"' if mac else ""}
+{port_extra}
 services:
 {svc}
 {extra}
@@ -483,7 +485,9 @@ class Memif:
     SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
 
     def __init__(self, tmp, mtu, tag, metrics_port=9591, hugepages=False, tcp_extra="",
-                 link="memif", counters=True):
+                 link="memif", counters=True, dp_extra="", port_extra=""):
+        self.dp_extra = dp_extra  # lines under dataplane: / under the port (issue 6 mtu workload)
+        self.port_extra = port_extra
         self.link = link
         self.counters = counters
         self.ctl_server = self.ctl_client = None
@@ -516,7 +520,7 @@ class Memif:
                       "{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
                       "{ name: sink-udp, kind: sink, protocol: udp, port: 9 }"],
             metrics_port=self.metrics_port, hugepages=self.hugepages, extra=self.tcp_extra,
-            mac="02:00:00:00:96:01")
+            mac="02:00:00:00:96:01", dp_extra=self.dp_extra, port_extra=self.port_extra)
         self.log = os.path.join(self.tmp, f"{self.tag}-server.log")
         self.server = start_dataplane(self.cfg, self.log)
         if self.counters:
@@ -583,7 +587,8 @@ class Memif:
         cfg = dp_config(os.path.join(self.tmp, f"{name}.yaml"), prefix=f"wsb-cli-{self.tag}",
                         lcore=1, device=self.device("client"), address=f"{self.CLIENT_IP}/24",
                         mtu=self.mtu, services=[svc], metrics_port=self.metrics_port + 1,
-                        hugepages=self.hugepages, extra=self.tcp_extra, mac="02:00:00:00:96:02")
+                        hugepages=self.hugepages, extra=self.tcp_extra, mac="02:00:00:00:96:02",
+                        dp_extra=self.dp_extra, port_extra=self.port_extra)
         log = os.path.join(self.tmp, f"{name}.log")
         before = self.counters_of(self.metrics_port) if self.counters else {}
         t0 = time.time()
@@ -1276,6 +1281,97 @@ def bench_micro(ctx):
     return rep
 
 
+
+# ---------------------------------------------------------------------------------------
+# Workload: throughput against the MTU (issue 6)
+
+
+MTU_VARIANTS = [
+    # (label, lines under dataplane:, lines under the port)
+    ("offloads auto", "", ""),
+    ("offloads: software", "  offloads: software", ""),
+    ("frame_buffers: whole", "", "    frame_buffers: whole"),
+]
+
+
+def bench_mtu(ctx):
+    rep = Report("mtu", "7. TCP bulk throughput against the MTU: wirespeed stack-to-stack vs Linux over veth",
+                 ctx.command("mtu"))
+    errors = []
+    size = 1048576
+    mtus = (1500, 4000, 9000)
+    ws = {}
+    links = {}
+    for mtu in mtus:
+        for label, dp_extra, port_extra in MTU_VARIANTS:
+            tag = f"mtu{mtu}-{MTU_VARIANTS.index((label, dp_extra, port_extra))}"
+            key = (mtu, label)
+            for link in ("memif", "afpacket"):
+                try:
+                    with Memif(ctx.tmp, mtu, tag + link[0], link=link, dp_extra=dp_extra,
+                               port_extra=port_extra) as m:
+                        ws[key] = repeat(lambda: m.client(
+                            f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
+                            f"message_size: {size}, connections: 1, duration_s: {ctx.ws_dur} }}",
+                            ctx.ws_dur + 15), ctx.reps, errors)
+                    links[key] = "memif" if link == "memif" else "af_packet/veth"
+                except Failure as e:
+                    errors.append(f"MTU {mtu} {label} over {link}: {e}")
+                    continue
+                if any(r is not None for r in ws[key]):
+                    break
+    kern = {}
+    for mtu in mtus:
+        for on in (False, True):
+            kern[(mtu, on)] = kernel_source_runs(ctx, mtu, on, size, errors)
+
+    def med_of(runs, f):
+        xs = [x for x in pick(runs or [None], f) if x is not None]
+        return med(xs) if xs else None
+
+    rows = []
+    for mtu in mtus:
+        row = [f"{mtu}"]
+        for label, _, _ in MTU_VARIANTS:
+            w = ws.get((mtu, label), [None])
+            row.append(fmt_ms(pick(w, steady_gbps), "Gbit/s") + f" ({links.get((mtu, label), '—')})")
+        koff, kon = kern[(mtu, False)], kern[(mtu, True)]
+        row += [fmt_ms(pick(koff, gbps), "Gbit/s"), fmt_ms(pick(kon, gbps), "Gbit/s"),
+                ratio(pick(ws.get((mtu, "offloads auto"), [None]), steady_gbps), pick(koff, gbps))]
+        rows.append(row)
+    # The ratio 9000 / 1500 per column (medians).
+    r_row = ["9000 / 1500"]
+    for label, _, _ in MTU_VARIANTS:
+        a = med_of(ws.get((9000, label)), steady_gbps)
+        b = med_of(ws.get((1500, label)), steady_gbps)
+        r_row.append(f"{a / b:.2f}x" if a and b else "—")
+    for on in (False, True):
+        a, b = med_of(kern[(9000, on)], gbps), med_of(kern[(1500, on)], gbps)
+        r_row.append(f"{a / b:.2f}x" if a and b else "—")
+    r_row.append("")
+    rows.append(r_row)
+    rep.add_table("", ["MTU"] + [f"wirespeed, {l}" for l, _, _ in MTU_VARIANTS] +
+                  ["Linux veth, GSO/GRO/TSO off", "Linux veth, offloads on",
+                   "wirespeed (auto) / Linux off"], rows)
+    rep.note("wirespeed: `source` (1 connection, 1 MiB messages, length32) in one data-plane process on "
+             "lcore 1 → `sink` in another on lcore 0 (`idle: poll`, `--no-huge`), rate over the second "
+             "half of each run. The link is `net_memif`, which the data plane runs above its advertised "
+             "1518-byte frame limit (its datapath chains descriptors; see docs/architecture.md); where "
+             "memif fails, af_packet over a root-namespace veth is used and named in the cell.")
+    rep.note("memif offers no checksum offload and no TSO, so `offloads auto` and `offloads: software` "
+             "run the same code over memif except for the RX checksum flags (none either way): the two "
+             "columns show the noise. `frame_buffers: whole` uses MTU-sized mbufs instead of 2 KiB "
+             "chains. TSO itself is measured on net_tap in tests/integration/test_offloads.py.")
+    rep.note(f"Linux: wsperf source → sink over a veth pair between two namespaces at the same MTU, "
+             f"offloads toggled with ethtool. Median of {ctx.reps} runs; ±: (max−min)/median.")
+    rep.note("Goal (issue 6): MTU 9000 gives at least 2.5x the throughput of MTU 1500 on one core.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"wirespeed": {f"{k[0]}/{k[1]}": v for k, v in ws.items()},
+                "kernel": {f"{k[0]}/{'on' if k[1] else 'off'}": v for k, v in kern.items()},
+                "links": {f"{k[0]}/{k[1]}": v for k, v in links.items()}, "errors": errors}
+    return rep
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -1310,7 +1406,7 @@ class Ctx:
 
 
 FUNCS = {"udp": bench_udp, "tcp-bulk": bench_tcp_bulk, "tcp-rtt": bench_tcp_rtt, "sweep": bench_sweep,
-         "scrape": bench_scrape, "micro": bench_micro}
+         "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu}
 
 
 def main():
