@@ -122,6 +122,14 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   const bool fits_std = out.max_frame + 4 <= kStdRoom && !af_packet;
   switch (pc.frame_buffers) {
     case config::FrameBuffers::whole:
+      // Measured (tests/bench mtu workload): the memif PMD of DPDK 22.11 crashes
+      // (SIGSEGV inside librte_net_memif) carrying frames above 2 KiB into
+      // whole-frame mbufs, within seconds of bulk TCP. Refuse rather than crash.
+      if (memif && !fits_std) {
+        error = key + ": frame_buffers: whole with mtu " + std::to_string(pc.mtu) +
+                " on memif crashes the memif PMD (DPDK 22.11); use chained or auto";
+        return false;
+      }
       out.chained = false;
       break;
     case config::FrameBuffers::chained:
