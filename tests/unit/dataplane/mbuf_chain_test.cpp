@@ -52,6 +52,7 @@ class Eal : public ::testing::Environment {
                                      "--log-level",
                                      "lib.*:error"};
     std::vector<char*> argv;
+    argv.reserve(args.size());
     for (auto& a : args) argv.push_back(a.data());
     ASSERT_GE(rte_eal_init(static_cast<int>(argv.size()), argv.data()), 0) << "EAL init failed";
     g_pool = rte_pktmbuf_pool_create("ws_unit_pool", 2047, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
