@@ -111,6 +111,26 @@ TEST_P(PingEcho, EveryEchoVerified) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, PingEcho, ::testing::Values(1u, 64u, 1024u, 65536u, 1u << 20));
 
+// The same through a link that loses 2 % of the segments each way: TCP retransmits under
+// both pipelines, and every echo still comes back whole and verified.
+TEST(PingEchoLossy, EveryEchoVerifiedUnderLoss) {
+  for (const uint32_t size : {100u, 70000u}) {
+    const uint64_t count = 60;
+    Rig r(17, 0.02);
+    TcpEchoService echo("echo", kEchoPort, r.n->b);
+    ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+    TcpPingService ping("ping", client_params(size, count, kEchoPort), r.n->a);
+    r.services = {&echo, &ping};
+    ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+    const ClientReport rep = finish(r, ping, Duration::seconds(120));
+    EXPECT_EQ(rep.messages, count) << size;
+    EXPECT_EQ(rep.errors, 0u) << size;
+    EXPECT_EQ(echo.counters().tx_messages, count) << size;
+    // The link did lose segments that TCP had to send again.
+    EXPECT_GT(r.n->a.counters().retransmits + r.n->b.counters().retransmits, 0u) << size;
+  }
+}
+
 // Receives a length32 stream and checks every byte of message k against pattern(k).
 struct Verifier {
   explicit Verifier(tcp::TcpStack& tcp, uint32_t size) : size_(size) {
