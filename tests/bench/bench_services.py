@@ -155,7 +155,7 @@ def bench_http(ctx):
     with HttpTopology() as topo:
         # wirespeed first: one data plane on lcore 0 (poll), wrk pinned to cpu 1.
         cfg = B.dp_config(os.path.join(ctx.tmp, "http-ws.yaml"), prefix="wsb-http", lcore=0,
-                          device="net_af_packet0,iface=wsb-hd0,blocksz=20480,framesz=10240,qpairs=1",
+                          device="net_af_packet0,iface=wsb-hd0,blocksz=4096,framesz=2048,framecnt=8192,qpairs=1",
                           address="10.95.0.1/24", mtu=1500, metrics_port=9593,
                           services=[f"{{ name: web, kind: http, protocol: tcp, port: 80, responses: "
                                     f"[ {{ path: \"/\", body_bytes: {BODY} }} ] }}"],
