@@ -43,6 +43,7 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
                                                              : tcp::CongestionAlgo::kCubic;
   c.time_wait = Duration::millis(t.time_wait_ms);
+  c.time_wait_reuse = Duration::millis(t.time_wait_reuse_ms);
   c.rto_min = Duration::millis(t.rto_min_ms);
   c.rto_initial = Duration::millis(t.rto_initial_ms);
   c.delayed_ack = Duration::millis(t.delayed_ack_ms);

@@ -137,7 +137,8 @@ struct KeepaliveConfig {
 
 struct TcpConfig {
   Congestion congestion = Congestion::cubic;
-  uint32_t time_wait_ms = 60000;  // 0..600000
+  uint32_t time_wait_ms = 60000;       // 0..600000
+  uint32_t time_wait_reuse_ms = 1000;  // 2..60000: TIME_WAIT takeover by our own connects
   uint32_t rto_min_ms = 200;
   uint32_t rto_initial_ms = 1000;
   uint32_t delayed_ack_ms = 40;  // 0 = acknowledge every segment at once

@@ -38,6 +38,7 @@ void parse_tcp(const MapView& m, TcpConfig& out) {
   m.enumeration<Congestion>("congestion", out.congestion,
                             {{"cubic", Congestion::cubic}, {"newreno", Congestion::newreno}});
   m.uint("time_wait_ms", 0, 600000, out.time_wait_ms);
+  m.uint("time_wait_reuse_ms", 2, 60000, out.time_wait_reuse_ms);
   m.uint("rto_min_ms", 1, 60000, out.rto_min_ms);
   m.uint("rto_initial_ms", 1, 60000, out.rto_initial_ms);
   m.uint("delayed_ack_ms", 0, 500, out.delayed_ack_ms);  // RFC 1122 4.2.3.2: under 0.5 s

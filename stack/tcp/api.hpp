@@ -28,7 +28,13 @@ enum class CongestionAlgo : uint8_t { kCubic, kNewReno };
 // A buffer size: 0 means "auto" (autotuned up to TcpConfig::buffer_max).
 struct TcpConfig {
   CongestionAlgo congestion = CongestionAlgo::kCubic;
-  Duration time_wait = Duration::seconds(60);   // 2*MSL (RFC 9293 3.6.1; Linux uses 60 s)
+  Duration time_wait = Duration::seconds(60);  // 2*MSL (RFC 9293 3.6.1; Linux uses 60 s)
+  // An opening connection may take over a TIME_WAIT tuple (ours, timestamps on) once this
+  // long has passed since the peer's last timestamp: PAWS (RFC 7323 5) then rejects old
+  // duplicates in both directions, provided both timestamp clocks ticked in between. Ours
+  // ticks every 1 ms; Linux's too. 1 s is Linux's tcp_tw_reuse choice, safe for any peer
+  // clock that RFC 7323 allows (1 ms to 1 s per tick).
+  Duration time_wait_reuse = Duration::seconds(1);
   Duration rto_min = Duration::millis(200);     // RFC 6298 (2.4) permits a lower minimum
   Duration rto_initial = Duration::seconds(1);  // RFC 6298 (2.1)
   Duration rto_max = Duration::seconds(120);    // RFC 6298 (2.5): at least 60 s

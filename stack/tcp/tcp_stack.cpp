@@ -323,9 +323,9 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
   if (it == conns_.end()) return true;
   Tcb* tcb = it->second.get();
   // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
-  // once our clock has moved on, so a TIME_WAIT tuple older than 1 s can be reused.
+  // once both timestamp clocks have moved on (TcpConfig::time_wait_reuse, 1 s default).
   if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
-      now - tcb->ts_recent_time >= Duration::seconds(1)) {
+      now - tcb->ts_recent_time >= cfg_.time_wait_reuse) {
     ++ctr_.time_wait_reused;
     release(tcb);
     return true;

@@ -236,7 +236,7 @@ def bench_connrate(ctx):
     dur = ctx.dur
     ws_cr = [None] * ctx.reps
     ws_rt = [None] * ctx.reps
-    tcp = "tcp: { time_wait_ms: 1000 }"
+    tcp = "tcp: { time_wait_ms: 1000, time_wait_reuse_ms: 5 }"
     try:
         with B.Memif(ctx.tmp, 1500, "cr", metrics_port=9595, tcp_extra=tcp, counters=False) as m:
             ws_cr = B.repeat(lambda: m.client(
@@ -285,7 +285,7 @@ def bench_connrate(ctx):
                        "ratio"], rows)
     rep.note("Goals (issue 7, one core each): ≥ 1 M connections/s and ≥ 3 M round trips/s stack to "
              "stack. wirespeed: client process on lcore 1, server (`echo`, TCP) on lcore 0, both "
-             "`idle: poll`, `tcp.time_wait_ms: 1000`. Linux: `wsperf ping --connections 64 [--reconnect]` "
+             "`idle: poll`, `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second). Linux: `wsperf ping --connections 64 [--reconnect]` "
              "on cpu 0 → `wsperf echo` on cpu 1, namespaces over veth (MTU 1500, offloads on), "
              "client `tcp_tw_reuse=1`.")
     rep.note(f"Median of {ctx.reps} runs of {dur} s; ±: (max−min)/median. 64-byte messages, length32.")
@@ -360,7 +360,7 @@ def bench_stability(ctx):
             samples.append(row)
 
     try:
-        with B.Memif(ctx.tmp, 1500, "st", metrics_port=port, tcp_extra="tcp: { time_wait_ms: 1000 }",
+        with B.Memif(ctx.tmp, 1500, "st", metrics_port=port, tcp_extra="tcp: { time_wait_ms: 1000, time_wait_reuse_ms: 5 }",
                      counters=True) as m:
             t0 = time.time()
             th = threading.Thread(target=sample, args=(t0,), daemon=True)
@@ -406,7 +406,7 @@ def bench_stability(ctx):
     rep.note("Goal (issue 7, point 3): the rate in the tenth minute equals the first, and an overload "
              "(more offered than served) recovers by itself when the load drops. One server process "
              "(`echo`, lcore 0, `idle: poll`) serves every phase; each phase is a new client process "
-             "(lcore 1). `tcp.time_wait_ms: 1000` on both.")
+             "(lcore 1). `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second) on both.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.data = {"rates": rates, "steady": long_run, "overload": over, "after": after, "server": samples,

@@ -675,6 +675,45 @@ TEST(Close, TimeWaitReuseNeedsTimestamps) {
   }
 }
 
+// TcpConfig::time_wait_reuse: a 5 ms takeover interval refuses the tuple at 2 ms and
+// takes it at 6 ms; the new connection's segments pass the peer's PAWS check (its
+// timestamps are newer than the old incarnation's) and data flows.
+TEST(Close, TimeWaitReuseIntervalIsConfigurable) {
+  auto ca = default_config(1), cb = default_config(2);
+  ca.time_wait_reuse = Duration::millis(5);
+  LinkParams fast;
+  fast.delay = Duration::micros(50);
+  Net n(fast, fast, 11, ca, cb);
+  Peer srv;
+  srv.shutdown_when_done = false;
+  n.b.listen(5000, {[&](tcp::Connection& c) {
+               auto cbs = srv.callbacks();
+               cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
+               c.set_callbacks(cbs);
+               srv.c = &c;
+               return true;
+             }});
+  Peer cl;
+  cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
+  ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
+  ASSERT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+  n.run_for(Duration::millis(2));
+  Peer early;
+  EXPECT_EQ(n.a.connect({kAddrB, 5000}, early.callbacks(), 40000, n.now), nullptr);
+  n.run_for(Duration::millis(4));
+  Peer cl2;
+  cl2.to_send = 10000;
+  cl2.tx_seed = 5;
+  srv.rx_seed = 5;
+  srv.received = 0;
+  srv.closed = false;
+  cl2.c = n.a.connect({kAddrB, 5000}, cl2.callbacks(), 40000, n.now);
+  ASSERT_NE(cl2.c, nullptr);
+  EXPECT_EQ(n.a.counters().time_wait_reused, 1u);
+  ASSERT_TRUE(n.run_until([&] { return srv.received == 10000; }, Duration::seconds(5)));
+  EXPECT_EQ(srv.bad_bytes, 0u);
+}
+
 TEST(Close, NewSynTakesOverServerTimeWait) {
   // RFC 6191: the server closed first and holds the tuple in TIME_WAIT; a new SYN
   // with a newer timestamp from the same client port opens a new connection.

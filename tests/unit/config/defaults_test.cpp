@@ -40,6 +40,7 @@ TEST(ConfigDefaults, MinimalConfigTakesEveryDefault) {
 
   EXPECT_EQ(c.tcp.congestion, Congestion::cubic);
   EXPECT_EQ(c.tcp.time_wait_ms, 60000u);
+  EXPECT_EQ(c.tcp.time_wait_reuse_ms, 1000u);
   EXPECT_EQ(c.tcp.rto_min_ms, 200u);
   EXPECT_EQ(c.tcp.rto_initial_ms, 1000u);
   EXPECT_EQ(c.tcp.delayed_ack_ms, 40u);

@@ -156,6 +156,8 @@ TEST(ConfigErrors, DescriptorsMustBePowerOfTwoInRange) {
 TEST(ConfigErrors, TcpAndPipelineRanges) {
   EXPECT_TRUE(
       one_error(with("tcp:\n  time_wait_ms: 600001\n"), 7, 17, {"tcp.time_wait_ms", "0..600000"}));
+  EXPECT_TRUE(one_error(with("tcp:\n  time_wait_reuse_ms: 1\n"), 7, 23,
+                        {"tcp.time_wait_reuse_ms", "2..60000"}));
   EXPECT_TRUE(one_error(with("pipeline:\n  max_batch_bytes: 1499\n"), 7, 20,
                         {"pipeline.max_batch_bytes", "1500..262144"}));
   EXPECT_TRUE(one_error(with("tcp:\n  keepalive: { probes: 0 }\n"), 7, 24,
