@@ -1295,7 +1295,7 @@ MTU_VARIANTS = [
 
 
 def bench_mtu(ctx):
-    rep = Report("mtu", "7. TCP bulk throughput against the MTU: wirespeed stack-to-stack vs Linux over veth",
+    rep = Report("mtu", "9. TCP bulk throughput against the MTU: wirespeed stack-to-stack vs Linux over veth",
                  ctx.command("mtu"))
     errors = []
     size = 1048576

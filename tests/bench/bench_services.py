@@ -143,7 +143,7 @@ http {{
 
 
 def bench_http(ctx):
-    rep = B.Report("http", "7. HTTP: wrk against wirespeed `http` (af_packet) and nginx-light (kernel)",
+    rep = B.Report("http", "10. HTTP: wrk against wirespeed `http` (af_packet) and nginx-light (kernel)",
                    ctx.command("http"))
     errors = []
     levels = [1, 32, 256]
@@ -230,7 +230,7 @@ def bench_http(ctx):
 
 
 def bench_connrate(ctx):
-    rep = B.Report("connrate", "7. Connection rate and round trips: wirespeed over memif vs the kernel",
+    rep = B.Report("connrate", "11. Connection rate and round trips: wirespeed over memif vs the kernel",
                    ctx.command("connrate"))
     errors = []
     dur = ctx.dur
@@ -332,7 +332,7 @@ def per_second_rates(log):
 
 def bench_stability(ctx):
     minutes = ctx.args.minutes
-    rep = B.Report("stability", f"7. Connection rate over {minutes} minutes, and recovery from overload",
+    rep = B.Report("stability", f"12. Connection rate over {minutes} minutes, and recovery from overload",
                    ctx.command("stability") + f" --minutes {minutes}")
     errors = []
     samples = []
