@@ -53,10 +53,10 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   if (auto v = m.get("services")) parse_services(d, *v, out.services, origins);
 
   section(m, "tcp",
-          {"congestion", "time_wait_ms", "time_wait_reuse_ms", "rto_min_ms", "rto_initial_ms", "delayed_ack_ms", "nagle",
-           "keepalive", "receive_buffer", "send_buffer", "buffer_max_bytes", "syn_backlog",
-           "accept_backlog", "max_connections", "timestamps", "sack", "window_scaling",
-           "mtu_probing", "pmtu_recovery_s"},
+          {"congestion", "time_wait_ms", "time_wait_reuse_ms", "rto_min_ms", "rto_initial_ms",
+           "delayed_ack_ms", "nagle", "keepalive", "receive_buffer", "send_buffer",
+           "buffer_max_bytes", "syn_backlog", "accept_backlog", "max_connections", "timestamps",
+           "sack", "window_scaling", "mtu_probing", "pmtu_recovery_s"},
           [&](const MapView& s) { parse_tcp(s, out.tcp); });
   section(m, "pipeline",
           {"max_batch_bytes", "backoff_us", "batching", "max_batches", "mss_multiple"},
