@@ -12,16 +12,20 @@ root=$(cd "$here/../.." && pwd)
 build=${WS_BUILD_DIR:-$root/build-bench}
 export WS_BUILD_DIR=$build
 
+# WS_BENCH_PROGRAM picks the benchmark program (run_services.sh sets bench_services.py).
+program=${WS_BENCH_PROGRAM:-bench.py}
 quick=0
 for a in "$@"; do [[ $a == --quick ]] && quick=1; done
 limit=600
-[[ $quick == 1 ]] && limit=180
+[[ $quick == 1 ]] && limit=240
+# The stability workload runs for --minutes (default 10) plus its overload phases.
+for a in "$@"; do [[ $a == stability ]] && limit=2400; done
 
 if [[ $(id -u) != 0 ]]; then
   echo "run.sh: needs root (network namespaces, DPDK)" >&2
   exit 77
 fi
-for t in sockperf ethtool taskset; do
+for t in sockperf ethtool taskset wrk nginx; do
   command -v $t >/dev/null || { echo "run.sh: $t is missing (deploy/install-deps.sh)" >&2; exit 1; }
 done
 
@@ -32,7 +36,7 @@ if [[ ! -x $build/dataplane/wirespeed-dataplane || ! -x $build/tools/wsperf/wspe
 fi
 
 start=$(date +%s)
-timeout --signal=TERM --kill-after=20 $limit /usr/bin/python3 "$here/bench.py" "$@"
+timeout --signal=TERM --kill-after=20 $limit /usr/bin/python3 "$here/$program" "$@"
 rc=$?
 if [[ $rc == 124 ]]; then
   echo "run.sh: stopped at the ${limit}s limit; tables of finished workloads were kept" >&2
