@@ -113,7 +113,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     ps.tx_bytes = must(reg("wirespeed_port_transmit_bytes_total", "Bytes transmitted by the port.",
                            c, l, Scope::kGlobal, error));
     ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total",
-                            "Packets the port dropped because no RX descriptor was free.", c, l,
+                            "Packets the port dropped because no RX descriptor was free "
+                            "(af_packet: frames the kernel dropped on a full socket ring).",
+                            c, l,
                             Scope::kGlobal, error));
     ps.rx_errors =
         must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.",
@@ -141,6 +143,14 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
       ps.q_tx_packets.push_back(
           must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c,
                    {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
+    }
+    if (p.driver == "net_af_packet") {
+      for (const auto& pc : cfg.ports) {
+        if (pc.name != p.name) continue;
+        std::string iface = af_packet_iface(pc.device);
+        auto d = std::make_shared<AfPacketDrops>();
+        if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
+      }
     }
     ports_.push_back(ps);
     writer_.set_info("port." + p.name + ".mac", p.mac.to_string());
@@ -468,7 +478,7 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
       g[s.rx_bytes.offset] = st.ibytes;
       g[s.tx_packets.offset] = st.opackets;
       g[s.tx_bytes.offset] = st.obytes;
-      g[s.rx_missed.offset] = st.imissed;
+      g[s.rx_missed.offset] = st.imissed + (s.kernel_drops ? s.kernel_drops->poll() : 0);
       g[s.rx_errors.offset] = st.ierrors;
       g[s.tx_errors.offset] = st.oerrors;
       g[s.rx_nombuf.offset] = st.rx_nombuf;

@@ -11,6 +11,7 @@
 
 #include "control/config/config.hpp"
 #include "control/stats/writer.hpp"
+#include "dataplane/af_packet_drops.hpp"
 #include "dataplane/port.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
@@ -46,6 +47,8 @@ class Metrics {
     stats::Slot rx_packets, rx_bytes, tx_packets, tx_bytes, rx_missed, rx_errors, tx_errors,
         rx_nombuf, mtu, link_up, pool_in_use, pool_size;
     std::vector<stats::Slot> q_rx_packets, q_tx_packets;
+    // af_packet ports: the kernel's ring-full drops, added to rx_missed.
+    std::shared_ptr<AfPacketDrops> kernel_drops;
   };
   struct ServiceSlots {
     stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
