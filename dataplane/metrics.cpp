@@ -115,8 +115,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total",
                             "Packets the port dropped because no RX descriptor was free "
                             "(af_packet: frames the kernel dropped on a full socket ring).",
-                            c, l,
-                            Scope::kGlobal, error));
+                            c, l, Scope::kGlobal, error));
     ps.rx_errors =
         must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.",
                  c, l, Scope::kGlobal, error));
