@@ -1,5 +1,7 @@
 #include "dataplane/services.hpp"
 
+#include <sys/resource.h>
+
 #include "stack/apps/http_service.hpp"
 #include "stack/apps/iperf3_service.hpp"
 #include "stack/apps/tcp_clients.hpp"
@@ -58,8 +60,19 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
         return std::make_unique<TcpSourceService>(sc.name, cp, tcp);
       case ServiceKind::ping:
         return std::make_unique<TcpPingService>(sc.name, cp, tcp);
-      case ServiceKind::iperf3:
-        return std::make_unique<Iperf3Service>(sc.name, sc.port, tcp);
+      case ServiceKind::iperf3: {
+        auto svc = std::make_unique<Iperf3Service>(sc.name, sc.port, tcp);
+        // The service runs on its core's thread, so that thread's clock is its CPU use.
+        svc->set_cpu_clock([] {
+          rusage ru{};
+          getrusage(RUSAGE_THREAD, &ru);
+          auto d = [](const timeval& tv) {
+            return Duration::micros(static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec);
+          };
+          return CpuTimes{d(ru.ru_utime), d(ru.ru_stime)};
+        });
+        return svc;
+      }
       case ServiceKind::http: {
         std::vector<HttpRoute> routes;
         routes.reserve(sc.responses.size());

@@ -56,6 +56,7 @@ struct Iperf3Service::Session {
   std::vector<Stream> streams;
   UdpSocket* udp = nullptr;
   Instant started, ended;
+  CpuTimes cpu_at_start;  // the core's CPU time when the test began
   Instant phase_deadline = Instant::never();
   uint64_t progress = 0, progress_seen = 0;  // bytes moved; the idle watchdog's input
   Instant progress_at;
@@ -428,6 +429,7 @@ void Iperf3Service::add_stream(Session& s, Conn* k, Endpoint udp_peer) {
 void Iperf3Service::begin_test(Session& s, Instant now) {
   s.phase = Phase::kRunning;
   s.started = now;
+  if (cpu_clock_) s.cpu_at_start = cpu_clock_();
   s.progress_at = now;
   s.phase_deadline =
       s.params.time_s > 0
@@ -474,6 +476,14 @@ void Iperf3Service::send_results(Session& s) {
   const Instant measured_from =
       s.omit_done ? s.started + Duration::nanos(static_cast<int64_t>(p.omit_s * 1e9)) : s.started;
   const double secs = s.ended > measured_from ? (s.ended - measured_from).secs() : 0.0;
+  // CPU use over the whole test (start to end, as iperf3 measures it), in percent.
+  if (cpu_clock_ && s.ended > s.started) {
+    const CpuTimes now_cpu = cpu_clock_();
+    const double wall = (s.ended - s.started).secs();
+    h.cpu_user = 100.0 * (now_cpu.user - s.cpu_at_start.user).secs() / wall;
+    h.cpu_system = 100.0 * (now_cpu.system - s.cpu_at_start.system).secs() / wall;
+    h.cpu_total = h.cpu_user + h.cpu_system;
+  }
   std::string text;
   if (p.get_server_output) {
     uint64_t rx = 0, tx = 0;

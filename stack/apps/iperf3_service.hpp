@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ namespace ws {
 
 class UdpSocket;
 struct UdpDatagram;
+
+// CPU time the calling thread has used so far. The data plane supplies it (the core's
+// thread clock); the service reads it at the start and end of a test, never per packet.
+struct CpuTimes {
+  Duration user;
+  Duration system;
+};
+using CpuClock = std::function<CpuTimes()>;
 
 struct Iperf3Limits {
   // A connection must send its cookie, and a client must move through each handshake
@@ -75,6 +84,9 @@ class Iperf3Service final : public Service {
   // Connections the service still holds (including ones closing after their test).
   size_t open_connections() const { return open_; }
   bool udp_bound() const;
+  // Fills cpu_util_* of the results (iperf3 reports the server's CPU use as a
+  // percentage of the test's wall time). Without a clock they are 0.
+  void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
 
  private:
   struct Conn;
@@ -135,6 +147,7 @@ class Iperf3Service final : public Service {
   std::vector<uint8_t> pattern_;   // payload of the data we send
   std::vector<uint8_t> datagram_;  // scratch for one UDP datagram
   Iperf3Stats stats_;
+  CpuClock cpu_clock_;
 };
 
 }  // namespace ws

@@ -95,6 +95,12 @@ def main():
             streams = j.get("end", {}).get("streams", [])
             res.check(len(streams) == 1 and streams[0].get("receiver", {}).get("bytes") == recv,
                       "TCP: the stream's receiver figures come from the server", str(streams)[:300])
+            cpu = end(j, "cpu_utilization_percent")
+            res.check(0 < cpu.get("remote_total", 0) <= 105
+                      and abs(cpu.get("remote_total", 0) - cpu.get("remote_user", 0)
+                              - cpu.get("remote_system", 0)) < 0.01,
+                      "TCP: the server reports its core's CPU use (0-100 %, user + system)",
+                      str(cpu))
             rx1 = settled("received")
             res.check(rx1 - rx0 == recv, "metrics: service received bytes moved by exactly the "
                       "server's reported bytes", f"delta={rx1 - rx0} reported={recv}")

@@ -580,5 +580,28 @@ TEST(Iperf3Service, GarbageOnTheControlConnection) {
   EXPECT_EQ(n.svc.stats().tests_completed, 0u);
 }
 
+// cpu_util_* report the core's CPU time over the test's wall time, in percent; with a
+// clock that charges a quarter of the elapsed time as user and a twentieth as system
+// time, the server reports about 25 % and 5 %.
+TEST(Iperf3Service, CpuUtilisationFromTheCoreClock) {
+  Net n;
+  const Instant t0 = n.now;
+  n.svc.set_cpu_clock([&n, t0] {
+    const int64_t ns = (n.now - t0).ns();
+    return CpuTimes{Duration::nanos(ns / 4), Duration::nanos(ns / 20)};
+  });
+  ClientRun t =
+      start_test(n, R"({"tcp":true,"omit":0,"time":1,"num":0,"parallel":1,"len":1000})", 1);
+  n.send(*t.streams[0], std::string(100000, 'x'));
+  n.run_for(Duration::millis(500));
+  const std::string results = end_test(n, t);
+  JsonDoc doc;
+  ASSERT_TRUE(doc.parse(results)) << results;
+  EXPECT_NEAR(doc.root()["cpu_util_user"].number(), 25.0, 2.0) << results;
+  EXPECT_NEAR(doc.root()["cpu_util_system"].number(), 5.0, 0.5) << results;
+  EXPECT_NEAR(doc.root()["cpu_util_total"].number(),
+              doc.root()["cpu_util_user"].number() + doc.root()["cpu_util_system"].number(), 1e-9);
+}
+
 }  // namespace
 }  // namespace ws
