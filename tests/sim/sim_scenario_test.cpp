@@ -641,24 +641,31 @@ TEST(Close, TimeWaitDurationAndReuse) {
   EXPECT_LE((n.now - entered).ms(), 31000);
 }
 
+// A server on port 5000 of b that closes its side when the client does, and a client
+// on port 40000 of a that sends nothing and closes first: when both are closed, the
+// client's end holds the tuple in TIME_WAIT and the server's end is gone.
+void client_leaves_time_wait(Net& n, Peer& srv, Peer& cl) {
+  srv.shutdown_when_done = false;
+  n.b.listen(5000, {[&srv](tcp::Connection& c) {
+               auto cbs = srv.callbacks();
+               cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
+               c.set_callbacks(cbs);
+               srv.c = &c;
+               return true;
+             }});
+  cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
+  ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
+  ASSERT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+}
+
 TEST(Close, TimeWaitReuseNeedsTimestamps) {
   for (bool ts : {true, false}) {
     auto ca = default_config(1), cb = default_config(2);
     ca.timestamps = cb.timestamps = ts;
     Net n(LinkParams{}, LinkParams{}, 7, ca, cb);
-    Peer srv;
-    srv.shutdown_when_done = false;
-    n.b.listen(5000, {[&](tcp::Connection& c) {
-                 auto cbs = srv.callbacks();
-                 cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
-                 c.set_callbacks(cbs);
-                 srv.c = &c;
-                 return true;
-               }});
-    Peer cl;  // sends nothing and closes first: it ends in TIME_WAIT
-    cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
-    ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
-    EXPECT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+    Peer srv, cl;
+    client_leaves_time_wait(n, srv, cl);
+    if (HasFatalFailure()) return;
     // The server closed from on_peer_closed: CLOSE_WAIT -> LAST_ACK -> CLOSED, no TIME_WAIT.
     EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 0u);
     EXPECT_EQ(n.b.connection_count(), 0u);
@@ -684,19 +691,9 @@ TEST(Close, TimeWaitReuseIntervalIsConfigurable) {
   LinkParams fast;
   fast.delay = Duration::micros(50);
   Net n(fast, fast, 11, ca, cb);
-  Peer srv;
-  srv.shutdown_when_done = false;
-  n.b.listen(5000, {[&](tcp::Connection& c) {
-               auto cbs = srv.callbacks();
-               cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
-               c.set_callbacks(cbs);
-               srv.c = &c;
-               return true;
-             }});
-  Peer cl;
-  cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), 40000, n.now);
-  ASSERT_TRUE(n.run_until([&] { return cl.closed && srv.closed; }, Duration::seconds(5)));
-  ASSERT_EQ(n.a.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 1u);
+  Peer srv, cl;
+  client_leaves_time_wait(n, srv, cl);
+  if (HasFatalFailure()) return;
   n.run_for(Duration::millis(2));
   Peer early;
   EXPECT_EQ(n.a.connect({kAddrB, 5000}, early.callbacks(), 40000, n.now), nullptr);
