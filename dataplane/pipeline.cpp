@@ -174,7 +174,7 @@ void Pipeline::run(bool main) {
   uint64_t last_tsc = rte_rdtsc();
   const double ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
   uint32_t iter = 0;
-  std::vector<uint8_t> scratch(kMaxRxFrame);
+  RxSegments segs;
 
   while (!stop_.load(std::memory_order_relaxed)) {
     Instant now = clock_.now();
@@ -188,7 +188,12 @@ void Pipeline::run(bool main) {
                        RTE_MBUF_F_RX_IP_CKSUM_BAD);
       meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
                        RTE_MBUF_F_RX_L4_CKSUM_BAD);
-      stack_.receive(rx_frame(m, scratch, stack_.counters()), meta, now);
+      PacketView frame;
+      if (rx_frame(m, segs, stack_.counters(), frame)) {
+        stack_.receive(frame, meta, now);
+      } else {
+        stack_.drops().add(DropReason::kRxTooManySegments);
+      }
       rte_pktmbuf_free(m);
     };
     for (const auto& rq : rxqs_) {

@@ -72,6 +72,9 @@ enum class DropReason : uint16_t {
   kIpv4ReassemblyTableFull,
   kIpv4ReassemblyTooManyFragments,
   kIpv4ReassemblyTooLarge,
+  // A received mbuf chain of more segments than the stack's packet view holds
+  // (PacketView::kMaxSegments), dropped by the data plane before parsing.
+  kRxTooManySegments,
   kCount
 };
 

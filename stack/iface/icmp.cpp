@@ -12,16 +12,20 @@
 
 namespace ws {
 
-void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
+void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketView& msg,
                        Instant now) {
   (void)ifc;
   ++counters_.icmp_in;
-  auto icmp = wire::IcmpView::parse(msg);
+  uint8_t hdr_buf[wire::IcmpView::kHeaderLen];
+  auto hdr = msg.pullup(std::min(msg.size(), wire::IcmpView::kHeaderLen), hdr_buf,
+                        counters_.rx_header_pullups);
+  auto icmp = wire::IcmpView::parse(hdr);
   if (!icmp) {
     drops_.add(DropReason::kIcmpTruncated);
     return;
   }
-  if (internet_checksum(msg) != 0) {
+  // The checksum covers the whole message (RFC 792), summed over the segments.
+  if (csum_fold(msg.csum()) != 0) {
     drops_.add(DropReason::kIcmpBadChecksum);
     return;
   }
@@ -38,22 +42,23 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<con
       if (wire::Ipv4View::kMinHeaderLen + msg.size() > mtu_to(src) && mtu_to(src) != 0) {
         // A large (typically reassembled) request: the reply goes out in fragments
         // (RFC 791 3.2), its checksum computed here over the whole message.
-        std::array<uint8_t, wire::IcmpView::kHeaderLen> hdr{};
-        std::memcpy(hdr.data(), msg.data(), hdr.size());
-        hdr[0] = wire::kIcmpEchoReply;
-        hdr[1] = 0;
-        store_be16(hdr.data() + 2, 0);
-        auto body = msg.subspan(wire::IcmpView::kHeaderLen);
-        store_be16(hdr.data() + 2, csum_fold(csum_partial(body, csum_partial(hdr))));
-        if (send_datagram(dst, src, wire::kIpProtoIcmp, hdr, body, false, now)) {
+        std::array<uint8_t, wire::IcmpView::kHeaderLen> reply_hdr{};
+        std::memcpy(reply_hdr.data(), hdr.data(), reply_hdr.size());
+        reply_hdr[0] = wire::kIcmpEchoReply;
+        reply_hdr[1] = 0;
+        store_be16(reply_hdr.data() + 2, 0);
+        auto body = linearize(msg.tail(wire::IcmpView::kHeaderLen));
+        store_be16(reply_hdr.data() + 2, csum_fold(csum_partial(body, csum_partial(reply_hdr))));
+        if (send_datagram(dst, src, wire::kIpProtoIcmp, reply_hdr, body, false, now)) {
           ++counters_.icmp_echo_replies_out;
         }
         return;
       }
       L4Frame f;
       if (!begin(dst, src, wire::kIpProtoIcmp, static_cast<uint32_t>(msg.size()), f)) return;
-      std::memcpy(f.l4.data(), msg.data(), msg.size());
-      wire::emit_icmp(f.l4.data(), wire::kIcmpEchoReply, 0, load_be32(msg.data() + 4),
+      // The reply is a copy of the request (from every segment), header rewritten.
+      msg.copy_out(0, f.l4.first(msg.size()));
+      wire::emit_icmp(f.l4.data(), wire::kIcmpEchoReply, 0, load_be32(hdr.data() + 4),
                       msg.size() - wire::IcmpView::kHeaderLen);
       f.dont_fragment = false;
       commit(f, now);
@@ -63,7 +68,9 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<con
     case wire::kIcmpDestUnreachable:
     case wire::kIcmpTimeExceeded: {
       ++counters_.icmp_unreachable_in;
-      auto quoted = icmp->body();
+      // The quote (an IPv4 header and at least 8 bytes, RFC 792) is small: read
+      // it as one span, copied only if the message is chained.
+      auto quoted = linearize(msg.tail(wire::IcmpView::kHeaderLen));
       auto inner = wire::Ipv4View::parse(quoted);
       if (!inner || inner->protocol() != wire::kIpProtoTcp || tcp_ == nullptr) return;
       tcp_->icmp_error(icmp->type(), icmp->code(), icmp->next_hop_mtu(), quoted, now);
@@ -88,30 +95,34 @@ bool Stack::icmp_error_allowed(Instant now) {
   return true;
 }
 
-void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
-                            std::span<const uint8_t> offending, Instant now) {
-  auto ip = wire::Ipv4View::parse(offending);
+void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,
+                            Instant now) {
+  // Quote as much of the datagram as fits in 576 bytes (RFC 1812 4.3.2.3): the
+  // quote is all this reads, pulled up when the datagram is chained.
+  constexpr size_t kMaxQuote = 576 - 20 - wire::IcmpView::kHeaderLen;
+  uint8_t quote_buf[kMaxQuote];
+  const size_t quote = std::min(offending.size(), kMaxQuote);
+  auto quoted = offending.pullup(quote, quote_buf, counters_.rx_header_pullups);
+  auto ip = wire::Ipv4View::parse(quoted);
   if (!ip) return;
   // RFC 1122 3.2.2: never about an ICMP error, a non-first fragment, or a
   // datagram from a non-unicast source.
   if (ip->frag_offset() != 0) return;
   if (ip->src().is_any()) return;  // 0.0.0.0 names no host to tell
-  if (ip->protocol() == wire::kIpProtoIcmp && offending.size() > ip->header_len()) {
-    uint8_t t = offending[ip->header_len()];
+  if (ip->protocol() == wire::kIpProtoIcmp && quoted.size() > ip->header_len()) {
+    uint8_t t = quoted[ip->header_len()];
     if (t != wire::kIcmpEchoRequest && t != wire::kIcmpEchoReply) return;
   }
   if (!icmp_error_allowed(now)) {
     drops_.add(DropReason::kIcmpRateLimited);
     return;
   }
-  // Quote as much of the datagram as fits in 576 bytes (RFC 1812 4.3.2.3).
-  size_t quote = std::min<size_t>(offending.size(), 576 - 20 - wire::IcmpView::kHeaderLen);
   L4Frame f;
   if (!begin(ip->dst(), ip->src(), wire::kIpProtoIcmp,
              static_cast<uint32_t>(wire::IcmpView::kHeaderLen + quote), f)) {
     return;
   }
-  std::memcpy(f.l4.data() + wire::IcmpView::kHeaderLen, offending.data(), quote);
+  std::memcpy(f.l4.data() + wire::IcmpView::kHeaderLen, quoted.data(), quote);
   wire::emit_icmp(f.l4.data(), type, code, rest, quote);
   f.dont_fragment = false;
   commit(f, now);

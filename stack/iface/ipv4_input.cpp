@@ -1,5 +1,7 @@
 // IPv4 input, validated step by step (RFC 791 section 3.2, RFC 1122 section
 // 3.2.1, RFC 1812 section 5.2.2); every failed step is counted under its reason.
+#include <algorithm>
+
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
 #include "stack/wire/icmp.hpp"
@@ -21,11 +23,16 @@ bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
   return false;
 }
 
-void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
+void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta,
                        bool link_broadcast, Instant now) {
   (void)ifc;
+  // The header is read in place unless it straddles a segment boundary; then
+  // only its bytes (at most 60) are pulled up.
+  uint8_t hdr_buf[wire::Ipv4View::kMaxHeaderLen];
   // 1. The fixed header must be there.
-  auto ip = wire::Ipv4View::parse(pkt);
+  auto fixed = pkt.pullup(std::min(pkt.size(), wire::Ipv4View::kMinHeaderLen), hdr_buf,
+                          counters_.rx_header_pullups);
+  auto ip = wire::Ipv4View::parse(fixed);
   if (!ip) {
     drops_.add(DropReason::kIpv4Truncated);
     return;
@@ -41,8 +48,18 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
     drops_.add(DropReason::kIpv4BadIhl);
     return;
   }
+  if (hl > fixed.size()) {
+    // Options: the whole header in one span. If the fixed part was pulled up
+    // already, only the options are added behind it (one pull-up counted).
+    if (fixed.data() == hdr_buf) {
+      pkt.copy_out(fixed.size(), std::span(hdr_buf).subspan(fixed.size(), hl - fixed.size()));
+      ip = wire::Ipv4View::parse(std::span<const uint8_t>(hdr_buf, hl));
+    } else {
+      ip = wire::Ipv4View::parse(pkt.pullup(hl, hdr_buf, counters_.rx_header_pullups));
+    }
+  }
   // 4. Total length covers the header and does not exceed the frame (anything
-  //    beyond it is Ethernet padding and is ignored).
+  //    beyond it is Ethernet padding, or the unused end of a chain, and is ignored).
   size_t total = ip->total_len();
   if (total < hl || total > pkt.size()) {
     drops_.add(DropReason::kIpv4BadTotalLength);
@@ -87,27 +104,29 @@ void Stack::ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMet
   // 9. Fragments go to the reassembly table (RFC 791 3.2, RFC 1122 3.3.2); the
   //    datagram they complete continues below as if it had arrived whole, its L4
   //    checksum verified in software (the NIC saw only pieces).
+  //    A chained fragment is copied into one span first: the table copies its
+  //    payload anyway.
   if (ip->is_fragment()) {
-    auto whole = reasm_.input(pkt.first(total), now, drops_);
+    auto whole = reasm_.input(linearize(pkt.first(total)), now, drops_);
     if (!whole) return;
     RxMeta m = meta;
     m.ip = RxMeta::Cksum::kGood;
     m.l4 = RxMeta::Cksum::kUnknown;
-    ipv4_deliver(ifc, *whole, m, no_icmp_error, to_broadcast, now);
+    auto wip = wire::Ipv4View::parse(*whole);
+    ipv4_deliver(ifc, PacketView(*whole), *wip, m, no_icmp_error, to_broadcast, now);
     return;
   }
-  ipv4_deliver(ifc, pkt.first(total), meta, no_icmp_error, to_broadcast, now);
+  ipv4_deliver(ifc, pkt.first(total), *ip, meta, no_icmp_error, to_broadcast, now);
 }
 
-void Stack::ipv4_deliver(Interface& ifc, std::span<const uint8_t> whole, const RxMeta& meta,
-                         bool no_icmp_error, bool to_broadcast, Instant now) {
-  auto ip = wire::Ipv4View::parse(whole);
-  size_t hl = ip->header_len();
-  Ipv4Addr src = ip->src();
-  Ipv4Addr dst = ip->dst();
+void Stack::ipv4_deliver(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
+                         const RxMeta& meta, bool no_icmp_error, bool to_broadcast, Instant now) {
+  const size_t hl = ip.header_len();
+  Ipv4Addr src = ip.src();
+  Ipv4Addr dst = ip.dst();
   ++counters_.ipv4_in;
-  auto l4 = whole.subspan(hl);
-  switch (ip->protocol()) {
+  auto l4 = whole.tail(hl);
+  switch (ip.protocol()) {
     case wire::kIpProtoIcmp:
       icmp_input(ifc, src, dst, l4, now);
       return;
@@ -139,34 +158,42 @@ void Stack::ipv4_deliver(Interface& ifc, std::span<const uint8_t> whole, const R
   }
 }
 
-void Stack::udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
+void Stack::udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
                       bool to_broadcast, RxMeta::Cksum l4_csum, Instant now) {
-  auto seg = ip_packet.subspan(ip_hl);
-  auto udp = wire::UdpView::parse(seg);
+  auto seg = ip_packet.tail(ip_hl);
+  uint8_t hdr_buf[wire::UdpView::kHeaderLen];
+  auto udp = wire::UdpView::parse(seg.pullup(std::min(seg.size(), wire::UdpView::kHeaderLen),
+                                             hdr_buf, counters_.rx_header_pullups));
   if (!udp) {
     drops_.add(DropReason::kUdpTruncated);
     return;
   }
   // RFC 768: the length field covers header and data; it must fit the IP payload.
-  if (!udp->length_valid()) {
+  const size_t udp_len = udp->length();
+  if (udp_len < wire::UdpView::kHeaderLen || udp_len > seg.size()) {
     drops_.add(DropReason::kUdpBadLength);
     return;
   }
+  auto datagram = seg.first(udp_len);
+  const uint16_t csum = udp->checksum();
   // A zero checksum means the sender did not compute one (RFC 768). Otherwise
   // trust the NIC's verdict when it gave one, as for the IPv4 header and TCP.
-  if (l4_csum == RxMeta::Cksum::kBad && udp->checksum() != 0) {
+  if (l4_csum == RxMeta::Cksum::kBad && csum != 0) {
     drops_.add(DropReason::kUdpBadChecksum);
     return;
   }
-  if (l4_csum != RxMeta::Cksum::kGood && udp->checksum() != 0) {
-    uint32_t sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, udp->length());
-    if (csum_fold(csum_partial(udp->datagram(), sum)) != 0) {
+  if (l4_csum != RxMeta::Cksum::kGood && csum != 0) {
+    uint32_t sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, static_cast<uint16_t>(udp_len));
+    if (csum_fold(datagram.csum(sum)) != 0) {
       drops_.add(DropReason::kUdpBadChecksum);
       return;
     }
   }
   ++counters_.udp_in;
-  UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()}, udp->payload()};
+  // Sockets read a datagram as one span: a chained one is copied here, after
+  // every check passed (UDP payloads are messages, not a stream to splice).
+  UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()},
+                linearize(datagram.tail(wire::UdpView::kHeaderLen))};
   if (udp_.deliver(d, now)) return;
   drops_.add(DropReason::kUdpPortUnreachable);
   // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "stack/core/bytes.hpp"
 #include "stack/iface/interface.hpp"
 #include "stack/wire/arp.hpp"
 #include "stack/wire/ethernet.hpp"
@@ -10,7 +11,7 @@
 namespace ws {
 
 Stack::Stack(StackConfig cfg)
-    : cfg_(cfg), udp_(*this, drops_, counters_.udp_out), reasm_(cfg.reassembly) {
+    : cfg_(cfg), udp_(*this, drops_, counters_.udp_out), reasm_(cfg.reassembly), rx_linear_(65535) {
   icmp_tokens_ = cfg_.icmp_error_burst;
 }
 
@@ -45,7 +46,15 @@ void Stack::start(Instant now) {
   }
 }
 
-void Stack::receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant now) {
+std::span<const uint8_t> Stack::linearize(const PacketView& v) {
+  if (v.contiguous()) return v.head();
+  size_t n = std::min(v.size(), rx_linear_.size());
+  v.copy_out(0, std::span<uint8_t>(rx_linear_.data(), n));
+  ++counters_.rx_linearized;
+  return {rx_linear_.data(), n};
+}
+
+void Stack::receive(const PacketView& frame, const RxMeta& meta, Instant now) {
   ++counters_.rx_frames;
   counters_.rx_bytes += frame.size();
   if (meta.port >= ifaces_.size()) {
@@ -53,7 +62,16 @@ void Stack::receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant 
     return;
   }
   Interface& ifc = *ifaces_[meta.port];
-  auto eth = wire::EthernetView::parse(frame);
+  // The header, pulled up only if the first segment is shorter than it; with
+  // an 802.1Q tag, 4 bytes more (EthernetView::parse rejects what is too short).
+  uint8_t hdr[wire::EthernetView::kHeaderLen + wire::EthernetView::kVlanTagLen];
+  auto h = frame.pullup(std::min(frame.size(), wire::EthernetView::kHeaderLen), hdr,
+                        counters_.rx_header_pullups);
+  if (h.size() == wire::EthernetView::kHeaderLen &&
+      load_be16(h.data() + wire::EthernetView::kTypeOff) == wire::kEtherTypeVlan) {
+    h = frame.pullup(std::min(frame.size(), sizeof hdr), hdr, counters_.rx_header_pullups);
+  }
+  auto eth = wire::EthernetView::parse(h);
   if (!eth) {
     drops_.add(DropReason::kEthTruncated);
     return;
@@ -70,11 +88,16 @@ void Stack::receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant 
   }
   switch (eth->ethertype()) {
     case wire::kEtherTypeIpv4:
-      ipv4_input(ifc, eth->payload(), meta, dst.is_broadcast(), now);
+      ipv4_input(ifc, frame.tail(eth->header_len()), meta, dst.is_broadcast(), now);
       return;
-    case wire::kEtherTypeArp:
-      arp_input(ifc, eth->payload(), now);
+    case wire::kEtherTypeArp: {
+      auto body = frame.tail(eth->header_len());
+      uint8_t arp[wire::ArpView::kLen];
+      arp_input(ifc,
+                body.pullup(std::min(body.size(), sizeof arp), arp, counters_.rx_header_pullups),
+                now);
       return;
+    }
     default:
       drops_.add(DropReason::kEthUnknownType);
       return;
@@ -178,7 +201,7 @@ Instant Stack::poll(Instant now) {
     // present may be reported with time exceeded, code 1.
     reasm_.poll(now, drops_, [this, now](std::span<const uint8_t> first) {
       if (cfg_.icmp_reassembly_time_exceeded) {
-        send_icmp_error(wire::kIcmpTimeExceeded, 1, 0, first, now);
+        send_icmp_error(wire::kIcmpTimeExceeded, 1, 0, PacketView(first), now);
       }
     });
   }

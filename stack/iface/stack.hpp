@@ -15,11 +15,13 @@
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
 #include "stack/core/packet.hpp"
+#include "stack/core/packet_view.hpp"
 #include "stack/core/time.hpp"
 #include "stack/iface/arp_cache.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
+#include "stack/wire/ipv4.hpp"
 
 namespace ws {
 
@@ -37,8 +39,9 @@ struct InterfaceConfig {
 class TransportHandler {
  public:
   virtual ~TransportHandler() = default;
-  virtual void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> segment,
-                     bool checksum_verified, Instant now) = 0;
+  // `segment` may span several buffers (a chained frame); it is valid for the call.
+  virtual void input(Ipv4Addr src, Ipv4Addr dst, const PacketView& segment, bool checksum_verified,
+                     Instant now) = 0;
   // ICMP destination unreachable / fragmentation needed (RFC 1191) quoting one of
   // our datagrams: `quoted` starts at the quoted IPv4 header.
   virtual void icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
@@ -74,8 +77,12 @@ class Stack final : public L4Output {
   // Announces our addresses (gratuitous ARP, RFC 5227 section 3).
   void start(Instant now);
 
-  // One received Ethernet frame. The stack does not keep `frame` after returning.
-  void receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant now);
+  // One received Ethernet frame, in one buffer or several (a chain). The stack
+  // does not keep `frame` or its segments after returning.
+  void receive(const PacketView& frame, const RxMeta& meta, Instant now);
+  void receive(std::span<const uint8_t> frame, const RxMeta& meta, Instant now) {
+    receive(PacketView(frame), meta, now);
+  }
 
   // Runs timers (ARP, transports); returns the earliest next deadline.
   Instant poll(Instant now);
@@ -119,19 +126,23 @@ class Stack final : public L4Output {
   void send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
                 Ipv4Addr tpa);
   // `link_broadcast`: the frame was sent to the Ethernet broadcast address.
-  void ipv4_input(Interface& ifc, std::span<const uint8_t> pkt, const RxMeta& meta,
-                  bool link_broadcast, Instant now);
-  // Steps after the fragment check: counts and hands `whole` (a complete IPv4
-  // datagram, header validated) to ICMP, UDP or TCP.
-  void ipv4_deliver(Interface& ifc, std::span<const uint8_t> whole, const RxMeta& meta,
-                    bool no_icmp_error, bool to_broadcast, Instant now);
-  void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> msg,
+  void ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta, bool link_broadcast,
                   Instant now);
-  void udp_input(std::span<const uint8_t> ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
+  // Steps after the fragment check: counts and hands `whole` (a complete IPv4
+  // datagram; `ip` its validated header, read in place or pulled up) to ICMP,
+  // UDP or TCP.
+  void ipv4_deliver(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
+                    const RxMeta& meta, bool no_icmp_error, bool to_broadcast, Instant now);
+  void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketView& msg, Instant now);
+  void udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
                  bool to_broadcast, RxMeta::Cksum l4_csum, Instant now);
   // ICMP error quoting `offending` (an IPv4 packet we received), rate limited.
-  void send_icmp_error(uint8_t type, uint8_t code, uint32_t rest,
-                       std::span<const uint8_t> offending, Instant now);
+  void send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,
+                       Instant now);
+  // `v` as one span: in place when contiguous, else copied into rx_linear_
+  // (counted); for the consumers that need contiguous bytes (reassembly, UDP
+  // payloads, ICMP echo data). Valid until the next call.
+  std::span<const uint8_t> linearize(const PacketView& v);
   bool icmp_error_allowed(Instant now);
   std::optional<Route> route(Ipv4Addr dst) const;
   bool is_local(Ipv4Addr a, bool& broadcast) const;
@@ -152,6 +163,8 @@ class Stack final : public L4Output {
   Instant icmp_refill_at_;
   Instant arp_deadline_ = Instant::never();
   Reassembler reasm_;
+  // Room for one IPv4 datagram, for linearize(); allocated with the stack.
+  std::vector<uint8_t> rx_linear_;
 };
 
 }  // namespace ws

@@ -1,6 +1,8 @@
 // Byte ring buffers for the send and receive queues. Storage grows only at autotune
-// steps (resize), never per segment. Note: these hold copies of the payload, not
-// mbufs; zero-copy mbuf chains are future work (see docs/tcp.md).
+// steps (resize), never per segment. They hold copies: on receive, only the bytes
+// the application did not consume straight from the packet and out-of-order
+// bytes (tcp_input.cpp, receive_data); holding mbuf references instead is not
+// done (see docs/tcp.md).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +11,8 @@
 #include <cstring>
 #include <memory>
 #include <span>
+
+#include "stack/core/packet_view.hpp"
 
 namespace ws::tcp {
 
@@ -55,6 +59,13 @@ class ByteRing {
     size_t first = std::min(data.size(), cap - pos);
     std::memcpy(buf_.get() + pos, data.data(), first);
     if (first < data.size()) std::memcpy(buf_.get(), data.data() + first, data.size() - first);
+  }
+  // The same for a payload spread over several buffers (a chained frame).
+  void write_at(size_t off, const PacketView& data) {
+    data.for_each([&](std::span<const uint8_t> piece) {
+      write_at(off, piece);
+      off += piece.size();
+    });
   }
   // Marks `n` bytes already written past the end as part of the contents.
   void commit(size_t n) { size_ += n; }

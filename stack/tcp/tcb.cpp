@@ -240,7 +240,7 @@ void Connection::resume_read() {
     t.output(t.stack.last_now());
 }
 
-size_t Connection::readable() const { return self(this).rcvbuf.size(); }
+size_t Connection::readable() const { return self(this).rcvbuf.size() + self(this).direct_unread; }
 Endpoint Connection::local() const { return {self(this).t.laddr, self(this).t.lport}; }
 Endpoint Connection::remote() const { return {self(this).t.raddr, self(this).t.rport}; }
 TcpState Connection::state() const { return self(this).state; }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "stack/core/packet_view.hpp"
 #include "stack/core/seqnum.hpp"
 #include "stack/core/time.hpp"
 #include "stack/tcp/api.hpp"
@@ -48,9 +49,9 @@ struct Segment {
   SeqNum seq;
   SeqNum ack;
   uint8_t flags = 0;
-  uint32_t wnd = 0;  // raw 16-bit window field
-  std::span<const uint8_t> payload;
-  uint32_t len = 0;  // sequence space: payload + SYN + FIN
+  uint32_t wnd = 0;    // raw 16-bit window field
+  PacketView payload;  // in the received buffers, possibly several
+  uint32_t len = 0;    // sequence space: payload + SYN + FIN
   bool syn() const { return flags & wire::tcpflag::kSyn; }
   bool fin() const { return flags & wire::tcpflag::kFin; }
   bool rst() const { return flags & wire::tcpflag::kRst; }
@@ -145,6 +146,9 @@ class Tcb final : public Connection {
   bool want_writable = false;
   bool pressured = false;  // under transmit-buffer pressure
   bool delivering = false;
+  // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
+  // not consumed yet, counted by readable() as if they were buffered.
+  size_t direct_unread = 0;
 
   // Send sequence space (RFC 9293 3.3.1).
   SeqNum iss, snd_una, snd_nxt, snd_max;

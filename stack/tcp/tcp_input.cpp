@@ -151,15 +151,36 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
   (void)st;
 }
 
-static void receive_data(Tcb& c, Segment& s) {
+// Offers in-order payload to on_data straight from the received buffers while
+// nothing is queued ahead of it; returns how many bytes were consumed. Stops at
+// the first piece not consumed whole (the application is full), or when a
+// callback closed or released the connection.
+static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
+  size_t consumed = 0;
+  bool more = true;
+  c.delivering = true;  // a resume_read() from the callback must not reenter
+  p.for_each([&](std::span<const uint8_t> piece) {
+    if (!more || c.released || c.app_closed) return;
+    c.direct_unread = p.size() - consumed;
+    size_t n = std::min(c.cb.on_data(c, piece), piece.size());
+    consumed += n;
+    if (!c.released) c.autotune_on_consume(n, now);
+    more = n == piece.size();
+  });
+  c.delivering = false;
+  c.direct_unread = 0;
+  return consumed;
+}
+
+static void receive_data(Tcb& c, Segment& s, Instant now) {
   TcpStack& st = c.stack;
   SeqNum seq = s.seq;
-  auto p = s.payload;
+  PacketView p = s.payload;
   if (s.syn()) seq = seq + 1;
   if (seq < c.rcv_nxt) {
     uint32_t off = static_cast<uint32_t>(c.rcv_nxt - seq);
     if (off >= p.size()) return;
-    p = p.subspan(off);
+    p = p.tail(off);
     seq = c.rcv_nxt;
   }
   size_t room = c.rcvbuf.capacity() - c.rcvbuf.size();
@@ -173,20 +194,7 @@ static void receive_data(Tcb& c, Segment& s) {
   p = p.first(len);
   c.rcv_mss = std::max<uint32_t>(c.rcv_mss, static_cast<uint32_t>(s.payload.size()));
   if (off == 0) {
-    c.rcvbuf.write_at(c.rcvbuf.size(), p);
-    c.rcvbuf.commit(len);
-    c.rcv_nxt += static_cast<uint32_t>(len);
-    c.stat_recv += len;
     bool had_ooo = !c.ooo.empty();
-    // Pull in out-of-order data that is now contiguous.
-    c.ooo.trim_below(c.rcv_nxt);
-    while (!c.ooo.empty() && c.ooo[0].left == c.rcv_nxt) {
-      uint32_t extra = c.ooo[0].len();
-      c.rcvbuf.commit(extra);
-      c.rcv_nxt += extra;
-      c.stat_recv += extra;
-      c.ooo.trim_below(c.rcv_nxt);
-    }
     // RFC 5681 4.2: ACK at once when a hole is filled; otherwise at least every
     // second full-sized segment, and at once during quick-ACK (start of a flow).
     c.unacked_bytes += static_cast<uint32_t>(len);
@@ -196,6 +204,36 @@ static void receive_data(Tcb& c, Segment& s) {
     } else {
       c.ack_pending = true;
     }
+    // Nothing queued ahead of these bytes: the application reads them where they
+    // arrived, and only what it leaves is copied into the ring (the window
+    // accounts for the ring only, so consumed bytes never close it).
+    size_t direct = 0;
+    if (!had_ooo && c.rcvbuf.size() == 0 && c.cb.on_data && !c.app_closed && !c.delivering) {
+      c.rcv_nxt += static_cast<uint32_t>(len);
+      c.stat_recv += len;
+      direct = deliver_direct(c, p, now);
+      st.ctr().rx_bytes_direct += direct;
+      if (c.released) return;
+      size_t rest = len - direct;
+      c.rcvbuf.write_at(0, p.tail(direct));
+      c.rcvbuf.commit(rest);
+      st.ctr().rx_bytes_buffered += rest;
+      return;
+    }
+    c.rcvbuf.write_at(c.rcvbuf.size(), p);
+    c.rcvbuf.commit(len);
+    st.ctr().rx_bytes_buffered += len;
+    c.rcv_nxt += static_cast<uint32_t>(len);
+    c.stat_recv += len;
+    // Pull in out-of-order data that is now contiguous.
+    c.ooo.trim_below(c.rcv_nxt);
+    while (!c.ooo.empty() && c.ooo[0].left == c.rcv_nxt) {
+      uint32_t extra = c.ooo[0].len();
+      c.rcvbuf.commit(extra);
+      c.rcv_nxt += extra;
+      c.stat_recv += extra;
+      c.ooo.trim_below(c.rcv_nxt);
+    }
   } else {
     if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
       st.drops().add(DropReason::kTcpReceiveBufferFull);
@@ -203,6 +241,7 @@ static void receive_data(Tcb& c, Segment& s) {
       return;
     }
     c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
+    st.ctr().rx_bytes_buffered += len;
     c.last_ooo_left = seq;
     // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
     c.ack_now = true;
@@ -377,7 +416,10 @@ void Tcb::input(Segment& s, Instant now) {
   // Seventh: segment text.
   bool can_receive = state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
                      state == TcpState::kFinWait2;
-  if (!s.payload.empty() && can_receive) receive_data(*this, s);
+  if (!s.payload.empty() && can_receive) {
+    receive_data(*this, s, now);
+    if (released) return;  // on_data closed or aborted the connection
+  }
   // Eighth: FIN, processed once every byte before it has arrived.
   if (s.fin() && can_receive) {
     SeqNum fseq = s.seq + static_cast<uint32_t>(s.payload.size());

@@ -43,25 +43,50 @@ bool TcpStack::challenge_ack_allowed(Instant now) {
   return true;
 }
 
-void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> seg, bool csum_verified,
+void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csum_verified,
                      Instant now) {
   Guard g(*this);
   now_ = now;
-  wire::TcpView::Error err;
-  auto v = wire::TcpView::parse(seg, &err);
-  if (!v) {
-    drops_.add(err == wire::TcpView::Error::kTruncated ? DropReason::kTcpTruncated
-                                                       : DropReason::kTcpBadDataOffset);
+  // The header (20..60 bytes) is read in place, or pulled up when it straddles
+  // segments; the payload stays where it arrived.
+  uint8_t hdr_buf[wire::TcpView::kMaxHeaderLen];
+  auto fixed = seg.pullup(std::min(seg.size(), wire::TcpView::kMinHeaderLen), hdr_buf,
+                          ctr_.rx_header_pullups);
+  if (fixed.size() < wire::TcpView::kMinHeaderLen) {
+    drops_.add(DropReason::kTcpTruncated);
+    return;
+  }
+  const size_t hl = size_t{static_cast<uint8_t>(fixed[wire::TcpView::kDataOffOff] >> 4)} * 4;
+  if (hl < wire::TcpView::kMinHeaderLen || hl > seg.size()) {
+    drops_.add(DropReason::kTcpBadDataOffset);
+    return;
+  }
+  // Options: the whole header in one span; if the fixed part was pulled up
+  // already, the options are added behind it (one pull-up counted).
+  std::span<const uint8_t> header = fixed;
+  if (hl > fixed.size() && fixed.data() == hdr_buf) {
+    seg.copy_out(fixed.size(), std::span(hdr_buf).subspan(fixed.size(), hl - fixed.size()));
+    header = std::span<const uint8_t>(hdr_buf, hl);
+  } else if (hl > fixed.size()) {
+    header = seg.pullup(hl, hdr_buf, ctr_.rx_header_pullups);
+  }
+  auto v = wire::TcpView::parse(header);
+  if (!v) {  // unreachable: the data offset was checked above
+    drops_.add(DropReason::kTcpBadDataOffset);
     return;
   }
   if (!csum_verified) {
     uint32_t s = ipv4_pseudo_sum(src, dst, 6, static_cast<uint16_t>(seg.size()));
-    if (csum_fold(csum_partial(seg, s)) != 0) {
+    if (csum_fold(seg.csum(s)) != 0) {
       drops_.add(DropReason::kTcpBadChecksum);
       return;
     }
   }
-  Segment s{*v, {}, v->seq(), v->ack(), v->flags(), v->window(), v->payload(), v->seg_len()};
+  auto payload = seg.tail(hl);
+  // Sequence space: the payload plus one each for SYN and FIN.
+  const auto seq_len =
+      static_cast<uint32_t>(payload.size()) + (v->syn() ? 1u : 0u) + (v->fin() ? 1u : 0u);
+  Segment s{*v, {}, v->seq(), v->ack(), v->flags(), v->window(), payload, seq_len};
   if (!v->parse_options(s.opts)) {
     drops_.add(DropReason::kTcpBadOptions);
     return;

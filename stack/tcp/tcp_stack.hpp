@@ -55,6 +55,12 @@ struct TcpCounters {
   uint64_t pmtu_probes_failed = 0;
   uint64_t pmtu_cache_hits = 0;     // connections that started from a remembered path MTU
   uint64_t tso_super_segments = 0;  // segments handed to the port to cut (TSO)
+  // Receive path (tcp_input.cpp): TCP headers that straddled buffers and were
+  // pulled up; in-order payload bytes on_data consumed straight from the packet;
+  // payload bytes copied into receive buffers (unconsumed or out of order).
+  uint64_t rx_header_pullups = 0;
+  uint64_t rx_bytes_direct = 0;
+  uint64_t rx_bytes_buffered = 0;
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
@@ -84,8 +90,14 @@ class TcpStack {
   TcpStack& operator=(const TcpStack&) = delete;
 
   // Every IPv4 packet with protocol 6 addressed to us (header already validated).
-  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment, bool csum_verified,
+  // The segment may span several buffers; in-order payload is offered to the
+  // application straight from them (tcp_input.cpp, receive_data).
+  void input(Ipv4Addr src, Ipv4Addr dst, const PacketView& tcp_segment, bool csum_verified,
              Instant now);
+  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment, bool csum_verified,
+             Instant now) {
+    input(src, dst, PacketView(tcp_segment), csum_verified, now);
+  }
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
 

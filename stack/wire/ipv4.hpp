@@ -20,6 +20,7 @@ inline constexpr uint8_t kIpProtoUdp = 17;
 class Ipv4View {
  public:
   static constexpr size_t kMinHeaderLen = 20;
+  static constexpr size_t kMaxHeaderLen = 60;  // IHL is 4 bits of 32-bit words
   static constexpr size_t kVerIhlOff = 0;
   static constexpr size_t kTosOff = 1;
   static constexpr size_t kTotalLenOff = 2;

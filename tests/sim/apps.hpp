@@ -14,6 +14,9 @@ struct Peer {
   uint64_t to_send = 0, sent = 0, received = 0, bad_bytes = 0;
   bool shutdown_when_done = true;
   bool connected = false, peer_closed = false, closed = false, consume = true;
+  // Consume only about half of what each on_data offers (at least one byte), so
+  // the stack keeps the rest buffered and offers it again.
+  bool partial = false;
   tcp::CloseReason reason = tcp::CloseReason::kNormal;
   std::array<uint8_t, 65536> scratch{};
 
@@ -39,12 +42,22 @@ struct Peer {
     };
     cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
       if (!consume) return 0;
+      if (partial && d.size() > 1) d = d.first((d.size() + 1) / 2);
       for (size_t i = 0; i < d.size(); ++i)
         if (d[i] != payload_byte(rx_seed, received + i)) ++bad_bytes;
       received += d.size();
       return d.size();
     };
-    cb.on_peer_closed = [this](tcp::Connection&) { peer_closed = true; };
+    cb.on_peer_closed = [this](tcp::Connection& conn) {
+      peer_closed = true;
+      // A partial reader drains what it left behind before the stream ends
+      // (each resume_read offers the rest again; it takes at least one byte).
+      for (size_t left = conn.readable(); partial && left > 0 && !closed;) {
+        conn.resume_read();
+        if (closed || conn.readable() >= left) break;
+        left = conn.readable();
+      }
+    };
     cb.on_writable = [this](tcp::Connection&) { pump(); };
     cb.on_closed = [this](tcp::Connection&, tcp::CloseReason r) {
       closed = true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/core/packet_view.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 #include "stack/wire/tcp.hpp"
@@ -272,13 +274,39 @@ struct Net {
     now = next;
     while (!link_ab.empty() && link_ab.next() <= now) {
       Packet p = link_ab.pop();
-      b.input(p.src, p.dst, p.l4, false, now);
+      deliver(b, p);
     }
     while (!link_ba.empty() && link_ba.next() <= now) {
       Packet p = link_ba.pop();
-      a.input(p.src, p.dst, p.l4, false, now);
+      deliver(a, p);
     }
     return true;
+  }
+  // Hands `p` to `s` in one buffer or, with probability `chain`, as a chain of
+  // 2 to 4 pieces cut at random offsets (half of the cuts inside the first 60
+  // bytes, where the TCP header is; pieces may be empty or of odd length), as
+  // the data plane passes a frame received in several mbufs.
+  void deliver(tcp::TcpStack& s, const Packet& p) {
+    const size_t len = p.l4.size();
+    if (len < 2 || !chain_rng.chance(chain)) {
+      s.input(p.src, p.dst, p.l4, false, now);
+      return;
+    }
+    std::array<size_t, 5> cut{};
+    const size_t pieces = 2 + chain_rng.next() % 3;
+    for (size_t i = 1; i < pieces; ++i) {
+      size_t span = chain_rng.chance(0.5) ? std::min<size_t>(60, len - 1) : len - 1;
+      size_t c = 1 + chain_rng.next() % span;
+      size_t j = i;  // keep the cuts sorted
+      for (; j > 1 && cut[j - 1] > c; --j) cut[j] = cut[j - 1];
+      cut[j] = c;
+    }
+    cut[pieces] = len;
+    std::array<PacketView::Segment, 4> segs;
+    for (size_t i = 0; i < pieces; ++i)
+      segs[i] = std::span<const uint8_t>(p.l4).subspan(cut[i], cut[i + 1] - cut[i]);
+    ++chained;
+    s.input(p.src, p.dst, PacketView(std::span(segs.data(), pieces), len), false, now);
   }
   void run_for(Duration d) {
     Instant end = now + d;
@@ -300,6 +328,9 @@ struct Net {
   Link link_ab, link_ba;
   Instant now;
   std::function<bool(Packet&)> tap_ab, tap_ba;  // return false to drop
+  double chain = 0;                             // share of packets delivered as chains
+  Rng chain_rng{77};
+  uint64_t chained = 0;
   uint64_t same_time_ = 0;
 };
 

@@ -18,6 +18,8 @@ struct Mix {
   bool timestamps = true;
   bool wscale = true;
   uint32_t mtu = 1500;
+  double chain = 0;      // share of segments delivered as buffer chains
+  bool partial = false;  // receivers consume about half of each offer
 };
 
 LinkParams lp(double loss, double reorder, double dup, double corrupt, int delay_ms = 5) {
@@ -44,6 +46,16 @@ const Mix kMixes[] = {
      false},
     {"jumbo9000_loss1", lp(0.01, 0.05, 0, 0), 10'000'000, tcp::CongestionAlgo::kCubic, true, true,
      true, 9000},
+    // Segments received as chains (headers cut anywhere) and readers that leave
+    // bytes behind: the in-place and the buffered receive paths, every byte checked.
+    {"chained_clean", lp(0, 0, 0, 0), 10'000'000, tcp::CongestionAlgo::kCubic, true, true, true,
+     1500, 1.0},
+    {"chained_mixed", lp(0.01, 0.1, 0.02, 0.001), 5'000'000, tcp::CongestionAlgo::kCubic, true,
+     true, true, 1500, 0.5},
+    {"jumbo9000_chained", lp(0.01, 0.05, 0, 0), 10'000'000, tcp::CongestionAlgo::kCubic, true, true,
+     true, 9000, 1.0},
+    {"partial_reader_mixed", lp(0.01, 0.1, 0.02, 0.001), 3'000'000, tcp::CongestionAlgo::kCubic,
+     true, true, true, 1500, 0.5, true},
 };
 
 class Transfer : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
@@ -60,6 +72,7 @@ TEST_P(Transfer, EveryByteBothWays) {
   }
   Net n(m.link, m.link, seed, ca, cb);
   n.out_a.mtu = n.out_b.mtu = m.mtu;
+  n.chain = m.chain;
   // Every segment on the wire is well formed and fits the MTU and the MSS (what tshark
   // would check in a capture).
   uint64_t malformed = 0, oversized = 0, segments = 0;
@@ -81,6 +94,7 @@ TEST_P(Transfer, EveryByteBothWays) {
   n.tap_ab = check;
   n.tap_ba = check;
   Pair p;
+  p.client.partial = p.server.partial = m.partial;
   p.start(n, m.bytes, m.bytes / 2, seed);
   bool done =
       n.run_until([&] { return p.client.closed && p.server.closed; }, Duration::seconds(600));
@@ -101,6 +115,22 @@ TEST_P(Transfer, EveryByteBothWays) {
   EXPECT_EQ(bad_csum, n.link_ab.corrupted + n.link_ba.corrupted);
   // Time to finish: bounded and deterministic (printed for the record).
   auto ca_ = n.a.counters(), cb_ = n.b.counters();
+  // Which receive path carried the bytes: a reader that takes everything gets
+  // in-order data straight from the segments; one that leaves half behind, or
+  // out-of-order data, goes through the ring.
+  uint64_t direct = ca_.rx_bytes_direct + cb_.rx_bytes_direct;
+  uint64_t buffered = ca_.rx_bytes_buffered + cb_.rx_bytes_buffered;
+  EXPECT_GT(direct, 0u);
+  if (m.partial) {
+    EXPECT_GT(buffered, direct / 4);
+  }
+  if (m.chain > 0) {
+    EXPECT_GT(n.chained, 0u);
+    EXPECT_GT(ca_.rx_header_pullups + cb_.rx_header_pullups, 0u);
+  }
+  std::printf("[%s seed %llu] received in place %llu, buffered %llu\n", m.name,
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(direct),
+              static_cast<unsigned long long>(buffered));
   std::printf("[%s seed %llu] %.2fs virtual, rexmit a=%llu b=%llu fast=%llu rto=%llu\n", m.name,
               static_cast<unsigned long long>(seed), (n.now.ns() - 1e9) / 1e9,
               static_cast<unsigned long long>(ca_.retransmits),

@@ -94,7 +94,19 @@ struct Fixture : ::testing::Test {
   StackCounters counters;
   TxOffloads offloads;
   std::unique_ptr<MbufIo> io;
-  std::vector<uint8_t> scratch = std::vector<uint8_t>(kMaxRxFrame);
+  RxSegments segs;
+  // The stack's view of a received mbuf (in place), and a flat copy to compare.
+  PacketView view(const rte_mbuf* m) {
+    PacketView v;
+    EXPECT_TRUE(rx_frame(m, segs, counters, v));
+    return v;
+  }
+  std::vector<uint8_t> flat(const rte_mbuf* m) {
+    PacketView v = view(m);
+    std::vector<uint8_t> out(v.size());
+    EXPECT_TRUE(v.copy_out(0, out));
+    return out;
+  }
   unsigned free_at_start = 0;
   void SetUp() override {
     ASSERT_NE(g_pool, nullptr);
@@ -121,9 +133,10 @@ TEST_F(Fixture, FrameWithinOneMbufIsNotChained) {
   auto got = drain();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0]->nb_segs, 1);
-  auto f = rx_frame(got[0], scratch, counters);
+  PacketView f = view(got[0]);
   ASSERT_EQ(f.size(), 1514u);
-  EXPECT_EQ(f.data(), rte_pktmbuf_mtod(got[0], const uint8_t*)) << "passed in place";
+  EXPECT_TRUE(f.contiguous());
+  EXPECT_EQ(f.head().data(), rte_pktmbuf_mtod(got[0], const uint8_t*)) << "passed in place";
   EXPECT_EQ(counters.tx_chained_frames, 0u);
   EXPECT_EQ(counters.rx_chained_frames, 0u);
   rte_pktmbuf_free(got[0]);
@@ -144,7 +157,10 @@ TEST_F(Fixture, JumboAndTsoSizedFramesGoOutAsChainsAndComeBackWhole) {
     uint32_t room = rte_pktmbuf_data_room_size(g_pool) - RTE_PKTMBUF_HEADROOM;
     EXPECT_EQ(got[0]->nb_segs, (len + room - 1) / room) << len;
     EXPECT_EQ(got[0]->pkt_len, len);
-    auto f = rx_frame(got[0], scratch, counters);
+    PacketView v = view(got[0]);
+    EXPECT_FALSE(v.contiguous());
+    EXPECT_EQ(v.head().data(), rte_pktmbuf_mtod(got[0], const uint8_t*)) << "not copied";
+    auto f = flat(got[0]);
     ASSERT_EQ(f.size(), len);
     size_t bad = 0;
     for (uint32_t i = 0; i < len; ++i) bad += f[i] != pattern(i + len);
@@ -173,7 +189,7 @@ TEST_F(Fixture, OneStagedFrameAtATimeAndSealFreesTheStagingArea) {
   io->flush();
   auto got = drain();
   ASSERT_EQ(got.size(), 1u);
-  auto f = rx_frame(got[0], scratch, counters);
+  auto f = flat(got[0]);
   ASSERT_EQ(f.size(), 9014u);
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kPeerMac.b.begin()));
   EXPECT_EQ(f[6], pattern(6));
@@ -220,7 +236,7 @@ TEST_F(Fixture, StackSendsAJumboDatagramAsAChainWithValidChecksums) {
   const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, 14);
   EXPECT_EQ(rte_ipv4_cksum(ip), 0) << "a header with a valid checksum sums to 0 here";
   EXPECT_EQ(rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, 14 + 20), 0);
-  auto f = rx_frame(m, scratch, counters);
+  auto f = flat(m);
   EXPECT_TRUE(std::equal(payload.begin(), payload.end(), f.begin() + 42));
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kPeerMac.b.begin()));
   rte_pktmbuf_free(m);
@@ -272,21 +288,54 @@ TEST_F(Fixture, HeadersStraddlingSegmentsAreParsed) {
     got_payload.clear();
     rte_mbuf* m = chain_of(frame, cuts);
     ASSERT_EQ(m->pkt_len, frame.size());
-    stack.receive(rx_frame(m, scratch, counters), RxMeta{}, test::VirtualClock{}.now);
+    stack.receive(view(m), RxMeta{}, test::VirtualClock{}.now);
     rte_pktmbuf_free(m);
     EXPECT_EQ(got_payload, payload);
   }
   EXPECT_EQ(counters.rx_chained_frames, 4u);
   EXPECT_EQ(stack.drops().total(), 0u);
+  // Headers cut inside: Ethernet at 7 and at 1, IPv4 at 20, UDP at 37 and 41;
+  // {14, 20, 8} cuts only between headers.
+  EXPECT_EQ(stack.counters().rx_header_pullups, 5u);
+  // The 5000-byte payload spans segments: copied for the socket, once per frame.
+  EXPECT_EQ(stack.counters().rx_linearized, 4u);
   // A corrupted byte in a later segment is caught by the checksum.
   frame[frame.size() - 10] ^= 0x40;
   rte_mbuf* m = chain_of(frame, {30, 30});
   got_payload.clear();
-  stack.receive(rx_frame(m, scratch, counters), RxMeta{}, test::VirtualClock{}.now);
+  stack.receive(view(m), RxMeta{}, test::VirtualClock{}.now);
   rte_pktmbuf_free(m);
   EXPECT_TRUE(got_payload.empty());
   EXPECT_EQ(stack.drops().get(DropReason::kUdpBadChecksum), 1u);
   stack.udp_unbind(7);
+}
+
+// A chain of more segments than the stack's view holds is refused (the pipeline
+// counts it as rx_too_many_segments); one of exactly that many is taken whole.
+TEST_F(Fixture, ChainsLongerThanTheViewAreRefused) {
+  std::vector<uint8_t> frame(PacketView::kMaxSegments + 1);
+  for (size_t i = 0; i < frame.size(); ++i) frame[i] = pattern(i);
+  rte_mbuf* head = nullptr;
+  for (size_t i = 0; i < frame.size(); ++i) {
+    rte_mbuf* s = rte_pktmbuf_alloc(g_pool);
+    ASSERT_NE(s, nullptr);
+    *rte_pktmbuf_mtod(s, uint8_t*) = frame[i];
+    rte_pktmbuf_append(s, 1);
+    if (head == nullptr) {
+      head = s;
+    } else {
+      ASSERT_EQ(rte_pktmbuf_chain(head, s), 0);
+    }
+    PacketView v;
+    bool ok = rx_frame(head, segs, counters, v);
+    EXPECT_EQ(ok, i < PacketView::kMaxSegments) << i;
+    if (ok) {
+      std::vector<uint8_t> out(v.size());
+      ASSERT_TRUE(v.copy_out(0, out));
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), frame.begin())) << i;
+    }
+  }
+  rte_pktmbuf_free(head);
 }
 
 }  // namespace
