@@ -1,8 +1,8 @@
 // Receive-path cost of a bulk TCP transfer through the whole stack (Ethernet
 // frame in, on_data out), for a repeatable instruction count under callgrind:
 //
-//   valgrind --tool=callgrind --toggle-collect='*receive_at_sink*' \
-//       build/tests/bench/rx_path_bench 9000 chained
+//   valgrind --tool=callgrind --toggle-collect='*receive_at_sink*'
+//            build/tests/bench/rx_path_bench 9000 chained   (one command line)
 //
 // Two Stacks with a TcpStack each are wired back to back in memory; one sends
 // `bytes` to the other's sink, which consumes everything. Frames reach the

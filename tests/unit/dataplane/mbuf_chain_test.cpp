@@ -101,8 +101,7 @@ struct Fixture : ::testing::Test {
     EXPECT_TRUE(rx_frame(m, segs, counters, v));
     return v;
   }
-  std::vector<uint8_t> flat(const rte_mbuf* m) {
-    PacketView v = view(m);
+  static std::vector<uint8_t> flat(const PacketView& v) {
     std::vector<uint8_t> out(v.size());
     EXPECT_TRUE(v.copy_out(0, out));
     return out;
@@ -160,7 +159,7 @@ TEST_F(Fixture, JumboAndTsoSizedFramesGoOutAsChainsAndComeBackWhole) {
     PacketView v = view(got[0]);
     EXPECT_FALSE(v.contiguous());
     EXPECT_EQ(v.head().data(), rte_pktmbuf_mtod(got[0], const uint8_t*)) << "not copied";
-    auto f = flat(got[0]);
+    auto f = flat(v);
     ASSERT_EQ(f.size(), len);
     size_t bad = 0;
     for (uint32_t i = 0; i < len; ++i) bad += f[i] != pattern(i + len);
@@ -189,7 +188,7 @@ TEST_F(Fixture, OneStagedFrameAtATimeAndSealFreesTheStagingArea) {
   io->flush();
   auto got = drain();
   ASSERT_EQ(got.size(), 1u);
-  auto f = flat(got[0]);
+  auto f = flat(view(got[0]));
   ASSERT_EQ(f.size(), 9014u);
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kPeerMac.b.begin()));
   EXPECT_EQ(f[6], pattern(6));
@@ -236,7 +235,7 @@ TEST_F(Fixture, StackSendsAJumboDatagramAsAChainWithValidChecksums) {
   const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, 14);
   EXPECT_EQ(rte_ipv4_cksum(ip), 0) << "a header with a valid checksum sums to 0 here";
   EXPECT_EQ(rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, 14 + 20), 0);
-  auto f = flat(m);
+  auto f = flat(view(m));
   EXPECT_TRUE(std::equal(payload.begin(), payload.end(), f.begin() + 42));
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kPeerMac.b.begin()));
   rte_pktmbuf_free(m);
