@@ -87,8 +87,7 @@ void Tcb::enter_time_wait(Instant now) {
   rto_at = delack_at = persist_at = keepalive_at = retry_at = Instant::never();
   tw_at = now + stack.config().time_wait;
   // Keep only what TIME_WAIT needs: the sequence state and ts_recent.
-  sndbuf.release();
-  rcvbuf.release();
+  stack.recycle_rings(*this);
   ooo.clear();
   scoreboard.clear();
   if (app_visible && !notified) {
@@ -178,7 +177,7 @@ size_t Connection::send(std::span<const uint8_t> data) {
     // current limit: the limit rises in small steps (2 x cwnd) and resizing to
     // each step re-copied the whole buffer a thousand times on the way to 6 MiB.
     size_t ceiling = std::max<size_t>(t.snd_buf_limit, t.stack.config().buffer_max);
-    t.sndbuf.resize(std::min<size_t>(std::max<size_t>(want, 16384), ceiling));
+    t.stack.grow_send_ring(t, std::min<size_t>(std::max<size_t>(want, 16384), ceiling));
   }
   n = t.sndbuf.push(data.first(n));
   if (t.stack.in_stack())

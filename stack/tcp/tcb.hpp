@@ -22,6 +22,7 @@ namespace ws::tcp {
 
 class TcpStack;
 struct Listener;
+struct TcbSlot;
 
 struct FourTuple {
   Ipv4Addr laddr;
@@ -133,6 +134,7 @@ class Tcb final : public Connection {
   TcpStack& stack;
   FourTuple t;
   uint64_t id = 0;                      // key of the timer queue
+  TcbSlot* slot = nullptr;              // where the stack keeps this Tcb
   Instant sched_at = Instant::never();  // earliest queued timer entry
   TcpState state = TcpState::kClosed;
   ConnCallbacks cb;

@@ -1,6 +1,7 @@
 #include "stack/tcp/tcp_stack.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
@@ -15,7 +16,26 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
 }
 
-TcpStack::~TcpStack() = default;
+namespace {
+// Spare rings kept per direction: enough for a burst of connection turnover, bounded so
+// that a burst does not pin its memory for ever (16 MiB of 64 KiB receive rings).
+constexpr size_t kMaxSpareRings = 256;
+// The first size a send ring grows to (Connection::send in tcb.cpp).
+constexpr size_t kFirstSendRing = 16384;
+// Free Tcb slots kept when the timer queue is compacted (about 1 MiB).
+constexpr size_t kMaxFreeSlots = 1024;
+}  // namespace
+
+TcpStack::~TcpStack() {
+  auto free_tcb = [](Tcb* t) {
+    TcbSlot* s = t->slot;
+    t->~Tcb();
+    delete s;
+  };
+  for (Tcb* t : graveyard_) free_tcb(t);
+  for (auto& [k, t] : conns_) free_tcb(t);
+  for (TcbSlot* s : free_slots_) delete s;
+}
 
 void TcpStack::end_of_call() {
   // Output requested by the application from inside callbacks.
@@ -24,7 +44,62 @@ void TcpStack::end_of_call() {
     if (!t->released) t->output(now_);
   }
   pending_output_.clear();
+  // Index loop: a destructor runs no callbacks, but stay safe if one ever releases more.
+  for (size_t i = 0; i < graveyard_.size(); ++i) destroy(graveyard_[i]);
   graveyard_.clear();
+}
+
+TcbSlot* TcpStack::take_slot() {
+  if (!free_slots_.empty()) {
+    TcbSlot* s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  ++slot_count_;
+  return new TcbSlot;
+}
+
+// The connection's rings go back to the spares (when of the pooled sizes), its storage
+// to the free slots; the memory itself stays with the stack for the next connection.
+void TcpStack::destroy(Tcb* t) {
+  recycle_rings(*t);
+  TcbSlot* s = t->slot;
+  t->~Tcb();
+  s->id = 0;
+  free_slots_.push_back(s);
+}
+
+ByteRing TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap) {
+  ByteRing r;
+  if (!pool.empty() && pool.back().capacity() == cap) {
+    r = std::move(pool.back());
+    pool.pop_back();
+  } else {
+    r.resize(cap);
+  }
+  return r;
+}
+
+void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
+  if (t.sndbuf.capacity() == 0 && cap == kFirstSendRing)
+    t.sndbuf = take_ring(spare_snd_, cap);
+  else
+    t.sndbuf.resize(cap, t.sndbuf.size());
+}
+
+void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
+  size_t want = &pool == &spare_rcv_ ? (cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial)
+                                     : kFirstSendRing;
+  if (r.capacity() == want && pool.size() < kMaxSpareRings) {
+    r.pop(r.size());
+    pool.push_back(std::move(r));
+  }
+  r.release();
+}
+
+void TcpStack::recycle_rings(Tcb& t) {
+  give_ring(spare_rcv_, t.rcvbuf);
+  give_ring(spare_snd_, t.sndbuf);
 }
 
 bool TcpStack::tx_pressure(Ipv4Addr dst) const {
@@ -100,7 +175,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
   FourTuple t{dst, v->dst_port(), src, v->src_port()};
   auto it = conns_.find(t);
   if (it != conns_.end()) {
-    Tcb* tcb = it->second.get();
+    Tcb* tcb = it->second;
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
     if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
@@ -211,11 +286,12 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
 }
 
 Tcb* TcpStack::new_tcb(const FourTuple& t) {
-  auto p = std::make_unique<Tcb>(*this, t);
-  Tcb* tcb = p.get();
-  conns_[t] = std::move(p);
+  TcbSlot* slot = take_slot();
+  Tcb* tcb = new (slot->mem) Tcb(*this, t);
+  tcb->slot = slot;
   tcb->id = next_id_++;
-  by_id_[tcb->id] = tcb;
+  slot->id = tcb->id;
+  conns_[t] = tcb;
   uint32_t mtu = out_.mtu_to(t.raddr);
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
@@ -244,7 +320,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
   tcb->rcv_wscale = cfg_.window_scaling ? ws : 0;
   uint32_t rb = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
-  tcb->rcvbuf.resize(rb);
+  tcb->rcvbuf = take_ring(spare_rcv_, rb);
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   return tcb;
@@ -258,11 +334,12 @@ void TcpStack::release(Tcb* t) {
     t->listener = nullptr;
   }
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
-  by_id_.erase(t->id);
+  // Entries of the timer queue for this connection are stale from now on.
+  t->slot->id = 0;
   auto it = conns_.find(t->t);
-  if (it != conns_.end() && it->second.get() == t) {
-    graveyard_.push_back(std::move(it->second));
+  if (it != conns_.end() && it->second == t) {
     conns_.erase(it);
+    graveyard_.push_back(t);
   }
 }
 
@@ -282,7 +359,7 @@ void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8
     ++ctr_.icmp_ignored_no_connection;
     return;
   }
-  Tcb* c = it->second.get();
+  Tcb* c = it->second;
   SeqNum seq(load_be32(quoted.data() + 4));
   // RFC 5927 section 4.1: only an error about data in flight can be genuine; a blind
   // attacker has to guess a sequence number inside the window.
@@ -346,7 +423,7 @@ void TcpStack::unlisten(uint16_t port) {
 bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
   auto it = conns_.find(t);
   if (it == conns_.end()) return true;
-  Tcb* tcb = it->second.get();
+  Tcb* tcb = it->second;
   // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
   // once both timestamp clocks have moved on (TcpConfig::time_wait_reuse, 1 s default).
   if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
@@ -416,8 +493,27 @@ void TcpStack::schedule(Tcb* t) {
   Instant d = t->next_deadline();
   if (d.is_never() || d >= t->sched_at) return;
   t->sched_at = d;
-  timers_.push_back({d, t->id});
+  timers_.push_back({d, t->slot, t->id});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
+  if (timers_.size() > 2 * conns_.size() + 1024) compact_timers();
+}
+
+// Under connection churn most entries belong to connections already gone (an initial
+// RTO of 1 s outlives a connection of a few microseconds): without this the queue holds
+// a second's worth of dead entries, and every push and pop walks a deeper heap. Removing
+// them once they outnumber the live connections costs O(n) per n pushes.
+void TcpStack::compact_timers() {
+  std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id != e.id; });
+  std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
+  // Only now may a free slot go back to malloc: no entry refers to one any more. What a
+  // burst of connections left behind is trimmed here, at the next churn.
+  // The oldest free slots go: the newest are the ones still in cache.
+  if (free_slots_.size() > kMaxFreeSlots) {
+    size_t excess = free_slots_.size() - kMaxFreeSlots;
+    for (size_t i = 0; i < excess; ++i) delete free_slots_[i];
+    free_slots_.erase(free_slots_.begin(), free_slots_.begin() + static_cast<ptrdiff_t>(excess));
+    slot_count_ -= excess;
+  }
 }
 
 Instant TcpStack::poll(Instant now) {
@@ -427,9 +523,8 @@ Instant TcpStack::poll(Instant now) {
     TimerEntry e = timers_.front();
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
     timers_.pop_back();
-    auto it = by_id_.find(e.id);
-    if (it == by_id_.end()) continue;  // connection gone: a stale entry
-    Tcb* c = it->second;
+    if (e.slot->id != e.id) continue;  // connection gone: a stale entry
+    Tcb* c = std::launder(reinterpret_cast<Tcb*>(e.slot->mem));
     if (c->released) continue;
     if (e.at == c->sched_at) c->sched_at = Instant::never();
     if (c->next_deadline() <= now_) c->on_timers(now_);
@@ -442,12 +537,25 @@ void TcpStack::shutdown_all(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
   std::vector<Tcb*> list;
-  for (auto& [k, c] : conns_) list.push_back(c.get());
+  for (auto& [k, c] : conns_) list.push_back(c);
   for (Tcb* c : list) {
     if (c->released) continue;
     if (c->state != TcpState::kTimeWait) c->send_rst(now_);
     c->finish(CloseReason::kStackShutdown);
   }
+}
+
+TcpTableSizes TcpStack::table_sizes() const {
+  TcpTableSizes z;
+  z.connections = conns_.size();
+  z.table_buckets = conns_.bucket_count();
+  z.timer_entries = timers_.size();
+  z.timer_capacity = timers_.capacity();
+  z.graveyard = graveyard_.size();
+  z.slots = slot_count_;
+  z.free_slots = free_slots_.size();
+  z.spare_rings = spare_rcv_.size() + spare_snd_.size();
+  return z;
 }
 
 TcpCounters TcpStack::counters() const {
@@ -456,8 +564,12 @@ TcpCounters TcpStack::counters() const {
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcvbuf.size() + t->sndbuf.size();
-    c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity() + sizeof(Tcb);
+    c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
   }
+  // Slots (live and free) and the spare rings are memory the stack holds as well.
+  c.memory_bytes += slot_count_ * sizeof(TcbSlot);
+  for (const ByteRing& r : spare_rcv_) c.memory_bytes += r.capacity();
+  for (const ByteRing& r : spare_snd_) c.memory_bytes += r.capacity();
   return c;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -69,6 +70,19 @@ struct TcpCounters {
   uint64_t memory_bytes = 0;    // buffer storage allocated
 };
 
+// Sizes of the stack's own tables, for tests and benchmarks that check that they return
+// to a baseline under connection churn (docs/tcp.md, "Memory and timers").
+struct TcpTableSizes {
+  size_t connections = 0;    // entries in the connection table (TIME_WAIT included)
+  size_t table_buckets = 0;  // buckets of the connection table
+  size_t timer_entries = 0;  // queued timer entries, stale ones included
+  size_t timer_capacity = 0;
+  size_t graveyard = 0;  // connections released during the current call
+  size_t slots = 0;      // Tcb slots allocated (live + free)
+  size_t free_slots = 0;
+  size_t spare_rings = 0;  // empty ring buffers kept for the next connections
+};
+
 // ICMP errors the IP layer passes up (RFC 1122 4.2.3.9, RFC 5461).
 enum class IcmpError : uint8_t {
   kFragNeeded,        // type 3 code 4: Path MTU discovery (RFC 1191)
@@ -80,6 +94,13 @@ struct Listener {
   uint16_t port = 0;
   ListenCallbacks cb;
   uint32_t syn_queue = 0;  // connections in SYN_RECEIVED
+};
+
+// Storage for one Tcb, reused by later connections. `id` names the Tcb living in it
+// (0 while free), so a timer entry can tell whether its connection still exists.
+struct TcbSlot {
+  uint64_t id = 0;
+  alignas(Tcb) std::byte mem[sizeof(Tcb)];
 };
 
 class TcpStack {
@@ -127,6 +148,7 @@ class TcpStack {
   TcpCounters counters() const;
   const TcpConfig& config() const { return cfg_; }
   size_t connection_count() const { return conns_.size(); }
+  TcpTableSizes table_sizes() const;
 
   // --- for the protocol engine (tcb and tcp_*.cpp)
   L4Output& out() { return out_; }
@@ -143,6 +165,10 @@ class TcpStack {
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
   bool tx_pressure(Ipv4Addr dst) const;
   void conn_output(Tcb* t) { pending_output_.push_back(t); }
+  // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
+  void grow_send_ring(Tcb& t, size_t cap);
+  // Empties t's rings, keeping their storage for later connections when of pooled sizes.
+  void recycle_rings(Tcb& t);
 
  private:
   struct Guard {
@@ -153,6 +179,15 @@ class TcpStack {
     TcpStack& s;
   };
   void end_of_call();
+  // Tcb storage: slots and ring buffers are reused, not returned to malloc (docs/tcp.md,
+  // "Memory and timers").
+  TcbSlot* take_slot();
+  void destroy(Tcb* t);
+  ByteRing take_ring(std::vector<ByteRing>& pool, size_t cap);
+  void give_ring(std::vector<ByteRing>& pool, ByteRing& r);
+  // Drops timer entries of connections that are gone once they outnumber the live ones;
+  // with no entry left pointing at a free slot, frees the slots beyond the spare bound.
+  void compact_timers();
   void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
   Tcb* new_tcb(const FourTuple& t);
   uint16_t pick_port(Ipv4Addr laddr, Endpoint remote, Instant now);
@@ -165,22 +200,28 @@ class TcpStack {
   IsnGenerator isn_;
   TcpCounters ctr_;
   PmtuCache pmtu_cache_;
-  std::unordered_map<FourTuple, std::unique_ptr<Tcb>, FourTupleHash> conns_;
+  std::unordered_map<FourTuple, Tcb*, FourTupleHash> conns_;
   std::unordered_map<uint16_t, Listener> listeners_;
-  std::vector<std::unique_ptr<Tcb>> graveyard_;
+  std::vector<Tcb*> graveyard_;       // released during this call; destroyed at its end
+  std::vector<TcbSlot*> free_slots_;  // owned; deleted beyond a bound by compact_timers()
+  size_t slot_count_ = 0;             // slots allocated: live connections + free_slots_
+  std::vector<ByteRing> spare_rcv_;   // receive rings of the initial size, empty
+  std::vector<ByteRing> spare_snd_;   // send rings of the first step's size, empty
   std::vector<Tcb*> pending_output_;
   Instant now_;
-  // Timer queue: a min-heap of (deadline, connection id) with lazy deletion. A
+  // Timer queue: a min-heap of (deadline, slot, connection id) with lazy deletion. A
   // connection pushes an entry only when its deadline moves before its earliest queued
   // one, so re-arming a later RTO costs nothing; popped entries re-check the real
-  // deadline. O(log n) per expiry instead of a scan of every connection.
+  // deadline. O(log n) per expiry instead of a scan of every connection. An entry is
+  // stale when its slot no longer holds that id (slots outlive connections, so no
+  // lookup table is needed); compact_timers() bounds how many stale entries stay.
   struct TimerEntry {
     Instant at;
+    TcbSlot* slot = nullptr;
     uint64_t id = 0;
     bool operator>(const TimerEntry& o) const { return at > o.at; }
   };
   std::vector<TimerEntry> timers_;
-  std::unordered_map<uint64_t, Tcb*> by_id_;
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;

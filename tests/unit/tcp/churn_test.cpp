@@ -1,0 +1,143 @@
+// Connection churn (issue 7 point 3: the connection rate must not degrade over time): many
+// short connections through two TcpStacks back to back must leave the stack's tables,
+// timer queue and Tcb storage where they were. Sizes are asserted, never timings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "tests/support/tcp_pair.hpp"
+
+namespace ws::test {
+namespace {
+
+constexpr uint16_t kPort = 7;
+constexpr std::array<uint8_t, 64> kMessage{};
+
+// As the stability benchmark configures both ends: TIME_WAIT 1 s, taken over after 5 ms.
+tcp::TcpConfig churn_config(uint8_t key) {
+  tcp::TcpConfig c = bench_config(key);
+  c.time_wait = Duration::millis(1000);
+  c.time_wait_reuse = Duration::millis(5);
+  return c;
+}
+
+void echo_server(tcp::TcpStack& s) {
+  tcp::ListenCallbacks l;
+  l.on_accept = [](tcp::Connection& c) {
+    tcp::ConnCallbacks cb;
+    cb.on_data = [](tcp::Connection& c, std::span<const uint8_t> d) { return c.send(d); };
+    cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
+    c.set_callbacks(std::move(cb));
+    return true;
+  };
+  ASSERT_TRUE(s.listen(kPort, std::move(l)));
+}
+
+// `in_flight` clients, each doing connect, 64-byte echo, close, then again.
+struct Churn {
+  explicit Churn(uint32_t in_flight) : busy(in_flight, false) {}
+  void open(Pair& p, size_t i) {
+    tcp::ConnCallbacks cb;
+    cb.on_connected = [](tcp::Connection& c) { c.send(kMessage); };
+    cb.on_data = [this](tcp::Connection& c, std::span<const uint8_t> d) {
+      c.close();
+      ++echoed;
+      return d.size();
+    };
+    cb.on_closed = [this, i](tcp::Connection&, tcp::CloseReason r) {
+      busy[i] = false;
+      if (r != tcp::CloseReason::kNormal) ++failed;
+    };
+    if (p.a.connect({kAddrB, kPort}, std::move(cb), 0, p.now) == nullptr) {
+      ++failed;
+      return;
+    }
+    busy[i] = true;
+  }
+  // One round: reopen every idle client, deliver everything, run timers; the clock moves
+  // 4 us per completed connection (250 k/s, as in the stability benchmark).
+  void round(Pair& p) {
+    uint64_t before = echoed;
+    for (size_t i = 0; i < busy.size(); ++i)
+      if (!busy[i]) open(p, i);
+    p.settle();
+    p.tick(Duration::nanos(std::max<int64_t>(1000, static_cast<int64_t>(echoed - before) * 4000)));
+  }
+  std::vector<bool> busy;
+  uint64_t echoed = 0;
+  uint64_t failed = 0;
+};
+
+// Timer entries of connections that are gone are removed once they outnumber the live
+// ones: the queue is bounded by the connection table, not by the rate times the longest
+// timer (an initial RTO of 1 s left ~300 k stale entries per side at 250 k/s).
+TEST(TcpChurn, TimerQueueAndStorageStayBounded) {
+  Pair p(churn_config(1), churn_config(2));
+  echo_server(p.b);
+  Churn c(64);
+  size_t max_timers_a = 0, max_timers_b = 0, slots_at_half = 0;
+  const uint64_t kTotal = 100'000;
+  for (uint64_t r = 0; c.echoed < kTotal && r < 10 * kTotal; ++r) {
+    c.round(p);
+    tcp::TcpTableSizes a = p.a.table_sizes(), b = p.b.table_sizes();
+    // Slots are the high-water mark of the table; compaction runs on a push beyond
+    // twice the table at that moment plus 1024.
+    ASSERT_LE(a.timer_entries, 2 * a.slots + 1025) << "after " << c.echoed;
+    ASSERT_LE(b.timer_entries, 2 * b.slots + 1025) << "after " << c.echoed;
+    max_timers_a = std::max(max_timers_a, a.timer_entries);
+    max_timers_b = std::max(max_timers_b, b.timer_entries);
+    // Storage is reused: one slot per connection in the table, no more.
+    ASSERT_EQ(a.slots, a.connections + a.free_slots);
+    ASSERT_EQ(b.slots, b.connections + b.free_slots);
+    if (slots_at_half == 0 && c.echoed >= kTotal / 2) slots_at_half = a.slots + b.slots;
+  }
+  ASSERT_GE(c.echoed, kTotal);
+  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(p.a.counters().connect_failed, 0u);
+  // The second half of the run needed no new slots: the client's table is its TIME_WAIT
+  // population (bounded by ports and the 5 ms takeover), the server's the 64 in flight.
+  tcp::TcpTableSizes a = p.a.table_sizes(), b = p.b.table_sizes();
+  EXPECT_EQ(a.slots + b.slots, slots_at_half);
+  EXPECT_LE(b.slots, 2u * 64);
+  EXPECT_GT(max_timers_a, 0u);
+  EXPECT_GT(max_timers_b, 0u);
+
+  // Quiet: after TIME_WAIT every connection is gone and all storage is free again.
+  for (int i = 0; i < 30; ++i) p.tick(Duration::millis(100));
+  a = p.a.table_sizes();
+  b = p.b.table_sizes();
+  EXPECT_EQ(a.connections, 0u);
+  EXPECT_EQ(b.connections, 0u);
+  EXPECT_EQ(a.free_slots, a.slots);
+  EXPECT_EQ(b.free_slots, b.slots);
+  EXPECT_LE(a.timer_entries, 1024u);
+  EXPECT_LE(b.timer_entries, 1024u);
+  EXPECT_EQ(p.a.counters().state[static_cast<size_t>(tcp::TcpState::kTimeWait)], 0u);
+}
+
+// Receive and send rings come back to the stack when a connection ends (or enters
+// TIME_WAIT) and go to the next one: the memory the stack holds does not grow with the
+// number of connections it has served.
+TEST(TcpChurn, MemoryReturnsToTheSameLevel) {
+  Pair p(churn_config(3), churn_config(4));
+  echo_server(p.b);
+  Churn c(16);
+  auto quiesce_memory = [&](uint64_t until) {
+    while (c.echoed < until) c.round(p);
+    for (int i = 0; i < 30; ++i) p.tick(Duration::millis(100));
+    return p.a.counters().memory_bytes + p.b.counters().memory_bytes;
+  };
+  uint64_t first = quiesce_memory(50'000);
+  EXPECT_GT(first, 0u);
+  uint64_t second = quiesce_memory(150'000);
+  EXPECT_EQ(second, first);
+  EXPECT_LE(p.a.table_sizes().spare_rings + p.b.table_sizes().spare_rings, 4u * 256);
+  EXPECT_EQ(p.a.counters().connect_failed, 0u);
+  EXPECT_EQ(c.failed, 0u);
+}
+
+}  // namespace
+}  // namespace ws::test
