@@ -495,15 +495,19 @@ void TcpStack::schedule(Tcb* t) {
   t->sched_at = d;
   timers_.push_back({d, t->slot, t->id});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
-  if (timers_.size() > 2 * conns_.size() + 1024) compact_timers();
+  if (timers_.size() > 2 * timers_kept_ + 1024) compact_timers();
 }
 
 // Under connection churn most entries belong to connections already gone (an initial
 // RTO of 1 s outlives a connection of a few microseconds): without this the queue holds
-// a second's worth of dead entries, and every push and pop walks a deeper heap. Removing
-// them once they outnumber the live connections costs O(n) per n pushes.
+// a second's worth of dead entries, and every push and pop walks a deeper heap. The queue is
+// compacted when it has doubled (plus 1024) since the last compaction left `timers_kept_`:
+// at least that many pushes pay for each O(n) pass. (Relative to the connection table
+// instead, it would run on nearly every push: a connection in TIME_WAIT keeps two live
+// entries, its SYN's RTO and its TIME_WAIT deadline.)
 void TcpStack::compact_timers() {
   std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id != e.id; });
+  timers_kept_ = timers_.size();
   std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   // Only now may a free slot go back to malloc: no entry refers to one any more. What a
   // burst of connections left behind is trimmed here, at the next churn.

@@ -185,8 +185,8 @@ class TcpStack {
   void destroy(Tcb* t);
   ByteRing take_ring(std::vector<ByteRing>& pool, size_t cap);
   void give_ring(std::vector<ByteRing>& pool, ByteRing& r);
-  // Drops timer entries of connections that are gone once they outnumber the live ones;
-  // with no entry left pointing at a free slot, frees the slots beyond the spare bound.
+  // Drops timer entries of connections that are gone; with no entry left pointing at a
+  // free slot, frees the slots beyond the spare bound.
   void compact_timers();
   void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
   Tcb* new_tcb(const FourTuple& t);
@@ -222,6 +222,7 @@ class TcpStack {
     bool operator>(const TimerEntry& o) const { return at > o.at; }
   };
   std::vector<TimerEntry> timers_;
+  size_t timers_kept_ = 0;  // entries left by the last compact_timers()
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;

@@ -1409,6 +1409,51 @@ FUNCS = {"udp": bench_udp, "tcp-bulk": bench_tcp_bulk, "tcp-rtt": bench_tcp_rtt,
          "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu}
 
 
+def run_workloads(todo, funcs, ctx, stamp, no_doc, json_extra=None, machine=None):
+    """Runs each workload of `todo` (funcs[w](ctx) returns a Report), one program failure not
+    hiding the others; prints its markdown, writes RESULTS/<stamp>-<w>.md and .json (plus
+    `json_extra`) and, unless `no_doc`, updates docs/benchmarks.md. Shared by bench.py and
+    bench_services.py. Returns how many workloads failed as programs."""
+    machine = machine or machine_description()
+    failed = 0
+    for w in todo:
+        t0 = time.time()
+        print(f"\n=== {w}", flush=True)
+        CRASHES.clear()
+        load0 = open("/proc/loadavg").read().split()[0]
+        try:
+            rep = funcs[w](ctx)
+        except Exception as e:  # keep going: one broken workload must not hide the others
+            import traceback
+            traceback.print_exc()
+            rep = Report(w, f"{w}: benchmark program error", ctx.command(w))
+            rep.note(f"FAILURE: the benchmark program itself failed: {e!r}")
+            failed += 1
+        _cleanup()
+        for c in CRASHES:
+            rep.note(f"CRASH (the run was repeated on a restarted server): {c}")
+        rep.data["crashes"] = list(CRASHES)
+        load1 = open("/proc/loadavg").read().split()[0]
+        rep.note(f"Machine load (1-minute load average, {os.cpu_count()} CPUs) at the start and end of "
+                 f"this workload: {load0} / {load1}. Other work shared the cores; anything above ~2 "
+                 "means the benchmark's processes were time-sliced with it.")
+        rep.data["loadavg"] = [load0, load1]
+        md = rep.markdown(machine)
+        print(md, flush=True)
+        print(f"({w}: {time.time() - t0:.0f} s)", flush=True)
+        base = os.path.join(RESULTS, f"{stamp}-{w}")
+        with open(base + ".md", "w") as f:
+            f.write(md)
+        record = {"workload": w, "machine": machine, "command": rep.command,
+                  "tables": [t for _, t in rep.tables], "notes": rep.notes, "data": rep.data}
+        record.update(json_extra or {})
+        with open(base + ".json", "w") as f:
+            json.dump(record, f, indent=1, default=str)
+        if not no_doc:
+            update_doc(rep, machine)
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 run of 2 s per figure")
@@ -1438,42 +1483,9 @@ def main():
     todo = args.workloads or WORKLOADS
     print(f"wirespeed benchmarks: {', '.join(todo)}; {ctx.reps} run(s) × {ctx.dur} s per figure; "
           f"logs in {ctx.tmp}", flush=True)
-    failed = 0
-    for w in todo:
-        t0 = time.time()
-        print(f"\n=== {w}", flush=True)
-        CRASHES.clear()
-        load0 = open("/proc/loadavg").read().split()[0]
-        try:
-            rep = FUNCS[w](ctx)
-        except Exception as e:  # keep going: one broken workload must not hide the others
-            import traceback
-            traceback.print_exc()
-            rep = Report(w, f"{w}: benchmark program error", ctx.command(w))
-            rep.note(f"FAILURE: the benchmark program itself failed: {e!r}")
-            failed += 1
-        _cleanup()
-        for c in CRASHES:
-            rep.note(f"CRASH (the run was repeated on a restarted server): {c}")
-        rep.data["crashes"] = list(CRASHES)
-        load1 = open("/proc/loadavg").read().split()[0]
-        rep.note(f"Machine load (1-minute load average, {os.cpu_count()} CPUs) at the start and end of "
-                 f"this workload: {load0} / {load1}. Other work shared the cores; anything above ~2 "
-                 "means the benchmark's processes were time-sliced with it.")
-        rep.data["loadavg"] = [load0, load1]
-        md = rep.markdown(machine)
-        print(md, flush=True)
-        print(f"({w}: {time.time() - t0:.0f} s)", flush=True)
-        base = os.path.join(RESULTS, f"{stamp}-{w}")
-        with open(base + ".md", "w") as f:
-            f.write(md)
-        with open(base + ".json", "w") as f:
-            json.dump({"workload": w, "machine": machine, "command": rep.command, "quick": ctx.quick,
-                       "reps": ctx.reps, "duration_s": ctx.dur, "tables": [t for _, t in rep.tables],
-                       "notes": rep.notes, "data": rep.data,
-                       "logs": os.path.join(RESULTS, f"{stamp}-logs")}, f, indent=1, default=str)
-        if not args.no_doc:
-            update_doc(rep, machine)
+    failed = run_workloads(todo, FUNCS, ctx, stamp, args.no_doc,
+                           {"quick": ctx.quick, "reps": ctx.reps, "duration_s": ctx.dur,
+                            "logs": os.path.join(RESULTS, f"{stamp}-logs")}, machine)
     print(f"logs: {ctx.tmp}", flush=True)
     return 1 if failed else 0
 

@@ -24,7 +24,6 @@ process, namespace and report helpers this program uses).
 """
 import argparse
 import datetime
-import json
 import os
 import re
 import sys
@@ -330,6 +329,35 @@ def per_second_rates(log):
     return out
 
 
+def dataplane_run_delay():
+    """Seconds the data-plane processes' threads have waited for a CPU while runnable
+    (/proc/PID/task/TID/schedstat, second field): time other work took from them."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{pid}/exe") != os.path.realpath(B.DATAPLANE):
+                continue
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[1])
+        except OSError:
+            continue
+    return total / 1e9
+
+
+def minute_medians(rates, minutes):
+    """[(minute, median connections/s, samples)] from (seconds, rate) pairs; minute 1 skips
+    the first 5 s (start-up)."""
+    out = []
+    for m in range(1, minutes + 1):
+        xs = [r for t, r in rates if max(5, (m - 1) * 60) < t <= m * 60]
+        if xs:
+            out.append((m, B.med(xs), len(xs)))
+    return out
+
+
 def bench_stability(ctx):
     minutes = ctx.args.minutes
     rep = B.Report("stability", f"12. Connection rate over {minutes} minutes, and recovery from overload",
@@ -349,7 +377,8 @@ def bench_stability(ctx):
                 m = B.scrape(port)
             except OSError:
                 continue
-            row = {"t": round(time.time() - t0)}
+            row = {"t": round(time.time() - t0), "load": float(open("/proc/loadavg").read().split()[0]),
+                   "run_delay_s": dataplane_run_delay()}
             for (name, labels), v in m.items():
                 if name in wanted:
                     lab = dict(labels)
@@ -398,8 +427,27 @@ def bench_stability(ctx):
     ]
     rep.add_table("", ["figure", "wirespeed ping reconnect → echo (memif)", "ratio to first minute / steady"],
                   rows)
+    per_minute = minute_medians(rates, minutes)
+    if per_minute:
+        first_med = per_minute[0][1]
+        rows = []
+        for m, r, n in per_minute:
+            inside = [x for x in samples if (m - 1) * 60 < x["t"] <= m * 60]
+            load = B.fmt(max(x["load"] for x in inside)) if inside else "—"
+            # Run-queue wait of both data planes over the minute: CPU time other work took.
+            wait = "—"
+            if len(inside) >= 2:
+                dt = inside[-1]["t"] - inside[0]["t"]
+                if dt > 0:
+                    wait = f"{(inside[-1]['run_delay_s'] - inside[0]['run_delay_s']) / dt * 1e3:.1f} ms/s"
+            rows.append([m, B.fmt(r, "/s"), B.ratio(r, first_med), n, load, wait])
+        rep.add_table("Per minute: median of the client's per-second rates (minute 1 from 5 s on), the "
+                      "highest 1-minute load average sampled, and how long the data planes' threads "
+                      "waited for a CPU while runnable (other work on their cores):",
+                      ["minute", "connections/s", "ratio to minute 1", "seconds sampled", "load",
+                       "data-plane run-queue wait"], rows)
     if samples:
-        keys = sorted({k for s in samples for k in s if k != "t"})
+        keys = sorted({k for s in samples for k in s if k not in ("t", "load", "run_delay_s")})
         pick_rows = [s for i, s in enumerate(samples) if i % max(1, len(samples) // 8) == 0 or i == len(samples) - 1]
         rep.add_table("Server state sampled every 10 s (a subset of rows):",
                       ["t (s)"] + keys, [[s["t"]] + [B.fmt(s.get(k)) for k in keys] for s in pick_rows])
@@ -409,7 +457,7 @@ def bench_stability(ctx):
              "(lcore 1). `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second) on both.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
-    rep.data = {"rates": rates, "steady": long_run, "overload": over, "after": after, "server": samples,
+    rep.data = {"rates": rates, "per_minute": per_minute, "steady": long_run, "overload": over, "after": after, "server": samples,
                 "errors": errors}
     return rep
 
@@ -439,41 +487,10 @@ def main():
             print(f"missing {b}: build first", file=sys.stderr)
             return 1
     ctx = Ctx(args)
-    machine = B.machine_description()
-    failed = 0
-    for w in args.workloads or [w for w in WORKLOADS if w != "stability"]:
-        t0 = time.time()
-        print(f"\n=== {w}", flush=True)
-        B.CRASHES.clear()
-        load0 = open("/proc/loadavg").read().split()[0]
-        try:
-            rep = FUNCS[w](ctx)
-        except Exception as e:  # noqa: BLE001 - one broken workload must not hide the others
-            import traceback
-            traceback.print_exc()
-            rep = B.Report(w, f"{w}: benchmark program error", ctx.command(w))
-            rep.note(f"FAILURE: the benchmark program itself failed: {e!r}")
-            failed += 1
-        B._cleanup()
-        for c in B.CRASHES:
-            rep.note(f"CRASH (the run was repeated on a restarted server): {c}")
-        load1 = open("/proc/loadavg").read().split()[0]
-        rep.note(f"Machine load (1-minute load average, {os.cpu_count()} CPUs) at the start and end: "
-                 f"{load0} / {load1}; anything above ~2 means other work shared the cores.")
-        md = rep.markdown(machine)
-        print(md, flush=True)
-        print(f"({w}: {time.time() - t0:.0f} s)", flush=True)
-        base = os.path.join(B.RESULTS, f"{ctx.stamp}-{w}")
-        with open(base + ".md", "w") as f:
-            f.write(md)
-        with open(base + ".json", "w") as f:
-            json.dump({"workload": w, "machine": machine, "command": rep.command,
-                       "tables": [t for _, t in rep.tables], "notes": rep.notes, "data": rep.data},
-                      f, indent=1, default=str)
-        if not args.no_doc:
-            B.update_doc(rep, machine)
+    todo = args.workloads or [w for w in WORKLOADS if w != "stability"]
+    failed = B.run_workloads(todo, FUNCS, ctx, ctx.stamp, args.no_doc,
+                             {"logs": ctx.tmp, "reps": ctx.reps, "duration_s": ctx.dur})
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
