@@ -206,7 +206,10 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     }
     // Nothing queued ahead of these bytes: the application reads them where they
     // arrived, and only what it leaves is copied into the ring (the window
-    // accounts for the ring only, so consumed bytes never close it).
+    // accounts for the ring only, so consumed bytes never close it). What it
+    // leaves is offered again from the ring by deliver() at the end of this
+    // input, joined with the rest of the segment (one span unless the ring
+    // wraps), so a message that straddled two buffers of a chain can be read.
     size_t direct = 0;
     if (!had_ooo && c.rcvbuf.size() == 0 && c.cb.on_data && !c.app_closed && !c.delivering) {
       c.rcv_nxt += static_cast<uint32_t>(len);
