@@ -57,9 +57,9 @@ IsnGenerator::IsnGenerator(const std::array<uint8_t, 32>& secret) {
   std::memcpy(salt_.data(), secret.data() + 16, 16);
 }
 
-uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote, uint8_t domain) const {
+uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote) const {
   // The second half of the secret rides in the message so that all 32 bytes matter.
-  uint8_t m[16 + 12 + 1];
+  uint8_t m[16 + 12];
   std::memcpy(m, salt_.data(), 16);
   uint8_t* p = m + 16;
   for (int i = 3; i >= 0; --i) *p++ = static_cast<uint8_t>(local.addr.v >> (8 * i));
@@ -67,18 +67,22 @@ uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote, uint8_t domain) con
   *p++ = static_cast<uint8_t>(local.port >> 8);
   *p++ = static_cast<uint8_t>(local.port);
   *p++ = static_cast<uint8_t>(remote.port >> 8);
-  *p++ = static_cast<uint8_t>(remote.port);
-  *p = domain;
+  *p = static_cast<uint8_t>(remote.port);
   return siphash24(key_, m, sizeof(m));
 }
 
+IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Instant now) const {
+  const uint64_t h = hash(local, remote);
+  const auto m = static_cast<uint32_t>(now.ns() / 4000);  // 4 us ticks, RFC 6528 section 3
+  return {m + static_cast<uint32_t>(h), static_cast<uint32_t>(h >> 32)};
+}
+
 uint32_t IsnGenerator::isn(Endpoint local, Endpoint remote, Instant now) const {
-  uint32_t m = static_cast<uint32_t>(now.ns() / 4000);  // 4 us ticks, RFC 6528 section 3
-  return m + static_cast<uint32_t>(hash(local, remote, 0));
+  return initial(local, remote, now).isn;
 }
 
 uint32_t IsnGenerator::ts_offset(Endpoint local, Endpoint remote) const {
-  return static_cast<uint32_t>(hash(local, remote, 1));
+  return static_cast<uint32_t>(hash(local, remote) >> 32);
 }
 
 }  // namespace ws::tcp

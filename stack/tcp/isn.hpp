@@ -19,11 +19,19 @@ class IsnGenerator {
   // RFC 6528 section 3. `now` drives M (one tick every 4 microseconds).
   uint32_t isn(Endpoint local, Endpoint remote, Instant now) const;
   // A per-connection timestamp offset (RFC 7323 section 5.4 / appendix on randomised
-  // TSval), from the same keyed hash with a different domain byte.
+  // TSval).
   uint32_t ts_offset(Endpoint local, Endpoint remote) const;
+  // Both at once, from one keyed hash: F is its low half, the timestamp offset its high
+  // half (halves of a PRF output tell nothing about each other, so a peer that sees
+  // TSvals learns nothing about F). What a new connection needs: one SipHash, not two.
+  struct Initial {
+    uint32_t isn = 0;
+    uint32_t ts_offset = 0;
+  };
+  Initial initial(Endpoint local, Endpoint remote, Instant now) const;
 
  private:
-  uint64_t hash(Endpoint local, Endpoint remote, uint8_t domain) const;
+  uint64_t hash(Endpoint local, Endpoint remote) const;
   std::array<uint8_t, 16> key_{};
   std::array<uint8_t, 16> salt_{};
 };

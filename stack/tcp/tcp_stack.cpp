@@ -305,13 +305,14 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
     tcb->pmtu.raise_at = e->expires;
     ++ctr_.pmtu_cache_hits;
   }
-  tcb->iss = SeqNum(isn_.isn({t.laddr, t.lport}, {t.raddr, t.rport}, now_));
+  const IsnGenerator::Initial init = isn_.initial({t.laddr, t.lport}, {t.raddr, t.rport}, now_);
+  tcb->iss = SeqNum(init.isn);
   tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
   tcb->high_rxt = tcb->iss;
   tcb->pmtu.hold_until = tcb->iss;
-  tcb->ts_offset = isn_.ts_offset({t.laddr, t.lport}, {t.raddr, t.rport});
+  tcb->ts_offset = init.ts_offset;
   tcb->rto = cfg_.rto_initial;
   tcb->cc = make_congestion(cfg_.congestion);
   // Window scale we offer: enough to express the largest buffer (RFC 7323 2.3).

@@ -28,5 +28,21 @@ TEST(Isn, KeyedPerTupleAndAdvancesEvery4us) {
   EXPECT_EQ(g1.isn(l, r, t + Duration::micros(400)) - g1.isn(l, r, t), 100u);
 }
 
+// A new connection takes both per-connection values from one hash (TcpStack::new_tcb).
+TEST(Isn, InitialGivesTheSameValuesAsTheSeparateCalls) {
+  std::array<uint8_t, 32> s{};
+  s[0] = 7;
+  IsnGenerator g(s);
+  Endpoint l{Ipv4Addr::from_octets(10, 0, 0, 1), 80}, r{Ipv4Addr::from_octets(10, 0, 0, 2), 4000};
+  Endpoint r2{Ipv4Addr::from_octets(10, 0, 0, 2), 4001};
+  Instant t = Instant::from_ns(3'000'000'000);
+  IsnGenerator::Initial i = g.initial(l, r, t);
+  EXPECT_EQ(i.isn, g.isn(l, r, t));
+  EXPECT_EQ(i.ts_offset, g.ts_offset(l, r));
+  EXPECT_NE(g.ts_offset(l, r), g.ts_offset(l, r2));
+  // Different halves of the hash: the offset is not F.
+  EXPECT_NE(i.ts_offset, i.isn - static_cast<uint32_t>(t.ns() / 4000));
+}
+
 }  // namespace
 }  // namespace ws::tcp
