@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <utility>
 
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
@@ -92,9 +93,10 @@ void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
                                      : kFirstSendRing;
   if (r.capacity() == want && pool.size() < kMaxSpareRings) {
     r.pop(r.size());
-    pool.push_back(std::move(r));
+    pool.push_back(std::exchange(r, ByteRing{}));  // r is left empty, not moved-from
+  } else {
+    r.release();
   }
-  r.release();
 }
 
 void TcpStack::recycle_rings(Tcb& t) {

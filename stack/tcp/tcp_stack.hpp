@@ -100,7 +100,7 @@ struct Listener {
 // (0 while free), so a timer entry can tell whether its connection still exists.
 struct TcbSlot {
   uint64_t id = 0;
-  alignas(Tcb) std::byte mem[sizeof(Tcb)];
+  alignas(Tcb) std::byte mem[sizeof(Tcb)]{};  // zeroed once, when the slot is made
 };
 
 class TcpStack {

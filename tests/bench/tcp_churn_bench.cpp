@@ -21,7 +21,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -39,8 +38,7 @@ using ws::Instant;
 class PerfCounter {
  public:
   PerfCounter(uint32_t type, uint64_t config) {
-    perf_event_attr a;
-    std::memset(&a, 0, sizeof a);
+    perf_event_attr a{};
     a.size = sizeof a;
     a.type = type;
     a.config = config;
