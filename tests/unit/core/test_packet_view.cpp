@@ -59,10 +59,12 @@ TEST(PacketView, ChecksumOverEveryCutEqualsTheContiguousSum) {
     auto b = bytes(n);
     const uint32_t want = csum_fold(csum_partial(b, 0x1234));
     for (size_t i = 0; i <= n; ++i) {
-      PacketView v2(cut(b, {i}), n);
+      const auto v2_segs = cut(b, {i});  // outlives the view
+      PacketView v2(v2_segs, n);
       ASSERT_EQ(csum_fold(v2.csum(0x1234)), want) << n << " cut " << i;
       for (size_t j = i; j <= n; ++j) {
-        PacketView v3(cut(b, {i, j}), n);
+        const auto v3_segs = cut(b, {i, j});  // outlives the view
+        PacketView v3(v3_segs, n);
         ASSERT_EQ(csum_fold(v3.csum(0x1234)), want) << n << " cuts " << i << "," << j;
       }
     }
@@ -73,7 +75,8 @@ TEST(PacketView, LongBuffersOfOddPiecesSumAsOne) {
   auto b = bytes(9001);
   std::vector<size_t> cuts;
   for (size_t c = 1; c < b.size(); c += 2047) cuts.push_back(c);  // odd pieces
-  PacketView v(cut(b, cuts), b.size());
+  const auto v_segs = cut(b, cuts);                               // outlives the view
+  PacketView v(v_segs, b.size());
   EXPECT_EQ(csum_fold(v.csum()), csum_fold(csum_partial(b)));
   EXPECT_EQ(flat(v), b);
 }
@@ -83,7 +86,8 @@ TEST(PacketView, LongBuffersOfOddPiecesSumAsOne) {
 TEST(PacketView, PullupCopiesOnlyAStraddlingHeader) {
   auto b = bytes(120);
   for (size_t c = 0; c <= b.size(); ++c) {
-    PacketView v(cut(b, {c}), b.size());
+    const auto v_segs = cut(b, {c});  // outlives the view
+    PacketView v(v_segs, b.size());
     for (size_t off : {0u, 14u, 34u}) {
       uint8_t scratch[60];
       uint64_t pulled = 0;
@@ -99,7 +103,8 @@ TEST(PacketView, PullupCopiesOnlyAStraddlingHeader) {
 
 TEST(PacketView, TailAndFirstSkipAndClipAcrossPieces) {
   auto b = bytes(50);
-  PacketView v(cut(b, {0, 3, 3, 17, 40}), b.size());  // empty pieces included
+  const auto v_segs = cut(b, {0, 3, 3, 17, 40});  // empty pieces; outlives the view
+  PacketView v(v_segs, b.size());
   for (size_t off = 0; off <= b.size(); ++off) {
     for (size_t len = 0; len + off <= b.size(); len += 7) {
       PacketView w = v.tail(off).first(len);
@@ -123,7 +128,8 @@ TEST(PacketView, TailAndFirstSkipAndClipAcrossPieces) {
 // end fail without touching anything.
 TEST(PacketView, TruncatedChainsReadShortAndRefuseReadsPastTheEnd) {
   auto b = bytes(30);
-  PacketView v(cut(b, {10, 20}), 1000);
+  const auto v_segs = cut(b, {10, 20});  // outlives the view
+  PacketView v(v_segs, 1000);
   EXPECT_EQ(v.size(), 30u);
   uint8_t out[40] = {};
   EXPECT_FALSE(v.copy_out(0, out));
@@ -145,7 +151,8 @@ TEST(PacketView, TruncatedChainsReadShortAndRefuseReadsPastTheEnd) {
 // A chain longer than the datagram: first() bounds every read to it.
 TEST(PacketView, FirstIgnoresBytesBeyondTheDatagram) {
   auto b = bytes(100);
-  PacketView v(cut(b, {40, 90}), b.size());
+  const auto v_segs = cut(b, {40, 90});  // outlives the view
+  PacketView v(v_segs, b.size());
   PacketView d = v.first(41);
   EXPECT_EQ(d.size(), 41u);
   EXPECT_EQ(csum_fold(d.csum()), csum_fold(csum_partial(std::span(b).first(41))));
