@@ -441,8 +441,13 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
 uint16_t TcpStack::pick_port(Ipv4Addr laddr, Endpoint remote, Instant now) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
-  if (port_cursor_ == 0)
+  // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
+  // to 0, jumping back to the seed: only ports from the seed up were ever used, e.g.
+  // 15,012 of 28,232, which cut the TIME_WAIT takeover's connection-rate ceiling alike.)
+  if (!port_cursor_seeded_) {
     port_cursor_ = static_cast<uint16_t>(isn_.ts_offset({laddr, 0}, remote) % n);
+    port_cursor_seeded_ = true;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     uint16_t p = static_cast<uint16_t>(lo + (port_cursor_ + i) % n);
     if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;

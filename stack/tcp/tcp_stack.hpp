@@ -226,6 +226,7 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
+  bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = 0;
   uint32_t challenge_count_ = 0;
 };

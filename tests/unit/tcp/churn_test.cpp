@@ -103,6 +103,11 @@ TEST(TcpChurn, TimerQueueAndStorageStayBounded) {
   tcp::TcpTableSizes a = p.a.table_sizes(), b = p.b.table_sizes();
   EXPECT_EQ(a.slots + b.slots, slots_at_half);
   EXPECT_LE(b.slots, 2u * 64);
+  // Every ephemeral port was used, each holding one entry (TIME_WAIT, or in use): the
+  // port cursor cycles the whole range (it once re-seeded on wrapping to 0 and skipped
+  // the ports below its seed).
+  const tcp::TcpConfig cfg = churn_config(1);
+  EXPECT_EQ(a.connections, size_t{cfg.ephemeral_high} - cfg.ephemeral_low + 1);
   EXPECT_GT(max_timers_a, 0u);
   EXPECT_GT(max_timers_b, 0u);
 
