@@ -65,14 +65,62 @@ class MbufIo final : public PacketIo {
     return true;
   }
 
+  // A chain whose segments the stack fills itself: headers in the first mbuf,
+  // the payload straight into the others (no staging copy). Every mbuf is taken
+  // in one bulk allocation, so a pool that runs dry mid-chain gives back what it
+  // gave and the frame is refused whole. One segment list is lent at a time,
+  // from here to seal(): the stack builds and commits frames one after another.
+  bool alloc_tx_gather(uint32_t len, uint32_t head, TxBuf& out) override {
+    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+    if (m == nullptr) return false;
+    uint32_t room = rte_pktmbuf_tailroom(m);
+    out = TxBuf{};
+    if (room >= len) {
+      out.data = rte_pktmbuf_mtod(m, uint8_t*);
+      out.capacity = room;
+      out.handle = m;
+      return true;
+    }
+    if (!chains_ || lent_ != nullptr || head > room || !extend_chain(m, len, room)) {
+      rte_pktmbuf_free(m);
+      return false;
+    }
+    // Every segment is sized now (the last one to the frame's tail): the stack
+    // writes exactly `len` bytes.
+    uint32_t left = len;
+    uint16_t n = 0;
+    for (rte_mbuf* s = m; s != nullptr; s = s->next) {
+      uint32_t take = std::min<uint32_t>(left, rte_pktmbuf_tailroom(s));
+      s->data_len = static_cast<uint16_t>(take);
+      left -= take;
+      if (s != m) segs_[n++] = TxSeg{rte_pktmbuf_mtod(s, uint8_t*), take};
+    }
+    m->pkt_len = len;
+    lent_ = m;
+    out.data = rte_pktmbuf_mtod(m, uint8_t*);
+    out.capacity = m->data_len;
+    out.handle = m;
+    out.segs = segs_.data();
+    out.nsegs = n;
+    return true;
+  }
+
   void seal(TxBuf& b) override {
     auto* m = static_cast<rte_mbuf*>(b.handle);
+    if (m != nullptr && m == lent_) {
+      lent_ = nullptr;
+      b.segs = nullptr;
+      b.nsegs = 0;
+      ++counters_.tx_chained_frames;
+      return;
+    }
     if (m == nullptr || m != staged_) return;
     fill_chain(m, b.data, b.len);
     staged_ = nullptr;
     b.data = rte_pktmbuf_mtod(m, uint8_t*);
     b.capacity = m->data_len;
     ++counters_.tx_chained_frames;
+    ++counters_.tx_staged_frames;
   }
 
   bool transmit(TxBuf& b) override {
@@ -118,6 +166,7 @@ class MbufIo final : public PacketIo {
   void release(TxBuf& b) override {
     auto* m = static_cast<rte_mbuf*>(b.handle);
     if (m != nullptr && m == staged_) staged_ = nullptr;
+    if (m != nullptr && m == lent_) lent_ = nullptr;
     rte_pktmbuf_free(m);
     b.handle = nullptr;
   }
@@ -154,6 +203,7 @@ class MbufIo final : public PacketIo {
 
  private:
   // Appends mbufs to `head` until the chain holds `len` bytes (`room` per mbuf).
+  // All or nothing: the bulk allocation takes every mbuf or none.
   bool extend_chain(rte_mbuf* head, uint32_t len, uint32_t room) {
     uint32_t extra = (len - room + room - 1) / room;
     if (extra + 1 > kMaxSegs) return false;
@@ -217,6 +267,8 @@ class MbufIo final : public PacketIo {
   FaultInjector* faults_ = nullptr;
   bool chains_ = false;
   rte_mbuf* staged_ = nullptr;  // the chain whose bytes sit in staging_
+  rte_mbuf* lent_ = nullptr;    // the gathered chain whose segment list segs_ holds
+  std::array<TxSeg, kMaxSegs> segs_{};
   // Largest staged frame: an IPv4 packet of 65535 bytes behind an Ethernet header.
   std::array<uint8_t, 65535 + 14> staging_{};
 };

@@ -61,6 +61,8 @@ const StackMetric kStackMetrics[] = {
                     "(fragments, UDP sockets, ICMP)."),
     WS_STACK_METRIC(tx_chained_frames, "wirespeed_tx_chained_frames_total",
                     "Frames sent as mbuf chains (jumbo frames over small mbufs, TSO)."),
+    WS_STACK_METRIC(tx_staged_frames, "wirespeed_tx_staged_frames_total",
+                    "Chained frames built in the staging area and copied into their chain."),
     WS_STACK_METRIC(tx_tso_frames, "wirespeed_tx_tso_frames_total",
                     "TCP super-segments handed to the port to segment (TSO)."),
 };

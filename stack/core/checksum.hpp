@@ -15,6 +15,25 @@ namespace ws {
 // be the last one (as in every header layout we use).
 uint32_t csum_partial(std::span<const uint8_t> data, uint32_t initial = 0);
 
+// Copies `src` to `dst` and returns the same sum as csum_partial(src): one pass over
+// the bytes instead of a copy and then a checksum pass (the software TX path at
+// large MTUs is bound by passes over the payload).
+uint32_t csum_copy(uint8_t* dst, std::span<const uint8_t> src);
+
+// Adds `piece`, the partial sum of bytes that start `offset` bytes into the summed
+// region, to `sum`. A piece at an odd offset has its bytes in the other halves of
+// the 16-bit words, so its (folded) sum is byte-swapped first (RFC 1071 section
+// 2(B), byte order independence). This lifts csum_partial's "odd piece last" rule.
+inline uint32_t csum_add_at(uint32_t sum, uint32_t piece, size_t offset) {
+  if ((offset & 1) != 0) {
+    piece = (piece & 0xffff) + (piece >> 16);
+    piece = (piece & 0xffff) + (piece >> 16);
+    piece = ((piece & 0xff) << 8) | (piece >> 8);
+  }
+  uint64_t s = static_cast<uint64_t>(sum) + piece;
+  return static_cast<uint32_t>((s & 0xffffffffu) + (s >> 32));
+}
+
 // Fold a partial sum to 16 bits and complement it: the value to store in a header.
 inline uint16_t csum_fold(uint32_t sum) {
   sum = (sum & 0xffff) + (sum >> 16);

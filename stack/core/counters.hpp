@@ -27,8 +27,10 @@ struct alignas(64) StackCounters {
   uint64_t udp_out = 0;
   uint64_t tcp_in = 0;
   // Buffer paths, counted by the data plane: frames that arrived in more than one
-  // mbuf (parsed in place as a chain), frames sent as mbuf chains, and of those
-  // TCP super-segments the port cut (TSO).
+  // mbuf (parsed in place as a chain), frames sent as mbuf chains, of those the
+  // ones built contiguously in the staging area and copied into the chain (the
+  // others were gathered: written into the chain directly), and TCP
+  // super-segments the port cut (TSO).
   uint64_t rx_chained_frames = 0;
   // Counted by the stack: headers that straddled a segment boundary and were
   // copied into a header-sized buffer, and chained datagrams copied whole for a
@@ -36,6 +38,7 @@ struct alignas(64) StackCounters {
   uint64_t rx_header_pullups = 0;
   uint64_t rx_linearized = 0;
   uint64_t tx_chained_frames = 0;
+  uint64_t tx_staged_frames = 0;
   uint64_t tx_tso_frames = 0;
 };
 

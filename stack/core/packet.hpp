@@ -1,9 +1,15 @@
 // The stack's view of packet buffers. stack/ never sees an rte_mbuf: the data plane
 // implements PacketIo over mbufs and tests implement it over heap memory. A TxBuf
-// is one contiguous frame being built; `handle` is the platform's buffer. A frame
-// larger than one platform buffer (a jumbo frame over small mbufs, a TSO
-// super-segment) is still built contiguously: the implementation lends a staging
-// area and moves the bytes into its chained buffers in seal().
+// is a frame being built; `handle` is the platform's buffer. A frame larger than
+// one platform buffer (a jumbo frame over small mbufs, a TSO super-segment) is
+// built one of two ways:
+// - gathered (alloc_tx_gather): the headers go into the first segment at `data`
+//   and the payload straight into the further segments `segs` lists (TxWriter in
+//   tx_writer.hpp), so the payload is copied once, from the send buffer to the
+//   chain;
+// - contiguously (alloc_tx): the implementation lends a staging area and moves
+//   the bytes into its chained buffers in seal() (a second copy), for callers
+//   that write the frame as one span (UDP, ICMP, fragments).
 #pragma once
 
 #include <cstdint>
@@ -34,17 +40,29 @@ enum TxFlag : uint32_t {
   kTxTcpSeg = 1u << 3,     // TSO: NIC cuts the payload into tso_segsz pieces
 };
 
+// One piece of a gathered frame beyond its first segment.
+struct TxSeg {
+  uint8_t* data = nullptr;
+  uint32_t len = 0;  // bytes of the frame this segment holds (all of them are written)
+};
+
 struct TxBuf {
   uint8_t* data = nullptr;  // first byte of the frame
-  uint32_t capacity = 0;    // bytes writable from data
-  uint32_t len = 0;         // frame length once built
+  uint32_t capacity = 0;    // bytes writable from data (the first segment's share if gathered)
+  uint32_t len = 0;         // frame length once built (all segments)
   void* handle = nullptr;   // platform buffer (an rte_mbuf* in the data plane)
   uint32_t flags = 0;       // TxFlag bits
   uint16_t l2_len = 0;
   uint16_t l3_len = 0;
   uint16_t l4_len = 0;
   uint16_t tso_segsz = 0;
+  // A gathered frame: the segments after the first (bytes capacity.. of the
+  // frame, in order). Lent by the PacketIo from alloc_tx_gather until seal();
+  // empty for a contiguous frame.
+  const TxSeg* segs = nullptr;
+  uint16_t nsegs = 0;
   std::span<uint8_t> room() const { return {data, capacity}; }
+  std::span<const TxSeg> more() const { return {segs, nsegs}; }
 };
 
 // What the NIC told us about a received frame (mbuf ol_flags, decoded).
@@ -65,6 +83,15 @@ class PacketIo {
   // A buffer with at least `len` bytes of room, or false when the pool is empty
   // (the caller counts DropReason::kNoMbuf and backs off).
   virtual bool alloc_tx(uint32_t len, TxBuf& out) = 0;
+  // A frame of exactly `len` bytes whose first `head` bytes (its headers) are
+  // contiguous at out.data; the rest may continue in out.segs, each segment to
+  // be filled completely. False when the pool cannot give every buffer the frame
+  // needs (nothing is kept: the caller counts DropReason::kNoMbuf). The default
+  // hands out one contiguous buffer.
+  virtual bool alloc_tx_gather(uint32_t len, uint32_t head, TxBuf& out) {
+    (void)head;
+    return alloc_tx(len, out);
+  }
   // Queues a built frame; ownership passes to the implementation. Returns false if
   // the frame was dropped (TX ring full: the implementation counted it).
   virtual bool transmit(TxBuf& buf) = 0;
@@ -73,7 +100,8 @@ class PacketIo {
   // The frame is complete but for the Ethernet destination address, and may now be
   // held (behind ARP resolution) before transmit(). An implementation that lent a
   // staging area moves the bytes into its own buffers here and points `data` at
-  // them, freeing the staging area for the next frame. Idempotent.
+  // them, freeing the staging area for the next frame; one that lent a segment
+  // list takes it back (clears `segs`). Idempotent.
   virtual void seal(TxBuf& buf) { (void)buf; }
   virtual TxOffloads tx_offloads() const = 0;
   // Largest frame the port sends, Ethernet header included (MTU + 14 / + 18 with VLAN).

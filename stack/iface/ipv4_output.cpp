@@ -21,6 +21,21 @@ uint16_t fold_no_complement(uint32_t s) {
   s = (s & 0xffff) + (s >> 16);
   return static_cast<uint16_t>(s);
 }
+// Software L4 checksum input: the pseudo-header sum plus every L4 byte. The part
+// a TxWriter summed while copying the payload is not read again.
+uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
+  if (f.payload_summed) {
+    uint32_t s = csum_partial(f.l4.first(f.payload_off), pseudo);
+    return csum_add_at(s, f.payload_sum, f.payload_off);
+  }
+  uint32_t s = csum_partial(f.l4, pseudo);
+  size_t off = f.l4.size();
+  for (const TxSeg& g : f.more) {
+    s = csum_add_at(s, csum_partial({g.data, g.len}), off);
+    off += g.len;
+  }
+  return s;
+}
 }  // namespace
 
 std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
@@ -39,6 +54,31 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
 }
 
 bool Stack::begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
+  return begin_frame(src, dst, proto, -1, l4_len, out);
+}
+
+bool Stack::begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len,
+                         uint32_t l4_len, L4Frame& out) {
+  if (header_len > l4_len || header_len > 60) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
+}
+
+void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len) {
+  const TxBuf& b = out.buf;
+  // A gathered frame's first segment may end inside the L4 payload; the rest
+  // of the payload lies in b.segs.
+  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - (kL2 + kL3));
+  out.l4 = {b.data + kL2 + kL3, first};
+  out.more = b.more();
+  out.more_len = l4_len - first;
+  out.payload_summed = false;
+}
+
+bool Stack::begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len,
+                        uint32_t l4_len, L4Frame& out) {
   auto r = route(dst);
   if (!r) {
     drops_.add(DropReason::kIpv4NoRoute);
@@ -50,18 +90,28 @@ bool Stack::begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4
     drops_.add(DropReason::kFrameTooLong);
     return false;
   }
-  if (!ifc.io.alloc_tx(len < 60 ? 60 : len, out.buf)) {
+  uint32_t alloc_len = len < 60 ? 60 : len;
+  bool ok = header_len < 0 ? ifc.io.alloc_tx(alloc_len, out.buf)
+                           : ifc.io.alloc_tx_gather(
+                                 alloc_len, kL2 + kL3 + static_cast<uint32_t>(header_len), out.buf);
+  if (!ok) {
     drops_.add(DropReason::kNoMbuf);
     return false;
   }
   out.buf.len = len;
   out.buf.flags = 0;
-  out.l4 = {out.buf.data + kL2 + kL3, l4_len};
+  lay_out_l4(out, l4_len);
   out.iface = r->iface;
   out.src = src.is_any() ? ifc.cfg.address.addr : src;
   out.dst = dst;
   out.proto = proto;
   out.dont_fragment = true;
+  // The payload is summed on its way in only where commit() computes the L4
+  // checksum in software.
+  const TxOffloads& o = ifc.offloads;
+  bool l4_offload =
+      (proto == wire::kIpProtoTcp && o.tcp_cksum) || (proto == wire::kIpProtoUdp && o.udp_cksum);
+  out.sum_payload = header_len >= 0 && !l4_offload;
   return true;
 }
 
@@ -85,7 +135,7 @@ bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t 
   }
   auto r = route(dst);
   Interface& ifc = *ifaces_[r->iface];
-  if (!ifc.io.alloc_tx(kL2 + kL3 + l4_len, out.buf)) {
+  if (!ifc.io.alloc_tx_gather(kL2 + kL3 + l4_len, kL2 + kL3 + header_len, out.buf)) {
     drops_.add(DropReason::kNoMbuf);
     return false;
   }
@@ -93,7 +143,8 @@ bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t 
   out.buf.flags = kTxTcpSeg;
   out.buf.l4_len = static_cast<uint16_t>(header_len);
   out.buf.tso_segsz = static_cast<uint16_t>(segment_payload);
-  out.l4 = {out.buf.data + kL2 + kL3, l4_len};
+  lay_out_l4(out, l4_len);
+  out.sum_payload = false;  // the port sums every segment it cuts
   out.iface = r->iface;
   out.src = src.is_any() ? ifc.cfg.address.addr : src;
   out.dst = dst;
@@ -107,7 +158,7 @@ void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
 void Stack::commit(L4Frame& f, Instant now) {
   Interface& ifc = *ifaces_[f.iface];
   TxBuf& b = f.buf;
-  auto l4_len = static_cast<uint16_t>(f.l4.size());
+  auto l4_len = static_cast<uint16_t>(f.l4_size());
   wire::Ipv4Repr ip;
   ip.src = f.src;
   ip.dst = f.dst;
@@ -140,7 +191,7 @@ void Stack::commit(L4Frame& f, Instant now) {
     if (l4_offload) {
       store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
     } else {
-      uint16_t c = csum_fold(csum_partial(f.l4, pseudo));
+      uint16_t c = csum_fold(l4_sum(f, pseudo));
       // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
       if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
       store_be16(f.l4.data() + csum_off, c);

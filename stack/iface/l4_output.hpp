@@ -9,6 +9,7 @@
 #include "stack/core/addr.hpp"
 #include "stack/core/packet.hpp"
 #include "stack/core/time.hpp"
+#include "stack/core/tx_writer.hpp"
 
 namespace ws {
 
@@ -18,13 +19,37 @@ struct TsoLimits {
 };
 
 struct L4Frame {
-  std::span<uint8_t> l4;  // where the L4 header and payload go (exactly l4_len bytes)
-  TxBuf buf;              // the platform buffer holding the whole frame
-  uint16_t iface = 0;     // interface index the frame leaves through
+  // Where the L4 header and payload go: all l4_len bytes, or for a gathered frame
+  // (begin_gather, begin_tso) the first part of them, at least the header; the
+  // rest follows in `more` (l4_size() counts both). Write the payload with writer().
+  std::span<uint8_t> l4;
+  std::span<const TxSeg> more;
+  uint32_t more_len = 0;
+  // Set by begin_gather when the L4 checksum is computed in software: writer()
+  // then sums the payload while copying it, and payload_written() hands the sum
+  // to commit(), which adds only the header.
+  bool sum_payload = false;
+  bool payload_summed = false;
+  uint32_t payload_off = 0;
+  uint32_t payload_sum = 0;
+  TxBuf buf;           // the platform buffer holding the whole frame
+  uint16_t iface = 0;  // interface index the frame leaves through
   Ipv4Addr src;
   Ipv4Addr dst;
   uint8_t proto = 0;
   bool dont_fragment = true;
+
+  uint32_t l4_size() const { return static_cast<uint32_t>(l4.size()) + more_len; }
+  // Writes L4 bytes from offset `off` (the end of the L4 header) on.
+  TxWriter writer(uint32_t off) const {
+    return TxWriter(off <= l4.size() ? l4.subspan(off) : std::span<uint8_t>{}, more, sum_payload);
+  }
+  // Records what `w`, started at `off`, wrote up to the end of the frame.
+  void payload_written(uint32_t off, const TxWriter& w) {
+    payload_summed = w.summing() && off + w.written() == l4_size() && off <= l4.size();
+    payload_off = off;
+    payload_sum = w.sum();
+  }
 };
 
 class L4Output {
@@ -33,6 +58,15 @@ class L4Output {
   // Reserves a frame for `l4_len` bytes to `dst`. False when there is no route or
   // no buffer; the reason has been counted. `src` any = the interface's address.
   virtual bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) = 0;
+  // Like begin() for a frame whose `header_len`-byte L4 header is written into
+  // f.l4 and whose payload goes through f.writer(header_len): on a port with
+  // small buffers the payload lands in the chain's segments directly. The
+  // default is begin() (one contiguous l4).
+  virtual bool begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len,
+                            uint32_t l4_len, L4Frame& out) {
+    (void)header_len;
+    return begin(src, dst, proto, l4_len, out);
+  }
   // Writes the IPv4 header and the L4 checksum (the checksum field in l4 must be
   // zero), then sends or queues behind ARP resolution.
   virtual void commit(L4Frame& f, Instant now) = 0;
@@ -50,9 +84,10 @@ class L4Output {
     (void)dst;
     return {};
   }
-  // Like begin() for a TCP super-segment: `l4_len` bytes (a `header_len`-byte TCP
-  // header and its payload) that the port cuts into segments of `segment_payload`
-  // bytes each, replicating the header. Only within tso_limits_to(dst).
+  // Like begin_gather() for a TCP super-segment: `l4_len` bytes (a `header_len`-byte
+  // TCP header and its payload) that the port cuts into segments of
+  // `segment_payload` bytes each, replicating the header. Only within
+  // tso_limits_to(dst).
   virtual bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
                          uint32_t segment_payload, L4Frame& out) {
     (void)src, (void)dst, (void)header_len, (void)l4_len, (void)segment_payload, (void)out;

@@ -101,6 +101,8 @@ class Stack final : public L4Output {
 
   // L4Output
   bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
+  bool begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len, uint32_t l4_len,
+                    L4Frame& out) override;
   void commit(L4Frame& f, Instant now) override;
   void abort(L4Frame& f) override;
   uint32_t mtu_to(Ipv4Addr dst) const override;
@@ -150,6 +152,11 @@ class Stack final : public L4Output {
   // Sends a built frame (Ethernet source and type written) to `dst`'s next hop,
   // now or behind ARP resolution.
   void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
+  // begin() and begin_gather(): `header_len` < 0 asks for one contiguous l4.
+  bool begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
+                   L4Frame& out);
+  // Points out.l4 / out.more at the L4 part of a freshly allocated out.buf.
+  static void lay_out_l4(L4Frame& out, uint32_t l4_len);
 
   StackConfig cfg_;
   std::vector<std::unique_ptr<Interface>> ifaces_;

@@ -71,17 +71,37 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   if (tso_segment != 0 && optlen > (ts_ok ? kTimestampOptionLen : 0)) tso_segment = 0;
   if (tso_segment == 0 && len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
   L4Frame f;
+  // Data segments are gathered: the header goes into the frame's first buffer
+  // and the payload from the send ring straight into the buffers that carry it
+  // (a chain for jumbo frames over small mbufs and for super-segments), summed
+  // for the checksum on the way where the port does not offload it.
+  const auto hl32 = static_cast<uint32_t>(hl);
   bool ok = tso_segment != 0
-                ? stack.out().begin_tso(t.laddr, t.raddr, static_cast<uint32_t>(hl),
-                                        static_cast<uint32_t>(hl + len), tso_segment, f)
-                : stack.out().begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl + len), f);
+                ? stack.out().begin_tso(t.laddr, t.raddr, hl32, hl32 + len, tso_segment, f)
+            : len > 0 ? stack.out().begin_gather(t.laddr, t.raddr, 6, hl32, hl32 + len, f)
+                      : stack.out().begin(t.laddr, t.raddr, 6, hl32, f);
   if (!ok) {
     ++stack.ctr().output_no_buffer;
     retry_at = now + Duration::millis(1);
     return false;
   }
   wire::emit_tcp(f.l4.data(), r);
-  if (len > 0) sndbuf.copy_out(static_cast<size_t>(seq - snd_buf_seq), f.l4.subspan(hl, len));
+  if (len > 0) {
+    TxWriter w = f.writer(hl32);
+    size_t off = static_cast<size_t>(seq - snd_buf_seq);
+    // The ring hands out at most two runs (before and after its wrap point).
+    for (size_t left = len; left > 0;) {
+      std::span<const uint8_t> run = sndbuf.contiguous(off, left);
+      if (run.empty() || !w.write(run)) break;
+      off += run.size();
+      left -= run.size();
+    }
+    if (w.written() != len) {  // the send buffer or the frame fell short: a bug
+      stack.out().abort(f);
+      return false;
+    }
+    f.payload_written(hl32, w);
+  }
   stack.out().commit(f, now);
   ++stack.ctr().segments_out;
   if (tso_segment != 0) ++stack.ctr().tso_super_segments;

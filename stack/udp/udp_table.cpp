@@ -50,10 +50,18 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
     return send_fragmented(src_port, dst, payload, now);
   }
   L4Frame f;
-  if (!out_.begin(Ipv4Addr::any(), dst.addr, wire::kIpProtoUdp, l4_len, f)) return false;
+  // Gathered: the payload goes straight into the buffers that carry it (a chain
+  // for a jumbo datagram over small mbufs), summed on the way when the checksum
+  // is computed in software.
+  constexpr uint32_t kHl = wire::UdpView::kHeaderLen;
+  if (!out_.begin_gather(Ipv4Addr::any(), dst.addr, wire::kIpProtoUdp, kHl, l4_len, f)) {
+    return false;
+  }
   wire::emit_udp(f.l4.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
   if (!payload.empty()) {
-    std::memcpy(f.l4.data() + wire::UdpView::kHeaderLen, payload.data(), payload.size());
+    TxWriter w = f.writer(kHl);
+    w.write(payload);  // begin_gather sized the frame for exactly this payload
+    f.payload_written(kHl, w);
   }
   // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
   f.dont_fragment = false;

@@ -44,6 +44,13 @@ class FakePacketIo final : public PacketIo {
     bool apply_offloads = false;    // finish offloaded checksums when recording frames
     bool fill_garbage = true;       // fill fresh buffers with 0xa5 to catch unwritten bytes
     bool check_leaks_on_destroy = true;
+    // alloc_tx_gather: when nonzero, a frame longer than `gather_first` bytes is
+    // handed out as a chain of buffers, `gather_first` bytes in the first and
+    // `gather_segment` in each further one (the last holds the rest), each
+    // taking one buffer of the pool. Odd sizes put segment boundaries at odd
+    // offsets. 0: one contiguous buffer (the PacketIo default).
+    uint32_t gather_first = 0;
+    uint32_t gather_segment = 0;
   };
 
   FakePacketIo() : FakePacketIo(Options{}) {}
@@ -83,16 +90,59 @@ class FakePacketIo final : public PacketIo {
     return false;
   }
 
+  bool alloc_tx_gather(uint32_t len, uint32_t head, TxBuf& out) override {
+    if (opt_.gather_first == 0 || len <= opt_.gather_first) return alloc_tx(len, out);
+    ++gather_calls_;
+    if (head > opt_.gather_first || opt_.gather_segment == 0 ||
+        std::max(opt_.gather_first, opt_.gather_segment) > opt_.data_room) {
+      ++alloc_failures_;
+      return false;
+    }
+    TxBuf first;
+    if (!alloc_tx(opt_.gather_first, first)) return false;
+    auto* s = static_cast<Slot*>(first.handle);
+    uint32_t left = len - opt_.gather_first;
+    while (left > 0) {
+      TxBuf more;
+      if (!alloc_tx(opt_.gather_segment, more)) {
+        // The pool ran dry mid-chain: give back what was taken, refuse the frame.
+        for (Slot* t : s->tail) free_slot(t);
+        s->tail.clear();
+        s->segs.clear();
+        free_slot(s);
+        return false;
+      }
+      uint32_t n = std::min(left, opt_.gather_segment);
+      s->tail.push_back(static_cast<Slot*>(more.handle));
+      s->segs.push_back(TxSeg{more.data, n});
+      left -= n;
+    }
+    out = first;
+    out.capacity = opt_.gather_first;
+    out.segs = s->segs.data();
+    out.nsegs = static_cast<uint16_t>(s->segs.size());
+    ++gathered_;
+    return true;
+  }
+
   bool transmit(TxBuf& buf) override {
+    std::vector<TxSeg> segs;
+    if (auto* h = static_cast<Slot*>(buf.handle); owns(h)) segs = h->segs;
     Slot* s = take(buf, "transmit");
     if (s == nullptr) return false;
     if (tx_ring_full_) {
       ++tx_dropped_;
       return false;
     }
-    EXPECT_LE(buf.len, buf.capacity) << "frame longer than its buffer";
     SentFrame f;
-    f.bytes.assign(buf.data, buf.data + std::min(buf.len, buf.capacity));
+    if (segs.empty()) {
+      EXPECT_LE(buf.len, buf.capacity) << "frame longer than its buffer";
+      f.bytes.assign(buf.data, buf.data + std::min(buf.len, buf.capacity));
+    } else {
+      f.bytes.assign(buf.data, buf.data + buf.capacity);
+      for (const TxSeg& g : segs) f.bytes.insert(f.bytes.end(), g.data, g.data + g.len);
+      EXPECT_EQ(f.bytes.size(), buf.len) << "a gathered frame fills its segments exactly";
+    }
     f.flags = buf.flags;
     f.l2_len = buf.l2_len;
     f.l3_len = buf.l3_len;
@@ -139,6 +189,8 @@ class FakePacketIo final : public PacketIo {
   uint32_t outstanding() const { return in_use_; }  // allocated, not yet sent or released
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t alloc_failures() const { return alloc_failures_; }
+  uint64_t gather_calls() const { return gather_calls_; }  // chains asked for
+  uint64_t gathered() const { return gathered_; }          // chains handed out
   uint64_t releases() const { return releases_; }
   uint64_t tx_dropped() const { return tx_dropped_; }
   uint64_t bad_returns() const { return bad_returns_; }
@@ -155,7 +207,19 @@ class FakePacketIo final : public PacketIo {
   struct Slot {
     std::unique_ptr<uint8_t[]> mem;
     bool in_use = false;
+    std::vector<Slot*> tail;  // a gathered frame's further buffers
+    std::vector<TxSeg> segs;  // and the segment list lent with it
   };
+
+  bool owns(const Slot* s) const {
+    for (const auto& slot : slots_)
+      if (&slot == s) return true;
+    return false;
+  }
+  void free_slot(Slot* s) {
+    s->in_use = false;
+    --in_use_;
+  }
 
   uint32_t limit() const { return std::min<uint32_t>(cap_, opt_.pool_size); }
 
@@ -168,8 +232,10 @@ class FakePacketIo final : public PacketIo {
       ADD_FAILURE() << what << "() of a buffer that is not outstanding (double free or foreign)";
       return nullptr;
     }
-    s->in_use = false;
-    --in_use_;
+    for (Slot* t : s->tail) free_slot(t);
+    s->tail.clear();
+    s->segs.clear();
+    free_slot(s);
     return s;
   }
 
@@ -179,6 +245,8 @@ class FakePacketIo final : public PacketIo {
   uint32_t in_use_ = 0;
   uint64_t alloc_calls_ = 0;
   uint64_t alloc_failures_ = 0;
+  uint64_t gather_calls_ = 0;
+  uint64_t gathered_ = 0;
   uint64_t releases_ = 0;
   uint64_t tx_dropped_ = 0;
   uint64_t bad_returns_ = 0;

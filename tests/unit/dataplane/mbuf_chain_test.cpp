@@ -196,6 +196,70 @@ TEST_F(Fixture, OneStagedFrameAtATimeAndSealFreesTheStagingArea) {
   rte_pktmbuf_free(got[0]);
 }
 
+// alloc_tx_gather: the stack writes the chain's segments itself; nothing is
+// staged and seal() only takes the segment list back.
+TEST_F(Fixture, GatheredFramesAreWrittenIntoTheChainDirectly) {
+  for (uint32_t len : {1514u, 2100u, 9014u, 65535u + 14u}) {
+    TxBuf b;
+    ASSERT_TRUE(io->alloc_tx_gather(len, 66, b)) << len;
+    auto* m = static_cast<rte_mbuf*>(b.handle);
+    EXPECT_EQ(b.data, rte_pktmbuf_mtod(m, uint8_t*)) << "no staging area";
+    uint32_t total = std::min(b.capacity, len);
+    for (uint32_t i = 0; i < total; ++i) b.data[i] = pattern(i + len);
+    for (const TxSeg& g : b.more()) {
+      for (uint32_t i = 0; i < g.len; ++i) g.data[i] = pattern(total + i + len);
+      total += g.len;
+    }
+    EXPECT_EQ(total, len) << "the segments hold exactly the frame";
+    EXPECT_EQ(b.nsegs + 1u, m->nb_segs);
+    b.len = len;
+    io->seal(b);
+    EXPECT_EQ(b.nsegs, 0u) << "seal takes the segment list back";
+    ASSERT_TRUE(io->transmit(b));
+    io->flush();
+    auto got = drain();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0]->pkt_len, len);
+    auto f = rx_frame(got[0], scratch, counters);
+    ASSERT_EQ(f.size(), len);
+    size_t bad = 0;
+    for (uint32_t i = 0; i < len; ++i) bad += f[i] != pattern(i + len);
+    EXPECT_EQ(bad, 0u) << len;
+    rte_pktmbuf_free(got[0]);
+  }
+  EXPECT_EQ(counters.tx_chained_frames, 3u);
+  EXPECT_EQ(counters.tx_staged_frames, 0u);
+}
+
+// A pool that runs dry in the middle of a chain: the allocation is refused
+// whole and every mbuf it took goes back.
+TEST_F(Fixture, GatherOnAnExhaustedPoolRefusesTheFrameWhole) {
+  rte_mempool* small =
+      rte_pktmbuf_pool_create("ws_unit_small", 16, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  {
+    MbufIo sio(g_port, 0, small, offloads, 9014, drops, counters);
+    sio.enable_chains();
+    std::vector<rte_mbuf*> held;
+    while (rte_mempool_avail_count(small) > 3) held.push_back(rte_pktmbuf_alloc(small));
+    TxBuf b;
+    EXPECT_FALSE(sio.alloc_tx_gather(9014, 66, b)) << "5 mbufs needed, 3 left";
+    EXPECT_EQ(rte_mempool_avail_count(small), 3u) << "nothing kept";
+    EXPECT_TRUE(sio.alloc_tx_gather(1514, 66, b)) << "one mbuf still works";
+    sio.release(b);
+    for (auto* m : held) rte_pktmbuf_free(m);
+    ASSERT_TRUE(sio.alloc_tx_gather(9014, 66, b));
+    TxBuf c;
+    EXPECT_GE(rte_mempool_avail_count(small), 10u);
+    EXPECT_FALSE(sio.alloc_tx_gather(9014, 66, c)) << "one segment list lent at a time";
+    sio.release(b);
+    EXPECT_TRUE(sio.alloc_tx_gather(9014, 66, c)) << "release took the list back";
+    sio.release(c);
+  }
+  EXPECT_EQ(rte_mempool_avail_count(small), 16u);
+  rte_mempool_free(small);
+}
+
 TEST_F(Fixture, WithoutChainsALargeFrameIsRefused) {
   MbufIo plain(g_port, 0, g_pool, offloads, 9014, drops, counters);
   TxBuf b;
@@ -203,10 +267,10 @@ TEST_F(Fixture, WithoutChainsALargeFrameIsRefused) {
   EXPECT_EQ(rte_mempool_avail_count(g_pool), free_at_start) << "the refused mbuf went back";
 }
 
-// A stack on the looped-back port sends a jumbo UDP datagram: the stack builds it
-// in the staging area, holds it (sealed) behind ARP resolution, and sends it
-// when the reply arrives. DPDK's own checksum routines, which walk the chain,
-// agree with the checksums the stack computed.
+// A stack on the looped-back port sends a jumbo UDP datagram: the stack writes
+// it into a chain (gathered: header in the first mbuf, payload in the others),
+// holds it (sealed) behind ARP resolution, and sends it when the reply arrives. DPDK's own checksum
+// routines, which walk the chain, agree with the checksums the stack computed.
 TEST_F(Fixture, StackSendsAJumboDatagramAsAChainWithValidChecksums) {
   InterfaceConfig ic = test::default_interface();
   ic.mtu = 9000;
@@ -230,6 +294,7 @@ TEST_F(Fixture, StackSendsAJumboDatagramAsAChainWithValidChecksums) {
   ASSERT_EQ(got.size(), 1u);
   rte_mbuf* m = got[0];
   EXPECT_GT(m->nb_segs, 1);
+  EXPECT_EQ(counters.tx_staged_frames, 0u) << "gathered, not staged";
   EXPECT_EQ(m->pkt_len, 14u + 20 + 8 + 8000);
   // IPv4 header checksum over the header, UDP checksum by DPDK over the chain.
   const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, 14);
