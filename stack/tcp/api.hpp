@@ -156,6 +156,22 @@ class Connection {
   // Queues bytes for sending; returns how many were accepted (0 when the send buffer
   // is full or transmit buffers are short). on_writable follows a short send.
   size_t send(std::span<const uint8_t> data);
+  // send() without the copy from the caller's buffer: room for up to `max` bytes at
+  // the end of the send buffer, to be written in place (two runs where the ring
+  // wraps), then queued with send_commit(). A caller that would build data in its
+  // own buffer only to send() it whole (a TX pipeline's batch) writes it here
+  // instead. The space is what send() would accept now (empty under the same
+  // conditions, and then on_writable follows); it stays valid until send_commit()
+  // or the next call into the connection or the stack.
+  struct SendSpace {
+    std::span<uint8_t> first;
+    std::span<uint8_t> second;
+    size_t size() const { return first.size() + second.size(); }
+  };
+  SendSpace send_reserve(size_t max);
+  // Queues the first `n` bytes of the last send_reserve() (at most its size) as
+  // send() would; returns how many were queued.
+  size_t send_commit(size_t n);
   size_t send_space() const;
   // Bytes queued in the send buffer and not yet acknowledged (sent or not): what a TX
   // pipeline counts as "in flight" (docs/pipeline.md).

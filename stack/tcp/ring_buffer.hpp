@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "stack/core/packet_view.hpp"
 
@@ -66,6 +67,15 @@ class ByteRing {
       write_at(off, piece);
       off += piece.size();
     });
+  }
+  // Writable room for `n` bytes (at most free()) past the end, as one or two
+  // runs: the second where the storage wraps. commit() makes them contents.
+  std::pair<std::span<uint8_t>, std::span<uint8_t>> tail_room(size_t n) {
+    n = std::min(n, free());
+    if (n == 0) return {};
+    size_t pos = (head_ + size_) % cap_;
+    size_t first = std::min(n, cap_ - pos);
+    return {{buf_.get() + pos, first}, {buf_.get(), n - first}};
   }
   // Marks `n` bytes already written past the end as part of the contents.
   void commit(size_t n) { size_ += n; }

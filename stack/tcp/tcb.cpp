@@ -163,27 +163,60 @@ size_t Connection::send_queued() const { return self(this).sndbuf.size(); }
 
 uint32_t Connection::send_mss() const { return self(this).max_payload(false); }
 
-size_t Connection::send(std::span<const uint8_t> data) {
-  Tcb& t = self(this);
+namespace {
+// Room in the send buffer for `want` more bytes (at most send_space()); storage
+// grows toward the autotuned limit in steps (not per segment). 0 when nothing
+// may be queued now; then on_writable follows.
+size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
   if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) t.pressured = true;
-  size_t room = send_space();
-  size_t n = std::min(room, data.size());
-  if (n < data.size()) t.want_writable = true;
+  size_t n = std::min(c.send_space(), want);
+  if (n < want) t.want_writable = true;
   if (n == 0) return 0;
-  // Storage grows toward the autotuned limit in steps (not per segment).
   if (t.sndbuf.free() < n) {
-    size_t want = std::max<size_t>(t.sndbuf.size() + n, t.sndbuf.capacity() * 2);
+    size_t grow = std::max<size_t>(t.sndbuf.size() + n, t.sndbuf.capacity() * 2);
     // Grow geometrically, bounded by the autotune ceiling rather than by the
     // current limit: the limit rises in small steps (2 x cwnd) and resizing to
     // each step re-copied the whole buffer a thousand times on the way to 6 MiB.
     size_t ceiling = std::max<size_t>(t.snd_buf_limit, t.stack.config().buffer_max);
-    t.stack.grow_send_ring(t, std::min<size_t>(std::max<size_t>(want, 16384), ceiling));
+    t.stack.grow_send_ring(t, std::min<size_t>(std::max<size_t>(grow, 16384), ceiling));
   }
-  n = t.sndbuf.push(data.first(n));
+  return std::min(n, t.sndbuf.free());
+}
+
+void queued(Tcb& t) {
   if (t.stack.in_stack())
     t.stack.conn_output(&t);
   else
     t.output(t.stack.last_now());
+}
+}  // namespace
+
+size_t Connection::send(std::span<const uint8_t> data) {
+  Tcb& t = self(this);
+  t.send_reserved = 0;
+  size_t n = prepare_send(t, *this, data.size());
+  if (n == 0) return 0;
+  n = t.sndbuf.push(data.first(n));
+  queued(t);
+  return n;
+}
+
+Connection::SendSpace Connection::send_reserve(size_t max) {
+  Tcb& t = self(this);
+  size_t n = prepare_send(t, *this, max);
+  auto [a, b] = t.sndbuf.tail_room(n);
+  t.send_reserved = a.size() + b.size();
+  return {a, b};
+}
+
+size_t Connection::send_commit(size_t n) {
+  Tcb& t = self(this);
+  n = std::min(n, t.send_reserved);
+  t.send_reserved = 0;
+  // The state may have changed since send_reserve() (a callback closed it).
+  if (n == 0 || send_space() < n) return 0;
+  t.sndbuf.commit(n);
+  queued(t);
   return n;
 }
 

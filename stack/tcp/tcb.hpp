@@ -146,7 +146,8 @@ class Tcb final : public Connection {
   bool app_closed = false;   // close(): discard further input
   bool peer_fin_notified = false;
   bool want_writable = false;
-  bool pressured = false;  // under transmit-buffer pressure
+  size_t send_reserved = 0;  // bytes the last Connection::send_reserve() offered
+  bool pressured = false;    // under transmit-buffer pressure
   bool delivering = false;
   // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
   // not consumed yet, counted by readable() as if they were buffered.

@@ -270,5 +270,44 @@ TEST(Gather, PoolExhaustedMidChainIsACountedDropAndNothingLeaks) {
   EXPECT_TRUE(n.a.io.no_leaks());
 }
 
+// send_reserve()/send_commit(): the application writes into the send ring in
+// place, across its wrap point, and what it commits goes out like send().
+TEST(SendReserve, WritesInPlaceAcrossTheWrapAndCommitsLikeSend) {
+  Net n(sender_io(2048, 2048, 9000), 9000);
+  ConnCallbacks cb;
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  for (int i = 0; i < 20 && n.conn->state() != TcpState::kEstablished; ++i) n.step();
+  ASSERT_EQ(n.conn->state(), TcpState::kEstablished);
+  const size_t total = 3'000'000;
+  bool wrapped = false;
+  size_t short_commits = 0;
+  for (int i = 0; i < 20000 && n.received < total; ++i) {
+    while (n.sent < total) {
+      Connection::SendSpace sp = n.conn->send_reserve(std::min<size_t>(total - n.sent, 50000));
+      if (sp.size() == 0) break;
+      wrapped |= !sp.second.empty();
+      size_t k = n.sent;
+      for (uint8_t& x : sp.first) x = pattern(k++);
+      for (uint8_t& x : sp.second) x = pattern(k++);
+      // Every third reservation is committed short: the rest is simply not queued.
+      size_t want = (i % 3 == 0 && sp.size() > 1) ? sp.size() - 1 : sp.size();
+      short_commits += want < sp.size();
+      ASSERT_EQ(n.conn->send_commit(want), want);
+      n.sent += want;
+      EXPECT_EQ(n.conn->send_commit(1), 0u) << "a reservation is committed once";
+    }
+    n.step();
+  }
+  EXPECT_EQ(n.received, total);
+  EXPECT_EQ(n.bad, 0u);
+  EXPECT_TRUE(wrapped) << "some reservation spanned the ring's wrap point";
+  EXPECT_GT(short_commits, 0u);
+  // Nothing may be committed beyond what was reserved.
+  Connection::SendSpace sp = n.conn->send_reserve(10);
+  EXPECT_LE(sp.size(), 10u);
+  EXPECT_EQ(n.conn->send_commit(1000), sp.size());
+}
+
 }  // namespace
 }  // namespace ws::tcp
