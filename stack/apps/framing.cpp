@@ -76,21 +76,28 @@ void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out) {
 }
 
 size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data) {
-  // Generate in small chunks and compare: keeps the check allocation-free and
-  // as fast as memcmp for large payloads.
-  uint8_t chunk[512];
-  size_t done = 0;
-  while (done < data.size()) {
-    const size_t n = std::min(sizeof chunk, data.size() - done);
-    fill_pattern(seq, offset + done, std::span<uint8_t>(chunk, n));
-    if (std::memcmp(chunk, data.data() + done, n) != 0) {
-      for (size_t i = 0; i < n; ++i) {
-        if (chunk[i] != data[done + i]) return done + i;
-      }
-    }
-    done += n;
+  // Compared in place, a word at a time where the offset is word-aligned: no buffer, and
+  // for a small message little more than computing its key.
+  const uint64_t key = pattern_key(seq);
+  const uint8_t* p = data.data();
+  const size_t n = data.size();
+  size_t i = 0;
+  while (i < n && ((offset + i) & 7) != 0) {
+    if (p[i] != byte_of(key, offset + i)) return i;
+    ++i;
   }
-  return data.size();
+  if constexpr (std::endian::native == std::endian::little) {
+    while (n - i >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (w != pattern_word(key, (offset + i) >> 3)) break;  // the byte loop finds which
+      i += 8;
+    }
+  }
+  for (; i < n; ++i) {
+    if (p[i] != byte_of(key, offset + i)) return i;
+  }
+  return n;
 }
 
 bool check_pattern_self(std::span<const uint8_t> message) {
@@ -177,6 +184,53 @@ bool FrameDecoder::in_message() const {
   if (config_.framing == Framing::kNone) return false;
   return (state_ == State::kHeader && header_have_ > 0) || state_ == State::kPayload ||
          state_ == State::kComplete;
+}
+
+FrameScan FrameDecoder::scan(std::span<const uint8_t> input, bool verify) {
+  FrameScan r;
+  const bool whole_frames = config_.framing == Framing::kLength32 && !config_.collect;
+  for (;;) {
+    if (whole_frames && state_ == State::kHeader && header_have_ == 0) {
+      // Frames lying whole in the input: header, length check, skip (or verify) the payload.
+      const uint8_t* p = input.data();
+      const size_t n = input.size();
+      size_t i = 0;
+      while (n - i >= kFrameHeaderBytes) {
+        const uint64_t len = load_be32(p + i);
+        if (len > config_.max_message_bytes || n - i - kFrameHeaderBytes < len) break;
+        if (verify && check_pattern(messages_, 0, {p + i + kFrameHeaderBytes, len}) != len) {
+          ++r.mismatches;
+        }
+        ++messages_;
+        ++r.messages;
+        payload_bytes_ += len;
+        i += kFrameHeaderBytes + len;
+      }
+      stream_bytes_ += i;
+      input = input.subspan(i);
+    }
+    // A frame cut by the end of the input (or an error): the event path.
+    const FrameEvent ev = next(input);
+    switch (ev.kind) {
+      case FrameEventKind::kNeedMore:
+        return r;  // next() returns this only with the input used up
+      case FrameEventKind::kPayload:
+        // framing none: the stream is message 0 and the offset is the stream offset.
+        if (verify && check_pattern(ev.message, ev.offset, ev.data) != ev.data.size()) {
+          ++r.mismatches;
+        }
+        break;
+      case FrameEventKind::kMessageComplete:
+        ++r.messages;
+        if (verify && config_.collect && check_pattern(ev.message, 0, ev.data) != ev.data.size()) {
+          ++r.mismatches;
+        }
+        break;
+      case FrameEventKind::kError:
+        r.error = true;
+        break;
+    }
+  }
 }
 
 FrameEvent FrameDecoder::complete_event(std::span<const uint8_t> data) {

@@ -107,6 +107,13 @@ struct FrameDecoderConfig {
   bool collect = false;
 };
 
+// What FrameDecoder::scan found in one input.
+struct FrameScan {
+  uint64_t messages = 0;    // messages completed in this input
+  uint64_t mismatches = 0;  // with verify: payload pieces holding a byte that is not the pattern
+  bool error = false;       // a protocol error (reported once, as kError from next())
+};
+
 enum class FrameEventKind : uint8_t {
   kNeedMore,         // the input is used up; nothing else to report
   kPayload,          // `data`: payload of message `message` at `offset`
@@ -165,6 +172,13 @@ class FrameDecoder {
     }
     return total - input.size();
   }
+
+  // Consumes all of `input` for a receiver that only counts (a sink) or also checks the
+  // payload pattern (`verify`: byte `off` of message `seq` must be pattern_byte(seq, off),
+  // seq counting this decoder's messages from 0). Frames lying whole in the input are
+  // skipped, or checked word by word, in one loop without an event per message; the
+  // frames cut by the input's ends go through next(). Same state and counters as next().
+  FrameScan scan(std::span<const uint8_t> input, bool verify);
 
   // Forgets any partial message and any error: for a new connection.
   void reset();

@@ -108,7 +108,6 @@ void TcpSourceService::pump(Conn& st) {
 void TcpSourceService::pump_messages(Conn& st) {
   const Instant now = tcp_.last_now();
   pipeline::TxPipeline& pl = st.tx->pipeline();
-  const std::span<uint8_t> msg{scratch_.data(), p_.message_size};
   for (;;) {
     counters_.tx_bytes += st.tx->step(*st.c, now);
     if (stopping_ || limits_reached(now)) {
@@ -124,25 +123,31 @@ void TcpSourceService::pump_messages(Conn& st) {
     // About two batches wait in the pipeline: one TCP is taking and one filling. More
     // would only hold memory; the pipeline's own bound (max_batches) is the hard limit.
     const uint64_t high = 2 * uint64_t{pl.batch_limit()};
-    uint64_t room = budget(now);
+    const uint64_t queued = pl.queued_bytes();
     uint64_t pushed = 0;
-    while (room > 0 && pl.queued_bytes() < high) {
-      fill_pattern(st.seq, 0, msg);
-      const pipeline::PushResult r = pl.push(msg, pipeline::Priority::kData, now);
+    if (queued < high) {
+      // The bulk path: the messages that bring the pipeline to the mark, written in place
+      // as pattern frames with one bookkeeping step per batch (docs/pipeline.md).
+      const uint64_t frame = kFrameHeaderBytes + uint64_t{p_.message_size};
+      const uint64_t want = std::min(budget(now), (high - queued) / frame + 1);
+      const uint64_t first = st.seq;
+      const pipeline::BulkPushResult r =
+          pl.push_bulk(want, p_.message_size, pipeline::Priority::kData, now,
+                       [first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+                         fill_pattern(first + i, off, out);
+                       });
       if (r.status == pipeline::PushStatus::kTooLarge) {
         // message_size beyond max_batches x batch: a configuration the run cannot serve.
         ++errors_;
         ++counters_.send_failures;
         mark_stopping(now);
       }
-      if (r.status != pipeline::PushStatus::kOk) break;
-      ++st.seq;
-      ++started_;
-      ++messages_;
-      ++counters_.tx_messages;
-      bytes_ += p_.message_size;
-      --room;
-      ++pushed;
+      pushed = r.accepted;
+      st.seq += pushed;
+      started_ += pushed;
+      messages_ += pushed;
+      counters_.tx_messages += pushed;
+      bytes_ += pushed * p_.message_size;
     }
     if (pushed == 0 && !stopping_) return;  // poll() resumes: rate schedule or deadline
   }

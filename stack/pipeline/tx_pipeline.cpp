@@ -27,6 +27,12 @@ struct TxPipeline::Batch {
   uint32_t len = 0;         // bytes written
   uint32_t read = 0;        // bytes taken by the TX step
   uint64_t stream_off = 0;  // lane stream offset of data[0]
+  // Frame marks, set when the batch is opened, so the lane's framing position can be found
+  // without following every header the TX step pulls: the stream offset of the first frame
+  // that starts at or after data[0] (it may lie beyond this batch), and the start of the
+  // frame that holds data[0] (equal to first_frame when data[0] starts a frame).
+  uint64_t first_frame = 0;
+  uint64_t span_start = 0;
   bool small = false;
   bool closed = false;
 };
@@ -38,30 +44,6 @@ uint32_t be32(const uint8_t* p) {
 }
 
 }  // namespace
-
-void TxPipeline::Cursor::advance(std::span<const uint8_t> bytes) {
-  size_t i = 0;
-  while (i < bytes.size()) {
-    if (in_payload) {
-      const uint64_t take = std::min<uint64_t>(remaining, bytes.size() - i);
-      remaining -= take;
-      i += take;
-      if (remaining == 0) in_payload = false;
-    } else if (have == 0 && bytes.size() - i >= kFrameHeaderBytes) {
-      // Whole header in view: the common case, no byte-by-byte copy.
-      remaining = be32(bytes.data() + i);
-      i += kFrameHeaderBytes;
-      in_payload = remaining > 0;
-    } else {
-      header[have++] = bytes[i++];
-      if (have == kFrameHeaderBytes) {
-        remaining = be32(header);
-        have = 0;
-        in_payload = remaining > 0;
-      }
-    }
-  }
-}
 
 void accumulate(PipelineCounters& into, const PipelineCounters& from, bool gauges) {
   into.messages += from.messages;
@@ -266,17 +248,20 @@ TxPipeline::Batch* TxPipeline::pop(Batch*& list) {
   return b;
 }
 
-void TxPipeline::write_frame(Lane& l, std::span<const uint8_t> header,
-                             std::span<const uint8_t> payload, Batch*& full, Batch*& small) {
-  const std::span<const uint8_t> parts[2] = {header, payload};
-  size_t part = 0;
-  size_t off = 0;
-  uint64_t rest = header.size() + payload.size();
+void TxPipeline::write_frame(Lane& l, uint64_t size, PayloadWriter w, const void* ctx, Batch*& full,
+                             Batch*& small) {
+  uint8_t header[kFrameHeaderBytes];
+  write_frame_header(header, size);
+  const uint64_t frame_start = l.pushed;
+  const uint64_t frame = kFrameHeaderBytes + size;
+  uint64_t rest = frame;
   while (rest > 0) {
     if (!tail_open(l)) {
       // plan() put whole full batches first and a small one, if any, for the last piece.
       Batch* b = pop(full ? full : small);
       b->stream_off = l.pushed;
+      b->span_start = frame_start;
+      b->first_frame = l.pushed == frame_start ? frame_start : frame_start + frame;
       if (l.tail) {
         l.tail->next = b;
       } else {
@@ -285,20 +270,20 @@ void TxPipeline::write_frame(Lane& l, std::span<const uint8_t> header,
       l.tail = b;
     }
     Batch* t = l.tail;
-    uint64_t room = std::min<uint64_t>(rest, t->limit - t->len);
-    while (room > 0) {
-      while (off == parts[part].size()) {
-        ++part;
-        off = 0;
-      }
-      const size_t n = std::min<uint64_t>(room, parts[part].size() - off);
-      std::memcpy(t->data.get() + t->len, parts[part].data() + off, n);
-      t->len += n;
-      off += n;
-      room -= n;
-      rest -= n;
-      l.pushed += n;
+    const uint64_t room = std::min<uint64_t>(rest, t->limit - t->len);
+    uint8_t* dst = t->data.get() + t->len;
+    const uint64_t at = frame - rest;  // frame offset of dst
+    uint64_t n = 0;
+    if (at < kFrameHeaderBytes) {
+      n = std::min<uint64_t>(room, kFrameHeaderBytes - at);
+      std::memcpy(dst, header + at, n);
     }
+    if (room > n) {
+      w(ctx, at + n - kFrameHeaderBytes, {dst + n, static_cast<size_t>(room - n)});
+    }
+    t->len += static_cast<uint32_t>(room);
+    l.pushed += room;
+    rest -= room;
     // Closed exactly at the limit: every batch followed by another is a whole number of
     // segments. A batch that filled up says traffic is not small.
     if (t->len == t->limit && !t->small) {
@@ -306,6 +291,32 @@ void TxPipeline::write_frame(Lane& l, std::span<const uint8_t> header,
       recent_small_ = false;
     }
   }
+}
+
+uint64_t TxPipeline::frames_that_fit(const Lane& l, uint64_t frame, uint64_t want) const {
+  if (!tail_open(l)) return 0;
+  const uint64_t k = (l.tail->limit - l.tail->len) / frame;
+  return k < want ? k : want;
+}
+
+uint8_t* TxPipeline::open_tail_end(Lane& l) { return l.tail->data.get() + l.tail->len; }
+
+void TxPipeline::commit_frames(Lane& l, uint64_t k, uint64_t frame, uint64_t size, Instant now) {
+  // k pushes at one instant: batching mode is entered if in flight exceeded the limit when
+  // any of them arrived, and in flight only grows with pushes, so the arrival of the last
+  // one decides (its own frame not counted).
+  queued_ += (k - 1) * frame;
+  enter_batching_if_behind(now);
+  queued_ += frame;
+  Batch* t = l.tail;
+  t->len += static_cast<uint32_t>(k * frame);
+  l.pushed += k * frame;
+  if (t->len == t->limit && !t->small) {
+    t->closed = true;
+    recent_small_ = false;
+  }
+  counters_.messages += k;
+  counters_.bytes += k * size;
 }
 
 void TxPipeline::enter_batching_if_behind(Instant now) {
@@ -322,35 +333,32 @@ void TxPipeline::enter_batching_if_behind(Instant now) {
 PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Instant now,
                             bool express) {
   const uint64_t frame = kFrameHeaderBytes + uint64_t{message.size()};
+  Lane& l = lanes_[static_cast<size_t>(prio)];
   // Fast path (small messages): the frame fits in the lane's open batch, so no batch is
   // acquired, promoted or closed early, and the general path would do exactly this. It
-  // saves the planning and the per-part copy loop, which dominated an 8-byte source.
-  Lane& fast = lanes_[static_cast<size_t>(prio)];
-  if (!express && tail_open(fast) && fast.tail->len + frame <= fast.tail->limit) {
-    enter_batching_if_behind(now);
-    Batch* t = fast.tail;
-    uint8_t* p = t->data.get() + t->len;
-    write_frame_header({p, kFrameHeaderBytes}, message.size());
+  // saves the planning and the piecewise copy, which dominated an 8-byte source.
+  if (!express && frames_that_fit(l, frame, 1) == 1) {
+    uint8_t* p = open_tail_end(l);
+    store_frame_header(p, static_cast<uint32_t>(message.size()));
     if (!message.empty()) std::memcpy(p + kFrameHeaderBytes, message.data(), message.size());
-    t->len += static_cast<uint32_t>(frame);
-    fast.pushed += frame;
-    if (t->len == t->limit && !t->small) {
-      t->closed = true;
-      recent_small_ = false;
-    }
-    queued_ += frame;
-    ++counters_.messages;
-    counters_.bytes += message.size();
+    commit_frames(l, 1, frame, message.size(), now);
     // poll(now) <= now with bytes queued, cheapest test first.
     return {PushStatus::kOk,
             !batching_ || last_pull_ + params_.backoff <= now || express_pending()};
   }
-  if (message.size() > kMaxWireMessageBytes ||
-      (frame + limit_ - 1) / limit_ > params_.max_batches) {
+  const PayloadWriter copy = [](const void* ctx, uint64_t offset, std::span<uint8_t> out) {
+    std::memcpy(out.data(), static_cast<const uint8_t*>(ctx) + offset, out.size());
+  };
+  return push_general(l, message.size(), now, express, copy, message.data());
+}
+
+PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool express,
+                                    PayloadWriter w, const void* ctx) {
+  const uint64_t frame = kFrameHeaderBytes + size;
+  if (size > kMaxWireMessageBytes || (frame + limit_ - 1) / limit_ > params_.max_batches) {
     ++counters_.too_large;
     return {PushStatus::kTooLarge, false};
   }
-  Lane& l = lanes_[static_cast<size_t>(prio)];
   uint64_t need_full = 0;
   uint64_t need_small = 0;
   plan(l, frame, need_full, need_small);
@@ -387,12 +395,10 @@ PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Ins
 
   enter_batching_if_behind(now);
 
-  uint8_t header[kFrameHeaderBytes];
-  write_frame_header(header, message.size());
-  write_frame(l, header, message, full, small);
+  write_frame(l, size, w, ctx, full, small);
   queued_ += frame;
   ++counters_.messages;
-  counters_.bytes += message.size();
+  counters_.bytes += size;
   if (express) {
     l.express_until = l.pushed;
     ++counters_.express;
@@ -413,7 +419,7 @@ Instant TxPipeline::poll(Instant now) const {
   return last_pull_ + params_.backoff;
 }
 
-std::span<const uint8_t> TxPipeline::available(const Lane& l, bool finish_message) const {
+std::span<const uint8_t> TxPipeline::available(const Lane& l, uint64_t finish_to) const {
   const Batch* b = l.head;
   if (!b || b->read == b->len) return {};
   uint64_t end = b->len;
@@ -424,12 +430,46 @@ std::span<const uint8_t> TxPipeline::available(const Lane& l, bool finish_messag
     const uint64_t pos = b->stream_off + b->read;
     uint64_t until = pos;
     if (l.express_until > until) until = l.express_until;
-    if (finish_message && pos + l.cursor.to_boundary() > until) {
-      until = pos + l.cursor.to_boundary();
-    }
+    if (pos + finish_to > until) until = pos + finish_to;
     end = std::min<uint64_t>(b->len, until - b->stream_off);
   }
   return {b->data.get() + b->read, static_cast<size_t>(end - b->read)};
+}
+
+uint64_t TxPipeline::to_boundary(Lane& l) {
+  // A lane with nothing queued is at a boundary: pushes are whole frames.
+  if (l.pulled == l.pushed) return 0;
+  const Batch* b = l.head;  // holds the pull position (it has unread bytes)
+  const uint64_t pos = l.pulled;
+  if (pos < b->first_frame) {
+    // Inside the frame that began before this batch.
+    const uint64_t header_end = b->span_start + kFrameHeaderBytes;
+    return pos < header_end ? header_end - pos : b->first_frame - pos;
+  }
+  // Walk the headers from a known frame start in this batch up to the pull position.
+  uint64_t s = l.walk_frame;
+  if (s == UINT64_MAX || s < b->first_frame || s > pos) s = b->first_frame;
+  for (;;) {
+    if (s == pos) {
+      l.walk_frame = s;
+      return 0;
+    }
+    // s < pos, so the header starts in this batch; it may end in the next one (frames are
+    // queued whole, so that one exists).
+    uint8_t h[kFrameHeaderBytes];
+    const uint64_t off = s - b->stream_off;
+    const uint64_t here = std::min<uint64_t>(kFrameHeaderBytes, b->len - off);
+    std::memcpy(h, b->data.get() + off, here);
+    if (here < kFrameHeaderBytes)
+      std::memcpy(h + here, b->next->data.get(), kFrameHeaderBytes - here);
+    const uint64_t end = s + kFrameHeaderBytes + be32(h);
+    if (end > pos) {
+      l.walk_frame = s;
+      const uint64_t header_end = s + kFrameHeaderBytes;
+      return pos < header_end ? header_end - pos : end - pos;
+    }
+    s = end;
+  }
 }
 
 std::span<const uint8_t> TxPipeline::front(Instant now) {
@@ -439,9 +479,30 @@ std::span<const uint8_t> TxPipeline::front(Instant now) {
   // for all its pulls at this instant (the first one moves last_pull_).
   if (batching_ && now >= last_pull_ + params_.backoff) released_at_ = now;
   open_released_ = !batching_ || released_at_ == now;
+  size_t busy = 0;
+  size_t lane = 0;
+  for (size_t i = 0; i < kPriorityCount; ++i) {
+    if (lanes_[i].pushed == lanes_[i].pulled) continue;
+    ++busy;
+    lane = i;
+  }
+  if (busy == 0) return {};
+  if (busy == 1) {
+    // One priority in use (a bulk source, an echo): where its messages begin and end does
+    // not matter, so no framing is followed and spans run to the end of the batch.
+    const std::span<const uint8_t> s = available(lanes_[lane], 0);
+    if (!s.empty()) {
+      selected_ = static_cast<int>(lane);
+      selected_size_ = s.size();
+    }
+    return s;
+  }
+  // Several priorities have bytes: a switch may only happen at a message end.
+  uint64_t tb[kPriorityCount];
+  for (size_t i = 0; i < kPriorityCount; ++i) tb[i] = to_boundary(lanes_[i]);
   for (size_t i = 0; i < kPriorityCount; ++i) {
     const Lane& l = lanes_[i];
-    if (l.cursor.at_boundary()) continue;
+    if (tb[i] == 0) continue;
     // Mid-message: this lane goes first. While another priority has bytes waiting, the
     // rest of this message is released even from a held open batch (nothing can pass it);
     // when a higher one waits, stop at the message end and let it in. Otherwise go on, so
@@ -449,19 +510,19 @@ std::span<const uint8_t> TxPipeline::front(Instant now) {
     bool higher_waiting = false;
     bool other_waiting = false;
     for (size_t j = 0; j < kPriorityCount; ++j) {
-      if (j == i || available(lanes_[j], false).empty()) continue;
+      if (j == i || available(lanes_[j], 0).empty()) continue;
       other_waiting = true;
       higher_waiting |= j < i;
     }
-    std::span<const uint8_t> s = available(l, other_waiting);
-    if (higher_waiting) s = s.first(std::min<uint64_t>(s.size(), l.cursor.to_boundary()));
+    std::span<const uint8_t> s = available(l, other_waiting ? tb[i] : 0);
+    if (higher_waiting) s = s.first(std::min<uint64_t>(s.size(), tb[i]));
     if (s.empty()) return {};
     selected_ = static_cast<int>(i);
     selected_size_ = s.size();
     return s;
   }
   for (size_t i = 0; i < kPriorityCount; ++i) {
-    const std::span<const uint8_t> s = available(lanes_[i], false);
+    const std::span<const uint8_t> s = available(lanes_[i], 0);
     if (s.empty()) continue;
     selected_ = static_cast<int>(i);
     selected_size_ = s.size();
@@ -490,6 +551,7 @@ void TxPipeline::head_drained(Lane& l) {
   }
   b->len = b->read = 0;
   b->stream_off = l.pushed;
+  b->first_frame = b->span_start = l.pushed;  // pulled == pushed: a message boundary
 }
 
 void TxPipeline::consume(size_t n, Instant now) {
@@ -498,7 +560,6 @@ void TxPipeline::consume(size_t n, Instant now) {
   Lane& l = lanes_[selected_];
   selected_ = -1;
   Batch* b = l.head;
-  l.cursor.advance({b->data.get() + b->read, n});
   b->read += n;
   l.pulled += n;
   queued_ -= n;

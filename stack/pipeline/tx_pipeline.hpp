@@ -71,6 +71,19 @@ struct PushResult {
   bool notify = false;
 };
 
+// push_bulk: how many of the messages were queued (the first `accepted`, each whole), why
+// it stopped short (status of the first message not queued; kOk when all were), and
+// whether the TX step should pull now.
+struct BulkPushResult {
+  uint64_t accepted = 0;
+  PushStatus status = PushStatus::kOk;
+  bool notify = false;
+};
+
+// Writes payload bytes [offset, offset + out.size()) of one message into `out`; a message
+// that straddles batches is written in pieces.
+using PayloadWriter = void (*)(const void* ctx, uint64_t offset, std::span<uint8_t> out);
+
 struct PipelineCounters {
   uint64_t messages = 0;   // accepted
   uint64_t bytes = 0;      // accepted payload bytes (framing headers not included)
@@ -118,6 +131,53 @@ class TxPipeline {
   PushResult push(std::span<const uint8_t> message, Priority prio, Instant now,
                   bool express = false);
 
+  // The bulk producer path (docs/pipeline.md, "Bulk push"): queues up to `count` messages
+  // of `size` payload bytes, in order, each whole or not at all, with the same rules as
+  // `count` calls of push() at `now` (batch limits, batching-mode entry, backpressure), but
+  // without a scratch copy: `fill(index, offset, out)` writes the payload straight into the
+  // batch. Frames that fit in the open batch are written in one loop with one bookkeeping
+  // step for all of them; a frame that opens or straddles batches takes the general path.
+  // Never express. Stops at the first message that is refused (see BulkPushResult).
+  template <class Fill>
+  BulkPushResult push_bulk(uint64_t count, uint32_t size, Priority prio, Instant now, Fill&& fill) {
+    BulkPushResult r;
+    const uint64_t frame = kFrameBytesOverhead + uint64_t{size};
+    Lane& l = lanes_[static_cast<size_t>(prio)];
+    while (r.accepted < count) {
+      const uint64_t k = frames_that_fit(l, frame, count - r.accepted);
+      if (k > 0) {
+        // In place: header and payload of k whole frames, no copy and no per-frame
+        // bookkeeping.
+        uint8_t* p = open_tail_end(l);
+        for (uint64_t i = 0; i < k; ++i) {
+          store_frame_header(p, size);
+          fill(r.accepted + i, uint64_t{0}, std::span<uint8_t>(p + kFrameBytesOverhead, size));
+          p += frame;
+        }
+        commit_frames(l, k, frame, size, now);
+        r.accepted += k;
+        continue;
+      }
+      // The frame needs a new batch (or a promotion, or straddles a batch end).
+      struct Ctx {
+        Fill* fill;
+        uint64_t base;
+      } ctx{&fill, r.accepted};
+      const PayloadWriter w = [](const void* c, uint64_t offset, std::span<uint8_t> out) {
+        const auto* x = static_cast<const Ctx*>(c);
+        (*x->fill)(x->base, offset, out);
+      };
+      const PushResult one = push_general(l, size, now, false, w, &ctx);
+      if (one.status != PushStatus::kOk) {
+        r.status = one.status;
+        break;
+      }
+      ++r.accepted;
+    }
+    r.notify = r.accepted > 0 && poll(now) <= now;
+    return r;
+  }
+
   // When the TX step should next pull: `now` when bytes are available at once, the backoff
   // deadline in batching mode, Instant::never() when nothing is queued.
   Instant poll(Instant now) const;
@@ -160,28 +220,41 @@ class TxPipeline {
   const PipelineParams& params() const { return params_; }
 
  private:
+  // The length32 header is 4 bytes (stack/apps/framing.hpp, kFrameHeaderBytes); spelled
+  // here so the inline bulk path needs no framing include.
+  static constexpr uint64_t kFrameBytesOverhead = 4;
   struct Batch;
-  // Where the TX step stands in a priority's framing, so a priority switch happens only
-  // between two messages.
-  struct Cursor {
-    uint8_t header[4] = {};
-    uint8_t have = 0;  // header bytes seen of the current frame
-    bool in_payload = false;
-    uint64_t remaining = 0;  // payload bytes of the current frame not yet pulled
-    bool at_boundary() const { return have == 0 && !in_payload; }
-    // Stream bytes up to the end of the current frame (or of its header, while the
-    // length is still unknown); 0 at a boundary.
-    uint64_t to_boundary() const { return in_payload ? remaining : (have ? 4u - have : 0u); }
-    void advance(std::span<const uint8_t> bytes);
-  };
   struct Lane {
     Batch* head = nullptr;
     Batch* tail = nullptr;
     uint64_t pushed = 0;         // stream bytes accepted
     uint64_t pulled = 0;         // stream bytes taken by the TX step
     uint64_t express_until = 0;  // stream offset up to which express released the bytes
-    Cursor cursor;
+    // Where the TX step stands in the lane's framing is not tracked per pull: it only
+    // matters while another priority has bytes waiting, and then to_boundary() finds it
+    // from the head batch's frame marks, walking forward from this frame start (a cache;
+    // UINT64_MAX when unknown).
+    uint64_t walk_frame = UINT64_MAX;
   };
+
+  // push() of one frame that does not fit in the open batch whole: plans, acquires and
+  // promotes batches, then writes the payload through `w` (possibly in pieces).
+  PushResult push_general(Lane& l, uint64_t size, Instant now, bool express, PayloadWriter w,
+                          const void* ctx);
+  // Whole frames of `frame` bytes (at most `want`) that fit in the lane's open batch.
+  uint64_t frames_that_fit(const Lane& l, uint64_t frame, uint64_t want) const;
+  uint8_t* open_tail_end(Lane& l);
+  static void store_frame_header(uint8_t* p, uint32_t size) {
+    p[0] = static_cast<uint8_t>(size >> 24);
+    p[1] = static_cast<uint8_t>(size >> 16);
+    p[2] = static_cast<uint8_t>(size >> 8);
+    p[3] = static_cast<uint8_t>(size);
+  }
+  // Bookkeeping for k frames just written in place into the open batch, as k pushes.
+  void commit_frames(Lane& l, uint64_t k, uint64_t frame, uint64_t size, Instant now);
+  // Stream bytes from the lane's pull position to the end of the frame it stands in (or
+  // of that frame's header, while the TX step is inside it); 0 at a message boundary.
+  uint64_t to_boundary(Lane& l);
 
   uint32_t small_capacity() const;
   bool tail_open(const Lane& l) const;
@@ -194,13 +267,14 @@ class TxPipeline {
   bool promote(Lane& l);
   static Batch* pop(Batch*& list);
   // Writes one frame into the lane, opening batches from the pre-acquired lists.
-  void write_frame(Lane& l, std::span<const uint8_t> header, std::span<const uint8_t> payload,
-                   Batch*& full, Batch*& small);
+  void write_frame(Lane& l, uint64_t size, PayloadWriter w, const void* ctx, Batch*& full,
+                   Batch*& small);
   // The TX step emptied the lane's head batch: release it, or rewind it when it is open.
   void head_drained(Lane& l);
   // Bytes of lane `l` the TX step may take now (from its head batch), ignoring priorities.
-  // `finish_message`: also the rest of a started message from a held open batch.
-  std::span<const uint8_t> available(const Lane& l, bool finish_message) const;
+  // `finish_to`: also release up to this many bytes (the rest of a started message) from a
+  // held open batch.
+  std::span<const uint8_t> available(const Lane& l, uint64_t finish_to) const;
   bool express_pending() const;
   void enter_batching_if_behind(Instant now);
 
