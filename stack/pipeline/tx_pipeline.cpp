@@ -337,7 +337,7 @@ PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Ins
   // Fast path (small messages): the frame fits in the lane's open batch, so no batch is
   // acquired, promoted or closed early, and the general path would do exactly this. It
   // saves the planning and the piecewise copy, which dominated an 8-byte source.
-  if (!express && frames_that_fit(l, frame, 1) == 1) {
+  if (!express && tail_open(l) && l.tail->len + frame <= l.tail->limit) {
     uint8_t* p = open_tail_end(l);
     store_frame_header(p, static_cast<uint32_t>(message.size()));
     if (!message.empty()) std::memcpy(p + kFrameHeaderBytes, message.data(), message.size());
