@@ -37,9 +37,12 @@ CONTROL = os.path.join(BUILD, "control", "wirespeed-control")
 WSPERF = os.path.join(BUILD, "tools", "wsperf", "wsperf")
 RESULTS = os.path.join(HERE, "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
-MEMIF_SOCK = "/run/wirespeed-bench.sock"
+# Overridable so that two benchmark runs on one machine (several engineers) do not share the
+# memif socket or the control ports; the defaults are what docs/benchmarks.md describes.
+MEMIF_SOCK = os.environ.get("WS_BENCH_MEMIF_SOCK", "/run/wirespeed-bench.sock")
+METRICS_PORT = int(os.environ.get("WS_BENCH_METRICS_PORT", "9591"))
 
-WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "mtu"]
+WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "mtu", "backoff"]
 
 # ---------------------------------------------------------------------------------------
 # Cleanup: every process and network object is registered when created and removed at exit.
@@ -484,8 +487,9 @@ class Memif:
 
     SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
 
-    def __init__(self, tmp, mtu, tag, metrics_port=9591, hugepages=False, tcp_extra="",
+    def __init__(self, tmp, mtu, tag, metrics_port=None, hugepages=False, tcp_extra="",
                  link="memif", counters=True, dp_extra="", port_extra=""):
+        metrics_port = METRICS_PORT if metrics_port is None else metrics_port
         self.dp_extra = dp_extra  # lines under dataplane: / under the port (issue 6 mtu workload)
         self.port_extra = port_extra
         self.link = link
@@ -1159,6 +1163,85 @@ def bench_sweep(ctx):
 
 
 # ---------------------------------------------------------------------------------------
+# Workload backoff (issue 4): pipeline.backoff_us chosen by measurement
+
+BACKOFF_US = [0, 5, 10, 20, 50, 100, 200]
+BACKOFF_SOURCES = [8, 1024, 65536]
+
+
+def bench_backoff(ctx):
+    """For each backoff_us: 8 B, 1 KiB and 64 KiB sources (msg/s and Gbit/s over the 2nd half
+    of the run) and a 64-byte ping (p50/p99), wirespeed over memif. One server; the client
+    process gets the backoff (a sink has no pipeline, and a one-outstanding ping never
+    batches, so the server's value does not matter). The values are interleaved, forward in
+    odd rounds and backward in even ones, so a load that drifts during the run does not
+    favour the values measured last. 2 rounds by default (--reps), about 4 minutes."""
+    dur = ctx.args.ws_duration or 3
+    ping_dur = ctx.args.duration or 1
+    rep = Report("backoff", "13. `pipeline.backoff_us`: throughput and round trip against the backoff",
+                 ctx.command("backoff"))
+    errors = []
+    rounds = ctx.args.reps or 2
+    src = {b: {size: [] for size in BACKOFF_SOURCES} for b in BACKOFF_US}
+    ping = {b: [] for b in BACKOFF_US}
+    try:
+        with Memif(ctx.tmp, 1500, "backoff") as m:
+            for rnd in range(rounds):
+                order = BACKOFF_US if rnd % 2 == 0 else list(reversed(BACKOFF_US))
+                for b in order:
+                    m.tcp_extra = f"pipeline:\n  backoff_us: {b}"
+                    for size in BACKOFF_SOURCES:
+                        src[b][size] += repeat(lambda: m.client(
+                            f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
+                            f"message_size: {size}, connections: 1, duration_s: {dur} }}", dur + 15),
+                            1, errors)
+                    ping[b] += repeat(lambda: m.client(
+                        f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
+                        f"message_size: 64, duration_s: {ping_dur} }}", ping_dur + 15), 1, errors)
+                print(f"  round {rnd + 1}/{rounds} done", flush=True)
+    except Failure as e:
+        errors.append(str(e))
+    p50 = lambda r: r["rtt_us"]["p50"]
+    p99 = lambda r: r["rtt_us"]["p99"]
+    rows = []
+    summary = {}
+    for b in BACKOFF_US:
+        row = [f"{b}"]
+        for size in BACKOFF_SOURCES:
+            w = src[b][size] or [None]
+            row.append(fmt_ms(pick(w, steady_mps), "msg/s"))
+            if size == 65536:
+                row.append(fmt_ms(pick(w, steady_gbps), "Gbit/s"))
+        w = ping[b] or [None]
+        row += [fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(w, p99), "µs")]
+        rows.append(row)
+        summary[b] = {size: med([x for x in pick(src[b][size] or [None], steady_mps) if x is not None] or [0])
+                      for size in BACKOFF_SOURCES}
+    # The suggestion: for each source size, each backoff's rate as a fraction of the best one;
+    # the backoff with the highest worst-case fraction (ties: the smaller backoff, for latency).
+    best = {size: max(summary[b][size] for b in BACKOFF_US) or 1 for size in BACKOFF_SOURCES}
+    score = {b: min(summary[b][size] / best[size] for size in BACKOFF_SOURCES) for b in BACKOFF_US}
+    pick_b = max(BACKOFF_US, key=lambda b: (round(score[b], 2), -b))
+    rep.add_table("Source → sink (one connection, msg/s over the 2nd half of the run) and 64-byte "
+                  "ping → echo, wirespeed over memif, `backoff_us` set in the client process:",
+                  ["backoff_us", "8 B msg/s", "1 KiB msg/s", "64 KiB msg/s", "64 KiB Gbit/s",
+                   "ping 64 B p50", "ping 64 B p99"], rows)
+    rep.note("Score per backoff: the lowest, over the three source sizes, of its msg/s divided by "
+             "the best msg/s of that size; " + ", ".join(f"{b}: {score[b]:.2f}" for b in BACKOFF_US) +
+             f". Highest score (ties to the smaller backoff): **{pick_b} µs**.")
+    rep.note(f"Client process on lcore 1, server on lcore 0, `idle: poll`, MTU 1500; sources {dur} s, "
+             f"ping {ping_dur} s; {rounds} interleaved round(s), one run per value and round (median; "
+             "±: (max−min)/median). A ping with one message outstanding never enters batching mode, "
+             "so the backoff shows in its latency only through the load of the machine.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"backoff_us": BACKOFF_US, "sources": src, "ping": ping, "score": score,
+                "suggested_backoff_us": pick_b, "errors": errors}
+    print(f"  suggested backoff_us: {pick_b} (scores {score})", flush=True)
+    return rep
+
+
+# ---------------------------------------------------------------------------------------
 # Workload 5: scrape impact
 
 
@@ -1406,7 +1489,7 @@ class Ctx:
 
 
 FUNCS = {"udp": bench_udp, "tcp-bulk": bench_tcp_bulk, "tcp-rtt": bench_tcp_rtt, "sweep": bench_sweep,
-         "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu}
+         "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu, "backoff": bench_backoff}
 
 
 def run_workloads(todo, funcs, ctx, stamp, no_doc, json_extra=None, machine=None):
