@@ -36,17 +36,28 @@ class MbufIo final : public PacketIo {
         counters_(counters) {}
   ~MbufIo() override { discard_pending(); }
 
-  bool alloc_tx(uint32_t len, TxBuf& out) override {
-    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-    if (m == nullptr) return false;
-    uint32_t room = rte_pktmbuf_tailroom(m);
+  // Takes the first mbuf of a frame. A frame that fits in it is ready in `out`
+  // (and `m` is left null); otherwise `m` and its `room` are for the caller to chain.
+  bool alloc_head(uint32_t len, TxBuf& out, rte_mbuf*& m, uint32_t& room) {
+    rte_mbuf* first = rte_pktmbuf_alloc(pool_);
+    if (first == nullptr) return false;
+    room = rte_pktmbuf_tailroom(first);
     out = TxBuf{};
     if (room >= len) {
-      out.data = rte_pktmbuf_mtod(m, uint8_t*);
+      out.data = rte_pktmbuf_mtod(first, uint8_t*);
       out.capacity = room;
-      out.handle = m;
+      out.handle = first;
       return true;
     }
+    m = first;
+    return true;
+  }
+
+  bool alloc_tx(uint32_t len, TxBuf& out) override {
+    rte_mbuf* m = nullptr;
+    uint32_t room = 0;
+    if (!alloc_head(len, out, m, room)) return false;
+    if (m == nullptr) return true;  // the frame fits in one mbuf
     // Larger than one mbuf: a chain, built in the staging area and moved into
     // the chain by seal(). One frame is staged at a time: the stack builds and
     // commits frames one after another.
@@ -71,16 +82,10 @@ class MbufIo final : public PacketIo {
   // gave and the frame is refused whole. One segment list is lent at a time,
   // from here to seal(): the stack builds and commits frames one after another.
   bool alloc_tx_gather(uint32_t len, uint32_t head, TxBuf& out) override {
-    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-    if (m == nullptr) return false;
-    uint32_t room = rte_pktmbuf_tailroom(m);
-    out = TxBuf{};
-    if (room >= len) {
-      out.data = rte_pktmbuf_mtod(m, uint8_t*);
-      out.capacity = room;
-      out.handle = m;
-      return true;
-    }
+    rte_mbuf* m = nullptr;
+    uint32_t room = 0;
+    if (!alloc_head(len, out, m, room)) return false;
+    if (m == nullptr) return true;  // the frame fits in one mbuf
     if (!chains_ || lent_ != nullptr || head > room || !extend_chain(m, len, room)) {
       rte_pktmbuf_free(m);
       return false;
