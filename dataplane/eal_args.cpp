@@ -1,10 +1,45 @@
 #include "dataplane/eal_args.hpp"
 
+#include <charconv>
+
 namespace ws::dp {
 
 std::string port_device_name(const config::PortConfig& p) {
   if (!p.pci.empty()) return p.pci;
   return p.device.substr(0, p.device.find(','));
+}
+
+uint32_t devarg_u32(std::string_view device, std::string_view key) {
+  // Arguments follow the device name, each after a comma.
+  size_t pos = device.find(',');
+  while (pos != std::string_view::npos) {
+    std::string_view rest = device.substr(pos + 1);
+    size_t end = rest.find(',');
+    std::string_view arg = rest.substr(0, end);
+    if (arg.size() > key.size() && arg.substr(0, key.size()) == key && arg[key.size()] == '=') {
+      std::string_view v = arg.substr(key.size() + 1);
+      uint32_t out = 0;
+      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec != std::errc{} || ptr != v.data() + v.size()) return 0;
+      return out;
+    }
+    pos = end == std::string_view::npos ? end : pos + 1 + end;
+  }
+  return 0;
+}
+
+uint32_t memif_buffer_size(uint32_t mtu) {
+  // A frame is the MTU plus the 14-byte Ethernet header (no FCS on memif); rounded
+  // up to a cache-line multiple so buffers in the shared region stay aligned.
+  uint32_t frame = mtu + 14;
+  uint32_t size = (frame + 63) & ~63u;
+  return size < 2048 ? 2048 : size;
+}
+
+std::string vdev_args(const config::PortConfig& p) {
+  if (port_device_name(p).rfind("net_memif", 0) != 0) return p.device;
+  if (devarg_u32(p.device, "bsize") != 0) return p.device;
+  return p.device + ",bsize=" + std::to_string(memif_buffer_size(p.mtu));
 }
 
 std::vector<std::string> build_eal_args(const config::Config& cfg, const std::string& argv0) {
@@ -23,7 +58,7 @@ std::vector<std::string> build_eal_args(const config::Config& cfg, const std::st
       a.insert(a.end(), {"-a", p.pci});
       any_pci = true;
     } else {
-      a.insert(a.end(), {"--vdev", p.device});
+      a.insert(a.end(), {"--vdev", vdev_args(p)});
     }
   }
   // Without a PCI port, scanning the bus only finds devices we must not touch.

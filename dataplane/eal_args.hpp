@@ -1,7 +1,9 @@
 // EAL command line built from the config (dataplane.*, ports[].device / pci).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "control/config/config.hpp"
@@ -13,5 +15,25 @@ std::vector<std::string> build_eal_args(const config::Config& cfg, const std::st
 // The ethdev name a port will have: the vdev name before the first comma, or the
 // PCI address.
 std::string port_device_name(const config::PortConfig& p);
+
+// The vdev string handed to EAL for a port: the configured one, and for net_memif a
+// `bsize=` that holds a whole frame when the operator gave none.
+//
+// Why: DPDK 22.11's memif copy-mode TX (eth_memif_tx) resets the flags of every
+// descriptor it moves on to, but not of a packet's first one. A packet that fits in
+// one buffer therefore keeps the MEMIF_DESC_FLAG_NEXT a longer packet left in that
+// ring slot a lap earlier; the receiver (eth_memif_rx) chains the following slot into
+// it, merging two frames, and when that slot lies past the producer's head it runs
+// beyond the head, after which it replays stale descriptors forever (seen: a TCP
+// transfer at MTU 9000 stalls while the receiver takes ~110 k stale frames a second).
+// With one buffer per frame no descriptor ever carries NEXT.
+std::string vdev_args(const config::PortConfig& p);
+
+// memif buffer size that holds a whole frame of this MTU (at least memif's 2048).
+uint32_t memif_buffer_size(uint32_t mtu);
+
+// The value of `key=` in a device string ("net_x0,a=1,key=2"), or 0 when absent or
+// not a number.
+uint32_t devarg_u32(std::string_view device, std::string_view key);
 
 }  // namespace ws::dp

@@ -68,9 +68,23 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   uint32_t dev_mtu = pc.mtu;
   bool af_packet = out.driver == "net_af_packet";
   // memif (DPDK 22.11) reports a 1518-byte frame limit, which ethdev enforces in
-  // configure, but its datapath has no length check: TX spreads a frame over
-  // chained ring descriptors and RX gathers them into an mbuf chain.
+  // configure, but its datapath has no length check: it copies a frame of up to
+  // `bsize` bytes into one ring buffer (eal_args sets bsize to hold the MTU's frame)
+  // and RX gathers it into an mbuf chain.
   bool memif = out.driver == "net_memif";
+  if (memif) {
+    // A frame spread over several memif descriptors can be merged with a stale one
+    // by the 22.11 PMD (see vdev_args in eal_args.hpp): refuse a bsize that would.
+    uint32_t bsize = devarg_u32(pc.device, "bsize");
+    if (bsize != 0 && bsize < pc.mtu + 14) {
+      error = key + ": memif bsize=" + std::to_string(bsize) + " is below the " +
+              std::to_string(pc.mtu + 14) + "-byte frame of mtu " + std::to_string(pc.mtu) +
+              ": DPDK 22.11's memif merges frames that span several buffers with stale ring "
+              "slots (stalled, corrupted transfers); leave bsize out or set it to at least " +
+              std::to_string(memif_buffer_size(pc.mtu));
+      return false;
+    }
+  }
   bool carries_larger = af_packet || memif;
   // A driver that leaves max_mtu at UINT16_MAX (af_packet) is still bounded by
   // max_rx_pktlen in rte_eth_dev_configure, less ethdev's default overhead.
@@ -85,7 +99,9 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
       out.note += "device refuses MTU " + std::to_string(pc.mtu) + " (max " +
                   std::to_string(max_mtu) + "); " +
                   (af_packet ? "af_packet carries it anyway when the kernel interface's MTU allows"
-                             : "memif carries it anyway as chained descriptors") +
+                             : "memif carries it anyway, one " +
+                                   std::to_string(devarg_u32(vdev_args(pc), "bsize")) +
+                                   "-byte memif buffer per frame") +
                   "; ";
     } else {
       error = key + ": mtu " + std::to_string(pc.mtu) + " is outside what device " + out.device +
@@ -122,14 +138,6 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
   const bool fits_std = out.max_frame + 4 <= kStdRoom && !af_packet;
   switch (pc.frame_buffers) {
     case config::FrameBuffers::whole:
-      // Measured (tests/bench mtu workload): the memif PMD of DPDK 22.11 crashes
-      // (SIGSEGV inside librte_net_memif) carrying frames above 2 KiB into
-      // whole-frame mbufs, within seconds of bulk TCP. Refuse rather than crash.
-      if (memif && !fits_std) {
-        error = key + ": frame_buffers: whole with mtu " + std::to_string(pc.mtu) +
-                " on memif crashes the memif PMD (DPDK 22.11); use chained or auto";
-        return false;
-      }
       out.chained = false;
       break;
     case config::FrameBuffers::chained:
