@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "stack/apps/pattern_simd.hpp"
 #include "stack/core/bytes.hpp"
 
 namespace ws {
@@ -77,6 +78,10 @@ void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out) {
     --n;
   }
   if constexpr (std::endian::native == std::endian::little) {
+    const size_t vec = pattern::fill_words(key, offset >> 3, p, n >> 3) * 8;
+    p += vec;
+    offset += vec;
+    n -= vec;
     while (n >= 8) {
       const uint64_t w = pattern_word(key, offset >> 3);
       std::memcpy(p, &w, 8);
@@ -103,6 +108,7 @@ size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> dat
     ++i;
   }
   if constexpr (std::endian::native == std::endian::little) {
+    i += pattern::match_words(key, (offset + i) >> 3, p + i, (n - i) >> 3) * 8;
     while (n - i >= 8) {
       uint64_t w;
       std::memcpy(&w, p + i, 8);

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "stack/core/cpu.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define WS_CSUM_AVX2 1
@@ -42,14 +44,6 @@ uint32_t add_tail(uint64_t r, const uint8_t* p, size_t n) {
 #ifdef WS_CSUM_AVX2
 // Below this the scalar loop is as fast (measured with tests/bench/micro_bench).
 constexpr size_t kAvx2Min = 128;
-
-bool have_avx2() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return v;
-}
 
 // Sums (and, with kCopy, copies) whole 64-byte blocks from `p`, advancing p, dst and
 // n past them; returns the sum as a 128-bit accumulator of native-order words, the
@@ -105,7 +99,7 @@ uint32_t csum_copy(uint8_t* dst, std::span<const uint8_t> src) {
   size_t n = src.size();
   unsigned __int128 acc = 0;
 #ifdef WS_CSUM_AVX2
-  if (n >= kAvx2Min && have_avx2()) acc = sum_blocks_avx2<true>(p, dst, n);
+  if (n >= kAvx2Min && cpu_has_avx2()) acc = sum_blocks_avx2<true>(p, dst, n);
 #endif
   while (n >= 32) {
     uint64_t w[4];
@@ -141,7 +135,7 @@ uint32_t csum_partial(std::span<const uint8_t> data, uint32_t initial) {
   size_t n = data.size();
   unsigned __int128 acc = 0;
 #ifdef WS_CSUM_AVX2
-  if (n >= kAvx2Min && have_avx2()) {
+  if (n >= kAvx2Min && cpu_has_avx2()) {
     uint8_t* no_copy = nullptr;
     acc = sum_blocks_avx2<false>(p, no_copy, n);
   }

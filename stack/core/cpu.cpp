@@ -1,0 +1,17 @@
+#include "stack/core/cpu.hpp"
+
+namespace ws {
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool v = [] {
+    __builtin_cpu_init();  // needed when first called before constructors have run
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return v;
+#else
+  return false;
+#endif
+}
+
+}  // namespace ws
