@@ -54,12 +54,33 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketV
         }
         return;
       }
+      // The reply is the request with a new header: the header goes into the first
+      // buffer, the data straight from the request's segments into the reply's
+      // (a chain at jumbo sizes), summed on the way for the checksum.
+      constexpr uint32_t kHl = wire::IcmpView::kHeaderLen;
       L4Frame f;
-      if (!begin(dst, src, wire::kIpProtoIcmp, static_cast<uint32_t>(msg.size()), f)) return;
-      // The reply is a copy of the request (from every segment), header rewritten.
-      msg.copy_out(0, f.l4.first(msg.size()));
-      wire::emit_icmp(f.l4.data(), wire::kIcmpEchoReply, 0, load_be32(hdr.data() + 4),
-                      msg.size() - wire::IcmpView::kHeaderLen);
+      if (!begin_gather(dst, src, wire::kIpProtoIcmp, kHl, static_cast<uint32_t>(msg.size()), f)) {
+        return;
+      }
+      TxWriter w = f.writer(kHl);
+      bool whole = true;
+      msg.tail(kHl).for_each(
+          [&](std::span<const uint8_t> piece) { whole = whole && w.write(piece); });
+      uint8_t* h = f.l4.data();
+      h[wire::IcmpView::kTypeOff] = wire::kIcmpEchoReply;
+      h[wire::IcmpView::kCodeOff] = 0;
+      store_be16(h + wire::IcmpView::kChecksumOff, 0);
+      std::memcpy(h + 4, hdr.data() + 4, 4);  // identifier and sequence number
+      // The data starts at an even offset (8), so its sum adds as it is. Where the
+      // writer did not sum (it sums when begin_gather asks for a software L4
+      // checksum), sum the request's data, which the reply copies.
+      uint32_t body_sum = w.summing() ? w.sum() : msg.tail(kHl).csum();
+      store_be16(h + wire::IcmpView::kChecksumOff, csum_fold(csum_partial({h, kHl}, body_sum)));
+      if (!whole) {  // cannot happen: begin_gather sized the frame for all of it
+        ifaces_[f.iface]->io.release(f.buf);
+        drops_.add(DropReason::kFrameTooLong);
+        return;
+      }
       f.dont_fragment = false;
       commit(f, now);
       ++counters_.icmp_echo_replies_out;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "stack/core/checksum.hpp"
+#include "stack/core/tx_writer.hpp"
 #include "stack/iface/interface.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
@@ -18,17 +19,17 @@ constexpr uint32_t kL2 = wire::EthernetView::kHeaderLen;
 constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
 constexpr uint32_t kMinFrame = 60;
 
-// Copies `n` bytes at logical offset `off` of head ++ body into `out`.
-void copy_range(uint8_t* out, std::span<const uint8_t> head, std::span<const uint8_t> body,
-                size_t off, size_t n) {
+// Writes `n` bytes at logical offset `off` of head ++ body with `w` (across the
+// frame's segments); false if the frame has no room for them.
+bool write_range(TxWriter& w, std::span<const uint8_t> head, std::span<const uint8_t> body,
+                 size_t off, size_t n) {
   if (off < head.size()) {
     size_t k = std::min(n, head.size() - off);
-    std::memcpy(out, head.data() + off, k);
-    out += k;
+    if (!w.write(head.subspan(off, k))) return false;
     n -= k;
     off = head.size();
   }
-  if (n != 0) std::memcpy(out, body.data() + (off - head.size()), n);
+  return n == 0 || w.write(body.subspan(off - head.size(), n));
 }
 }  // namespace
 
@@ -67,8 +68,10 @@ bool Stack::send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<c
   for (size_t off = 0; off < l4_len; off += per_frag) {
     const size_t n = std::min(per_frag, l4_len - off);
     const auto len = static_cast<uint32_t>(kL2 + kL3 + n);
+    // Headers in the first buffer, the fragment's data written straight into the
+    // frame's segments (a chain at jumbo sizes), no staging copy.
     TxBuf b;
-    if (!ifc.io.alloc_tx(std::max(len, kMinFrame), b)) {
+    if (!ifc.io.alloc_tx_gather(std::max(len, kMinFrame), kL2 + kL3, b)) {
       drops_.add(DropReason::kNoMbuf);
       return off != 0;  // fragments already sent are on their way
     }
@@ -78,7 +81,13 @@ bool Stack::send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<c
     ip.more_fragments = off + n < l4_len;
     ip.payload_len = static_cast<uint16_t>(n);
     wire::emit_ipv4(b.data + kL2, ip);
-    copy_range(b.data + kL2 + kL3, head, body, off, n);
+    const size_t first = std::min<size_t>(n, b.capacity - (kL2 + kL3));
+    TxWriter w({b.data + kL2 + kL3, first}, b.more(), false);
+    if (!write_range(w, head, body, off, n)) {  // cannot happen: the frame was sized for it
+      ifc.io.release(b);
+      drops_.add(DropReason::kFrameTooLong);
+      return off != 0;
+    }
     b.l2_len = kL2;
     b.l3_len = kL3;
     if (b.len < kMinFrame) {

@@ -330,6 +330,93 @@ rte_mbuf* chain_of(std::span<const uint8_t> frame, std::initializer_list<uint16_
   return head;
 }
 
+// Answers the ARP request a stack sends before its first frame to the peer.
+void resolve_peer(Stack& stack, test::VirtualClock& clock) {
+  wire::ArpRepr r{wire::ArpOp::kReply, kPeerMac, kPeerIp, kOurMac, kOurIp};
+  auto reply = test::arp_frame(test::EthSpec{kOurMac, kPeerMac, {}, {}}, test::ArpSpec{r});
+  stack.receive(reply, RxMeta{}, clock.now);
+}
+
+// A jumbo echo request arriving as a chain is answered with a chain whose data
+// was written straight from the request's segments (no staging area).
+TEST_F(Fixture, JumboPingIsAnsweredWithAGatheredChain) {
+  InterfaceConfig ic = test::default_interface();
+  ic.mtu = 9000;
+  Stack stack(StackConfig{});
+  stack.add_interface(ic, *io);
+  test::VirtualClock clock;
+  resolve_peer(stack, clock);
+  io->flush();
+  for (auto* m : drain()) rte_pktmbuf_free(m);
+  const auto data = test::pattern(8972, 3);
+  test::Ipv4Spec ip;
+  ip.src = kPeerIp;
+  ip.dst = kOurIp;
+  auto req = test::icmp_frame(test::EthSpec{kOurMac, kPeerMac, {}, {}}, ip, test::IcmpSpec{}, data);
+  ASSERT_EQ(req.size(), 9014u);
+  rte_mbuf* in = chain_of(req, {1000, 7, 2001});  // cuts at odd places
+  PacketView v = view(in);
+  stack.receive(v, RxMeta{}, clock.now);
+  rte_pktmbuf_free(in);
+  io->flush();
+  auto got = drain();
+  ASSERT_EQ(got.size(), 1u);
+  rte_mbuf* m = got[0];
+  EXPECT_GT(m->nb_segs, 1);
+  EXPECT_EQ(counters.tx_staged_frames, 0u) << "gathered, not staged";
+  auto f = flat(view(m));
+  ASSERT_EQ(f.size(), 9014u);
+  EXPECT_TRUE(test::ipv4_checksum_ok(f));
+  EXPECT_TRUE(test::icmp_checksum_ok(f));
+  EXPECT_EQ(f[34], 0) << "echo reply";
+  EXPECT_EQ(load_be16(f.data() + 38), 0x4242) << "identifier kept";
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), f.begin() + 42)) << "data echoed";
+  rte_pktmbuf_free(m);
+}
+
+// A datagram larger than the MTU leaves in fragments, each a gathered chain at
+// jumbo sizes; put back together they are the datagram.
+TEST_F(Fixture, LargeDatagramFragmentsAreGatheredChains) {
+  InterfaceConfig ic = test::default_interface();
+  ic.mtu = 9000;
+  Stack stack(StackConfig{});
+  stack.add_interface(ic, *io);
+  test::VirtualClock clock;
+  resolve_peer(stack, clock);
+  io->flush();
+  for (auto* m : drain()) rte_pktmbuf_free(m);
+  auto* sock = stack.udp_bind(5000, [](UdpSocket&, const UdpDatagram&, Instant) {});
+  ASSERT_NE(sock, nullptr);
+  const auto payload = test::pattern(30000, 9);
+  ASSERT_TRUE(sock->send_to({kPeerIp, 6000}, payload, clock.now));
+  io->flush();
+  auto got = drain();
+  ASSERT_EQ(got.size(), 4u) << "30008 bytes of UDP in 8976-byte pieces";
+  EXPECT_EQ(counters.tx_staged_frames, 0u) << "gathered, not staged";
+  std::vector<uint8_t> udp(30008);
+  size_t seen = 0;
+  for (rte_mbuf* m : got) {
+    auto f = flat(view(m));
+    EXPECT_TRUE(test::ipv4_checksum_ok(f));
+    const uint16_t total = load_be16(f.data() + 16);
+    const uint32_t off = (load_be16(f.data() + 20) & 0x1fff) * 8u;
+    const size_t n = total - 20u;
+    if (f.size() > 60) {
+      EXPECT_EQ(f.size(), 14u + total);
+    }
+    ASSERT_LE(off + n, udp.size());
+    std::copy(f.begin() + 34, f.begin() + 34 + static_cast<long>(n), udp.begin() + off);
+    seen += n;
+    if (total > 2000) {
+      EXPECT_GT(m->nb_segs, 1);
+    }
+    rte_pktmbuf_free(m);
+  }
+  EXPECT_EQ(seen, udp.size());
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), udp.begin() + 8)) << "every byte";
+  stack.udp_unbind(5000);
+}
+
 // Headers straddling segments: Ethernet cut after 7 bytes, IPv4 after 13 more,
 // UDP header split 3/5. The stack still delivers the payload, checksum checked.
 TEST_F(Fixture, HeadersStraddlingSegmentsAreParsed) {
