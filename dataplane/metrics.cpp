@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "dataplane/unmap_guard.hpp"
 #include "ws_version.h"
 
 namespace ws::dp {
@@ -172,6 +173,22 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (size_t i = 0; i < cfg.ports.size(); ++i) {
     writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
   }
+  // The unmap guard (unmap_guard.hpp): process-wide, so global and unlabelled.
+  unmap_guarded_ = must(reg("wirespeed_unmap_guarded_total",
+                            "munmap calls from threads other than the pipeline cores while "
+                            "they ran (memif disconnects among them).",
+                            MetricType::kCounter, {}, Scope::kGlobal, error));
+  unmap_waits_ = must(reg("wirespeed_unmap_waits_total",
+                          "munmap calls that waited for a core to finish the loop iteration "
+                          "(and its bursts) it was in.",
+                          MetricType::kCounter, {}, Scope::kGlobal, error));
+  unmap_timeouts_ = must(reg("wirespeed_unmap_wait_timeouts_total",
+                             "munmap waits that hit their bound and unmapped anyway.",
+                             MetricType::kCounter, {}, Scope::kGlobal, error));
+  unmap_wait_ = must(reg("wirespeed_unmap_wait_seconds_total", "Time munmap calls waited.",
+                         MetricType::kCounter, {}, Scope::kGlobal, error, 1e-9));
+  writer_.set_info("unmap_guard.ordering",
+                   unmap_guard::uses_membarrier() ? "membarrier" : "fence per iteration");
   for (size_t r = 0; r < kDropReasonCount; ++r) {
     std::string reason(drop_reason_name(static_cast<DropReason>(r)));
     drops_.push_back(
@@ -509,6 +526,11 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
     g[s.pool_size.offset] = p.pool_size;
     g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;
   }
+  auto u = unmap_guard::stats();
+  g[unmap_guarded_.offset] = u.guarded;
+  g[unmap_waits_.offset] = u.waits;
+  g[unmap_timeouts_.offset] = u.timeouts;
+  g[unmap_wait_.offset] = u.wait_ns;
   writer_.publish_global();
 }
 

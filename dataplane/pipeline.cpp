@@ -175,8 +175,15 @@ void Pipeline::run(bool main) {
   const double ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
   uint32_t iter = 0;
   RxSegments segs;
+  if (auto* m = unmap_guard::attach(core_)) {
+    mark_ = m;
+    attached_ = true;
+  }
 
   while (!stop_.load(std::memory_order_relaxed)) {
+    // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
+    // (memif's disconnect) waits for the end of this iteration.
+    mark_->enter();
     Instant now = clock_.now();
     uint32_t got = 0;
     auto process = [&](rte_mbuf* m, uint16_t iface, uint16_t queue) {
@@ -232,6 +239,8 @@ void Pipeline::run(bool main) {
       publish(now, main);
       next_stats = now + stats_every;
     }
+
+    mark_->leave();
 
     uint64_t tsc = rte_rdtsc();
     auto spent = static_cast<uint64_t>(static_cast<double>(tsc - last_tsc) * ns_per_cycle);
@@ -339,6 +348,7 @@ void Pipeline::print_report(const Service& s, const ClientReport& r) {
 }
 
 void Pipeline::finish() {
+  mark_->enter();  // the flushes below call tx_burst
   Instant now = clock_.now();
   for (auto& s : services_) s->stop(now);
   // Connections are reset, not left half-open on the peers (CONTRACT: "close
@@ -357,6 +367,9 @@ void Pipeline::finish() {
   stack_.poll(now);
   for (auto& io : ios_) io->flush();
   metrics_.update_core(core_, sample_);
+  mark_->leave();
+  if (attached_) unmap_guard::detach(mark_);
+  attached_ = false;
 }
 
 }  // namespace ws::dp

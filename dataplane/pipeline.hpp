@@ -13,6 +13,7 @@
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
+#include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
 #include "stack/tcp/tcp_stack.hpp"
@@ -65,6 +66,11 @@ class Pipeline {
   uint32_t sleep_us_ = 0;
   Instant next_reports_;
   bool has_servers_ = false;
+  // Odd while an iteration of run() (or finish()) may be inside a burst: see
+  // unmap_guard.hpp. Points at own_mark_ until run() attaches the core's thread.
+  unmap_guard::CoreMark own_mark_;
+  unmap_guard::CoreMark* mark_ = &own_mark_;
+  bool attached_ = false;
 };
 
 }  // namespace ws::dp

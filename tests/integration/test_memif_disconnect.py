@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""A memif peer that goes away never takes the data plane down (issue 6, robustness).
+
+One wirespeed data plane runs a `net_memif` port in the server role (TCP sink on :9, echo
+on :7) on lcore 0. Client data planes (memif client role, lcore 1) connect to it one after
+the other at MTU 9000 (chained mbufs) and push bulk TCP at it:
+- even runs end by themselves after RUN_SECONDS (the client resets its connections, closes
+  its port and exits while the server is still receiving);
+- odd runs are killed with SIGKILL in the middle of the transfer (a dead peer: the kernel
+  closes the memif control socket under the server's feet).
+Either way DPDK's memif PMD handles the disconnect in the EAL interrupt thread, which
+unmaps the shared rings (memif_disconnect -> memif_free_regions) while the server's lcore
+may be inside rte_eth_rx_burst/tx_burst on them. Before the unmap guard
+(dataplane/unmap_guard.cpp) the server died with SIGSEGV inside librte_net_memif.
+
+Checks, per run: the client moved data (report or progress lines), the server process is
+still alive afterwards; at the end: the server's sink counted bytes from every run, the
+server stops cleanly on SIGINT (exit 0, "wirespeed: stopped"), and the unmap guard's
+metrics are exported with no wait that hit its time bound.
+
+Bounded: RUNS runs of RUN_SECONDS each (about 40 s in all), every wait has a timeout.
+Usage: test_memif_disconnect.py [runs]   (root; WS_BUILD_DIR = the build directory)
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness as h  # noqa: E402
+
+TAG = "memif"
+SOCK = f"/run/wirespeed-wst-{TAG}-{os.getpid()}.sock"
+SERVER_IP, CLIENT_IP = "10.97.0.1", "10.97.0.2"
+SERVER_METRICS = 9573
+CLIENT_METRICS = 9574
+MTU = 9000
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+RUN_SECONDS = 2
+KILL_AFTER = 1.5  # seconds after the client reports its first progress line
+
+
+def config(path, *, role, prefix, lcore, address, mac, services, metrics_port):
+    svc = "\n".join(f"  - {s}" for s in services)
+    text = f"""version: 1
+dataplane:
+  lcores: [{lcore}]
+  idle: adaptive
+  file_prefix: {prefix}
+  hugepages: false
+  memory_mb: 512
+ports:
+  - name: p0
+    device: "net_memif0,role={role},socket={SOCK},id=0"
+    mtu: {MTU}
+    address: {address}
+    mac: "{mac}"
+services:
+{svc}
+control:
+  metrics_listen: 127.0.0.1:{metrics_port}
+"""
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def wait_line(log_path, pattern, proc, timeout):
+    """True once `pattern` appears in the log; False on timeout or process exit."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(log_path) as f:
+            if re.search(pattern, f.read(), re.M):
+                return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def segfault_line(pid):
+    r = h.sh("dmesg", check=False)
+    lines = [l for l in r.stdout.splitlines() if f"[{pid}]" in l and "segfault" in l]
+    return lines[-1].strip() if lines else "no segfault line in dmesg"
+
+
+def client_bytes(log_path):
+    """Bytes the source reported: its final summary, else its last progress line."""
+    with open(log_path) as f:
+        text = f.read()
+    msgs = re.findall(r"^load: (?:done: )?[\d.]+ s, (\d+) messages", text, re.M)
+    return int(msgs[-1]) * 65536 if msgs else 0
+
+
+def main():
+    h.need_root()
+    res = h.Results("memif-disconnect")
+    tmp = tempfile.mkdtemp(prefix=f"wst-{TAG}-")
+    server = None
+    ctl = None
+    clients = []
+    try:
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+        srv_cfg = config(os.path.join(tmp, "server.yaml"), role="server", prefix=f"wst-{TAG}-srv",
+                         lcore=0, address=f"{SERVER_IP}/24", mac="02:00:00:00:97:01",
+                         services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
+                                   "{ name: echo, kind: echo, protocol: tcp, port: 7 }"],
+                         metrics_port=SERVER_METRICS)
+        srv_log = os.path.join(tmp, "server.log")
+        server = subprocess.Popen([h.DATAPLANE, "-c", srv_cfg], stdout=open(srv_log, "w"),
+                                  stderr=subprocess.STDOUT)
+        if not res.check(wait_line(srv_log, r"^wirespeed: running", server, 25),
+                         "memif server data plane starts"):
+            print(open(srv_log).read())
+            return res.finish()
+        ctl = h.Control(srv_cfg, tmp, SERVER_METRICS).__enter__()
+
+        survived = 0
+        served = 0
+        t_start = time.time()
+        for i in range(RUNS):
+            kill = i % 2 == 1
+            rep = os.path.join(tmp, f"client-{i}.json")
+            cfg = config(os.path.join(tmp, f"client-{i}.yaml"), role="client",
+                         prefix=f"wst-{TAG}-cli", lcore=1, address=f"{CLIENT_IP}/24",
+                         mac="02:00:00:00:97:02",
+                         services=[f'{{ name: load, kind: source, protocol: tcp, target: '
+                                   f'"{SERVER_IP}:9", message_size: 65536, connections: 2, '
+                                   f'duration_s: {RUN_SECONDS}, report: {rep} }}'],
+                         metrics_port=CLIENT_METRICS)
+            log = os.path.join(tmp, f"client-{i}.log")
+            p = subprocess.Popen([h.DATAPLANE, "-c", cfg], stdout=open(log, "w"),
+                                 stderr=subprocess.STDOUT)
+            clients.append(p)
+            how = "killed mid-transfer" if kill else f"ends after {RUN_SECONDS} s"
+            if kill:
+                # The first progress line comes one second into the transfer.
+                flowing = wait_line(log, r"^load: [\d.]+ s, [1-9]\d* messages", p, 20)
+                time.sleep(max(0.0, KILL_AFTER - 1.0))
+                p.kill()
+                p.wait(10)
+                rc = "SIGKILL"
+                moved = client_bytes(log)
+            else:
+                try:
+                    rc = p.wait(RUN_SECONDS + 25)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(10)
+                    rc = "timeout"
+                r = None
+                if os.path.exists(rep):
+                    with open(rep) as f:
+                        r = json.load(f)
+                moved = int(r["bytes"]) if r else 0
+                flowing = rc == 0 and moved > 0
+            # The disconnect is handled asynchronously by the server's interrupt thread.
+            time.sleep(0.3)
+            alive = server.poll() is None
+            survived += alive
+            served += moved > 0
+            res.check(flowing and moved > 0, f"run {i + 1}/{RUNS} ({how}): client moved "
+                      f"{moved / 1e6:.1f} MB", f"(client exit {rc}; log {log})")
+            if not res.check(alive, f"run {i + 1}/{RUNS}: server alive after the client left",
+                             f"(server exit {server.returncode}: {segfault_line(server.pid)})"):
+                break
+        print(f"  {survived} of {RUNS} disconnects survived, {served} runs served, "
+              f"{time.time() - t_start:.1f} s", flush=True)
+
+        if server.poll() is None:
+            m = ctl.scrape()
+            guarded = m.get(("wirespeed_unmap_guarded_total", frozenset()))
+            waits = m.get(("wirespeed_unmap_waits_total", frozenset()))
+            waited = m.get(("wirespeed_unmap_wait_seconds_total", frozenset()), 0.0)
+            timeouts = m.get(("wirespeed_unmap_wait_timeouts_total", frozenset()))
+            sunk = m.get(("wirespeed_service_received_bytes_total",
+                          frozenset({("service", "sink")})), 0.0)
+            res.check(None not in (guarded, waits, timeouts),
+                      f"unmap guard metrics exported: {guarded:.0f} guarded munmap calls, "
+                      f"{waits:.0f} waited ({waited * 1e6:.0f} us in all), {timeouts:.0f} "
+                      f"timed out" if None not in (guarded, waits, timeouts) else
+                      "unmap guard metrics exported", f"({guarded}, {waits}, {timeouts})")
+            res.check(guarded is not None and guarded >= RUNS,
+                      "every disconnect's unmap went through the guard")
+            res.check(timeouts == 0, "no unmap wait hit its time bound")
+            res.check(sunk > 0, f"server sink received {sunk / 1e6:.1f} MB over all runs")
+            server.send_signal(signal.SIGINT)
+            try:
+                rc = server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                rc = "timeout"
+            out = open(srv_log).read()
+            res.check(rc == 0 and "wirespeed: stopped" in out,
+                      f"server stops cleanly on SIGINT (exit {rc})")
+    finally:
+        for p in clients:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        if ctl:
+            ctl.__exit__(None, None, None)
+        if server and server.poll() is None:
+            server.kill()
+            server.wait(10)
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+        if res.failed == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"  logs kept in {tmp}")
+    return res.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
