@@ -187,6 +187,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
                              MetricType::kCounter, {}, Scope::kGlobal, error));
   unmap_wait_ = must(reg("wirespeed_unmap_wait_seconds_total", "Time munmap calls waited.",
                          MetricType::kCounter, {}, Scope::kGlobal, error, 1e-9));
+  unmap_wait_max_ = must(reg("wirespeed_unmap_wait_max_seconds",
+                             "The longest single munmap wait so far (the bound is 0.25 s).",
+                             MetricType::kGauge, {}, Scope::kGlobal, error, 1e-9));
   writer_.set_info("unmap_guard.ordering",
                    unmap_guard::uses_membarrier() ? "membarrier" : "fence per iteration");
   for (size_t r = 0; r < kDropReasonCount; ++r) {
@@ -531,6 +534,7 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
   g[unmap_waits_.offset] = u.waits;
   g[unmap_timeouts_.offset] = u.timeouts;
   g[unmap_wait_.offset] = u.wait_ns;
+  g[unmap_wait_max_.offset] = u.max_wait_ns;
   writer_.publish_global();
 }
 

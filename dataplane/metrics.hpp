@@ -70,7 +70,7 @@ class Metrics {
   // TX batch pipelines: counters summed over every connection of the core's services.
   std::vector<std::pair<uint64_t pipeline::PipelineCounters::*, stats::Slot>> pipeline_;
   stats::Slot pipeline_live_, pipeline_in_use_;
-  stats::Slot unmap_guarded_, unmap_waits_, unmap_timeouts_, unmap_wait_;
+  stats::Slot unmap_guarded_, unmap_waits_, unmap_timeouts_, unmap_wait_, unmap_wait_max_;
 };
 
 }  // namespace ws::dp

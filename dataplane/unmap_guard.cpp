@@ -101,13 +101,22 @@ class Registry {
       while (marks_[i].seq_.load(std::memory_order_acquire) == seen[i]) {
         if (now_ns() - start > kMaxWaitNs) {
           timeouts_.fetch_add(1, std::memory_order_relaxed);
-          wait_ns_.fetch_add(static_cast<uint64_t>(now_ns() - start), std::memory_order_relaxed);
+          account(now_ns() - start);
           return;
         }
         sched_yield();
       }
     }
-    wait_ns_.fetch_add(static_cast<uint64_t>(now_ns() - start), std::memory_order_relaxed);
+    account(now_ns() - start);
+  }
+
+  void account(int64_t waited) {
+    auto ns = static_cast<uint64_t>(waited);
+    wait_ns_.fetch_add(ns, std::memory_order_relaxed);
+    uint64_t max = max_wait_ns_.load(std::memory_order_relaxed);
+    while (ns > max) {
+      if (max_wait_ns_.compare_exchange_weak(max, ns, std::memory_order_relaxed)) break;
+    }
   }
 
   Stats stats() const {
@@ -116,6 +125,7 @@ class Registry {
     s.waits = waits_.load(std::memory_order_relaxed);
     s.timeouts = timeouts_.load(std::memory_order_relaxed);
     s.wait_ns = wait_ns_.load(std::memory_order_relaxed);
+    s.max_wait_ns = max_wait_ns_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -126,7 +136,7 @@ class Registry {
   std::atomic<uint32_t> slots_{0};     // marks in use: 0 .. slots_-1
   std::atomic<uint32_t> attached_{0};  // cores between attach and detach
   bool membarrier_ = false;            // written by init() before main()
-  std::atomic<uint64_t> guarded_{0}, waits_{0}, timeouts_{0}, wait_ns_{0};
+  std::atomic<uint64_t> guarded_{0}, waits_{0}, timeouts_{0}, wait_ns_{0}, max_wait_ns_{0};
 };
 
 namespace {

@@ -53,10 +53,11 @@ class alignas(64) CoreMark {
 };
 
 struct Stats {
-  uint64_t guarded = 0;   // munmap calls from other threads while cores were attached
-  uint64_t waits = 0;     // of those, calls that found a core inside an iteration and waited
-  uint64_t timeouts = 0;  // waits that hit kMaxWait and unmapped anyway
-  uint64_t wait_ns = 0;   // time spent waiting
+  uint64_t guarded = 0;      // munmap calls from other threads while cores were attached
+  uint64_t waits = 0;        // of those, calls that found a core inside an iteration and waited
+  uint64_t timeouts = 0;     // waits that hit kMaxWait and unmapped anyway
+  uint64_t wait_ns = 0;      // time spent waiting
+  uint64_t max_wait_ns = 0;  // the longest single wait
 };
 
 // The calling thread becomes pipeline core `core` (< kMaxCores): munmap calls it makes

@@ -17,8 +17,11 @@ Checks, per run: the client moved data (report or progress lines), the server pr
 still alive afterwards; at the end: the server's sink counted bytes from every run, the
 server stops cleanly on SIGINT (exit 0, "wirespeed: stopped"), and the unmap guard's
 metrics are exported with no wait that hit its time bound.
+Then the client role: a second server stops (SIGINT) under a client that is pushing
+data; the client must stay up and end by itself after CLIENT_SECONDS.
 
-Bounded: RUNS runs of RUN_SECONDS each (about 40 s in all), every wait has a timeout.
+Bounded: RUNS runs of RUN_SECONDS each plus one of CLIENT_SECONDS (about 50 s in all),
+every wait has a timeout.
 Usage: test_memif_disconnect.py [runs]   (root; WS_BUILD_DIR = the build directory)
 """
 import json
@@ -42,7 +45,8 @@ CLIENT_METRICS = 9574
 MTU = 9000
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 RUN_SECONDS = 2
-KILL_AFTER = 1.5  # seconds after the client reports its first progress line
+KILL_AFTER = 1.2  # seconds into the transfer (the first progress line comes at 1 s)
+CLIENT_SECONDS = 3  # the client-role run, whose server is killed under it
 
 
 def config(path, *, role, prefix, lcore, address, mac, services, metrics_port):
@@ -161,7 +165,7 @@ def main():
                 moved = int(r["bytes"]) if r else 0
                 flowing = rc == 0 and moved > 0
             # The disconnect is handled asynchronously by the server's interrupt thread.
-            time.sleep(0.3)
+            time.sleep(0.2)
             alive = server.poll() is None
             survived += alive
             served += moved > 0
@@ -178,12 +182,14 @@ def main():
             guarded = m.get(("wirespeed_unmap_guarded_total", frozenset()))
             waits = m.get(("wirespeed_unmap_waits_total", frozenset()))
             waited = m.get(("wirespeed_unmap_wait_seconds_total", frozenset()), 0.0)
+            longest = m.get(("wirespeed_unmap_wait_max_seconds", frozenset()), 0.0)
             timeouts = m.get(("wirespeed_unmap_wait_timeouts_total", frozenset()))
             sunk = m.get(("wirespeed_service_received_bytes_total",
                           frozenset({("service", "sink")})), 0.0)
             res.check(None not in (guarded, waits, timeouts),
                       f"unmap guard metrics exported: {guarded:.0f} guarded munmap calls, "
-                      f"{waits:.0f} waited ({waited * 1e6:.0f} us in all), {timeouts:.0f} "
+                      f"{waits:.0f} waited ({waited * 1e6:.0f} us in all, longest {longest * 1e6:.0f} us), "
+                      f"{timeouts:.0f} "
                       f"timed out" if None not in (guarded, waits, timeouts) else
                       "unmap guard metrics exported", f"({guarded}, {waits}, {timeouts})")
             res.check(guarded is not None and guarded >= RUNS,
@@ -199,6 +205,49 @@ def main():
             out = open(srv_log).read()
             res.check(rc == 0 and "wirespeed: stopped" in out,
                       f"server stops cleanly on SIGINT (exit {rc})")
+
+        # The client role: a fresh server, a client pushing bulk data, and the server stops
+        # under it. The client must outlive the disconnect and end by itself.
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+        srv_log2 = os.path.join(tmp, "server2.log")
+        server = subprocess.Popen([h.DATAPLANE, "-c", srv_cfg], stdout=open(srv_log2, "w"),
+                                  stderr=subprocess.STDOUT)
+        if res.check(wait_line(srv_log2, r"^wirespeed: running", server, 25),
+                     "second memif server starts"):
+            cfg = config(os.path.join(tmp, "client-last.yaml"), role="client",
+                         prefix=f"wst-{TAG}-cli", lcore=1, address=f"{CLIENT_IP}/24",
+                         mac="02:00:00:00:97:02",
+                         services=[f'{{ name: load, kind: source, protocol: tcp, target: '
+                                   f'"{SERVER_IP}:9", message_size: 65536, connections: 2, '
+                                   f'duration_s: {CLIENT_SECONDS} }}'],
+                         metrics_port=CLIENT_METRICS)
+            log = os.path.join(tmp, "client-last.log")
+            p = subprocess.Popen([h.DATAPLANE, "-c", cfg], stdout=open(log, "w"),
+                                 stderr=subprocess.STDOUT)
+            clients.append(p)
+            flowing = wait_line(log, r"^load: [\d.]+ s, [1-9]\d* messages", p, 20)
+            res.check(flowing, "client data plane moves data", f"(log {log})")
+            # A clean stop: the server resets the connections and then closes its port, so
+            # the client is busy with the resets when the disconnect unmaps its rings
+            # (the case that crashed servers most often above).
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(10)
+            time.sleep(0.5)
+            res.check(p.poll() is None, "client alive after its server stopped",
+                      f"(client exit {p.returncode}: {segfault_line(p.pid)})")
+            try:
+                rc = p.wait(CLIENT_SECONDS + 15)
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            out = open(log).read()
+            res.check(rc == 0 and "wirespeed: stopped" in out,
+                      f"client ends by itself after {CLIENT_SECONDS} s (exit {rc})",
+                      f"({segfault_line(p.pid) if rc not in (0, 'timeout') else ''})")
     finally:
         for p in clients:
             if p.poll() is None:
