@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 
 namespace ws::dp::unmap_guard {
 
@@ -43,6 +45,10 @@ class Registry {
  public:
   // Before main(), on the only thread.
   void init() {
+    // WS_UNMAP_GUARD=off turns the guard into a plain munmap: a diagnostic switch, to
+    // show what the guard prevents (test_memif_disconnect.py crashes without it).
+    const char* env = getenv("WS_UNMAP_GUARD");
+    disabled_ = env != nullptr && strcmp(env, "off") == 0;
     // PRIVATE_EXPEDITED: one call makes every running thread of the process execute a
     // full barrier (membarrier(2)); the process registers once before first use.
     long cmds = membarrier(MEMBARRIER_CMD_QUERY);
@@ -74,7 +80,7 @@ class Registry {
 
   // Called by munmap on any thread before the real unmap.
   void quiesce() {
-    if (t_core || attached_.load(std::memory_order_acquire) == 0) return;
+    if (t_core || disabled_ || attached_.load(std::memory_order_acquire) == 0) return;
     guarded_.fetch_add(1, std::memory_order_relaxed);
     // Order the caller's earlier stores (the PMD cleared its CONNECTED flag) before our
     // reads of the marks, on both sides: after membarrier returns, each core has passed
@@ -136,6 +142,7 @@ class Registry {
   std::atomic<uint32_t> slots_{0};     // marks in use: 0 .. slots_-1
   std::atomic<uint32_t> attached_{0};  // cores between attach and detach
   bool membarrier_ = false;            // written by init() before main()
+  bool disabled_ = false;              // likewise
   std::atomic<uint64_t> guarded_{0}, waits_{0}, timeouts_{0}, wait_ns_{0}, max_wait_ns_{0};
 };
 

@@ -20,9 +20,19 @@ metrics are exported with no wait that hit its time bound.
 Then the client role: a second server stops (SIGINT) under a client that is pushing
 data; the client must stay up and end by itself after CLIENT_SECONDS.
 
-Bounded: RUNS runs of RUN_SECONDS each plus one of CLIENT_SECONDS (about 50 s in all),
+The server busy-polls (idle: poll, as in tests/bench where the crashes were first seen):
+its core is then nearly always inside a burst, the case the guard is for.
+
+How often it failed without the guard: 4 of 4 runs (4 crashes in 15 disconnects) before
+the memif bsize fix (18645b6), when a stale-descriptor replay kept the server's core
+copying frames in rx_burst; since that fix the window is one ordinary burst and
+WS_UNMAP_GUARD=off crashed the server once in about 100 disconnects here, so this test is
+a survival check; tests/unit/dataplane/unmap_guard_test.cpp shows the mechanism.
+
+Bounded: RUNS runs of RUN_SECONDS each plus one of CLIENT_SECONDS (about 40 s in all),
 every wait has a timeout.
-Usage: test_memif_disconnect.py [runs]   (root; WS_BUILD_DIR = the build directory)
+Usage: test_memif_disconnect.py [runs]   (root; WS_BUILD_DIR = the build directory;
+WS_TEST_MTU and WS_TEST_MSG change the MTU and message size, default 9000 and 65536)
 """
 import json
 import os
@@ -42,19 +52,27 @@ SOCK = f"/run/wirespeed-wst-{TAG}-{os.getpid()}.sock"
 SERVER_IP, CLIENT_IP = "10.97.0.1", "10.97.0.2"
 SERVER_METRICS = 9573
 CLIENT_METRICS = 9574
-MTU = 9000
+MTU = int(os.environ.get("WS_TEST_MTU", "9000"))
+MSG = int(os.environ.get("WS_TEST_MSG", "65536"))
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 RUN_SECONDS = 2
 KILL_AFTER = 1.2  # seconds into the transfer (the first progress line comes at 1 s)
-CLIENT_SECONDS = 3  # the client-role run, whose server is killed under it
+CLIENT_SECONDS = 3  # the client-role run, whose server is stopped under it
+# Bulk data through the server's echo as well, so that the server is sending when its
+# peer goes: with the peer gone the ring stays full, the server's TX backlog is retried
+# every loop iteration, and the core is in tx_burst when the disconnect unmaps the ring.
+# (With only a sink, the server idles a few ms after the last segment and the race is
+# rare; before the memif bsize fix the stale-descriptor replay kept it busy.)
+ECHOED = ('{{ name: back, kind: source, protocol: tcp, target: "' + SERVER_IP +
+          ':7", message_size: 65536, connections: 1, duration_s: {seconds} }}')
 
 
-def config(path, *, role, prefix, lcore, address, mac, services, metrics_port):
+def config(path, *, role, prefix, lcore, address, mac, services, metrics_port, idle="adaptive"):
     svc = "\n".join(f"  - {s}" for s in services)
     text = f"""version: 1
 dataplane:
   lcores: [{lcore}]
-  idle: adaptive
+  idle: {idle}
   file_prefix: {prefix}
   hugepages: false
   memory_mb: 512
@@ -98,7 +116,7 @@ def client_bytes(log_path):
     with open(log_path) as f:
         text = f.read()
     msgs = re.findall(r"^load: (?:done: )?[\d.]+ s, (\d+) messages", text, re.M)
-    return int(msgs[-1]) * 65536 if msgs else 0
+    return int(msgs[-1]) * MSG if msgs else 0
 
 
 def main():
@@ -115,7 +133,7 @@ def main():
                          lcore=0, address=f"{SERVER_IP}/24", mac="02:00:00:00:97:01",
                          services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
                                    "{ name: echo, kind: echo, protocol: tcp, port: 7 }"],
-                         metrics_port=SERVER_METRICS)
+                         metrics_port=SERVER_METRICS, idle="poll")
         srv_log = os.path.join(tmp, "server.log")
         server = subprocess.Popen([h.DATAPLANE, "-c", srv_cfg], stdout=open(srv_log, "w"),
                                   stderr=subprocess.STDOUT)
@@ -135,8 +153,9 @@ def main():
                          prefix=f"wst-{TAG}-cli", lcore=1, address=f"{CLIENT_IP}/24",
                          mac="02:00:00:00:97:02",
                          services=[f'{{ name: load, kind: source, protocol: tcp, target: '
-                                   f'"{SERVER_IP}:9", message_size: 65536, connections: 2, '
-                                   f'duration_s: {RUN_SECONDS}, report: {rep} }}'],
+                                   f'"{SERVER_IP}:9", message_size: {MSG}, connections: 1, '
+                                   f'duration_s: {RUN_SECONDS}, report: {rep} }}',
+                                   ECHOED.format(seconds=RUN_SECONDS)],
                          metrics_port=CLIENT_METRICS)
             log = os.path.join(tmp, f"client-{i}.log")
             p = subprocess.Popen([h.DATAPLANE, "-c", cfg], stdout=open(log, "w"),
@@ -219,8 +238,9 @@ def main():
                          prefix=f"wst-{TAG}-cli", lcore=1, address=f"{CLIENT_IP}/24",
                          mac="02:00:00:00:97:02",
                          services=[f'{{ name: load, kind: source, protocol: tcp, target: '
-                                   f'"{SERVER_IP}:9", message_size: 65536, connections: 2, '
-                                   f'duration_s: {CLIENT_SECONDS} }}'],
+                                   f'"{SERVER_IP}:9", message_size: {MSG}, connections: 1, '
+                                   f'duration_s: {CLIENT_SECONDS} }}',
+                                   ECHOED.format(seconds=CLIENT_SECONDS)],
                          metrics_port=CLIENT_METRICS)
             log = os.path.join(tmp, "client-last.log")
             p = subprocess.Popen([h.DATAPLANE, "-c", cfg], stdout=open(log, "w"),
