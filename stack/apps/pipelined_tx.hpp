@@ -3,9 +3,12 @@
 // step that moves what the pipeline releases into Connection::send.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
+#include "stack/apps/framing.hpp"
 #include "stack/core/time.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 #include "stack/tcp/api.hpp"
@@ -37,6 +40,48 @@ class PipelinedTx {
     blocked_ = short_send;
     return n;
   }
+  // The producer side (docs/pipeline.md, "Writing into the send ring"): up to `count`
+  // messages of `size` bytes, written by `fill(index, offset, out)`. First the TX step;
+  // then, while nothing queued must go first, straight into TCP's send ring
+  // (push_bulk_direct: no batch, no copy); the rest into the pipeline while it holds less
+  // than `queue_high` bytes, unless the direct path stopped for room (then on_writable
+  // follows, and the messages are better made then, in place, than queued and copied).
+  // Returns the messages accepted; `sent` gets the stream bytes TCP took.
+  template <class Fill>
+  pipeline::BulkPushResult push_bulk(tcp::Connection& c, uint64_t count, uint32_t size, Instant now,
+                                     uint64_t queue_high, size_t& sent, Fill&& fill) {
+    sent = step(c, now);
+    pipeline::BulkPushResult r;
+    if (blocked_ || count == 0) return r;
+    const pipeline::DirectResult d = pl_.push_bulk_direct(
+        count, size, pipeline::Priority::kData, now, fill,
+        [&c](size_t max) { return c.send_reserve(max); },
+        [&c](size_t n) { return c.send_commit(n); });
+    r.accepted = d.accepted;
+    sent += static_cast<size_t>(d.committed);
+    if (d.room_short && d.accepted > 0) {
+      blocked_ = true;
+      return r;
+    }
+    const uint64_t queued = pl_.queued_bytes();
+    if (r.accepted < count && queued < queue_high) {
+      const uint64_t frame = kFrameHeaderBytes + uint64_t{size};
+      const uint64_t want = std::min(count - r.accepted, (queue_high - queued) / frame + 1);
+      const uint64_t base = r.accepted;
+      const pipeline::BulkPushResult b =
+          pl_.push_bulk(want, size, pipeline::Priority::kData, now,
+                        [&fill, base](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+                          fill(base + i, off, out);
+                        });
+      r.accepted += b.accepted;
+      r.status = b.status;
+      // What the TX step may take of them now (outside batching mode: all of it).
+      sent += step(c, now);
+    }
+    r.notify = pl_.poll(now) <= now;
+    return r;
+  }
+
   // on_writable: TCP has room again.
   void writable() { blocked_ = false; }
   bool blocked() const { return blocked_; }

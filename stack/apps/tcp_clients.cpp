@@ -120,35 +120,31 @@ void TcpSourceService::pump_messages(Conn& st) {
       return;
     }
     if (st.tx->blocked()) return;  // on_writable resumes
-    // About two batches wait in the pipeline: one TCP is taking and one filling. More
-    // would only hold memory; the pipeline's own bound (max_batches) is the hard limit.
+    // Straight into TCP's send ring while it has room (no batch, no copy); then about two
+    // batches wait in the pipeline, one TCP is taking and one filling, unless TCP is full
+    // (then on_writable makes them in place). The pipeline's own bound (max_batches) is
+    // the hard limit.
     const uint64_t high = 2 * uint64_t{pl.batch_limit()};
-    const uint64_t queued = pl.queued_bytes();
-    uint64_t pushed = 0;
-    if (queued < high) {
-      // The bulk path: the messages that bring the pipeline to the mark, written in place
-      // as pattern frames with one bookkeeping step per batch (docs/pipeline.md).
-      const uint64_t frame = kFrameHeaderBytes + uint64_t{p_.message_size};
-      const uint64_t want = std::min(budget(now), (high - queued) / frame + 1);
-      const uint64_t first = st.seq;
-      const pipeline::BulkPushResult r =
-          pl.push_bulk(want, p_.message_size, pipeline::Priority::kData, now,
-                       [first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
-                         fill_pattern(first + i, off, out);
-                       });
-      if (r.status == pipeline::PushStatus::kTooLarge) {
-        // message_size beyond max_batches x batch: a configuration the run cannot serve.
-        ++errors_;
-        ++counters_.send_failures;
-        mark_stopping(now);
-      }
-      pushed = r.accepted;
-      st.seq += pushed;
-      started_ += pushed;
-      messages_ += pushed;
-      counters_.tx_messages += pushed;
-      bytes_ += pushed * p_.message_size;
+    const uint64_t first = st.seq;
+    size_t sent = 0;
+    const pipeline::BulkPushResult r =
+        st.tx->push_bulk(*st.c, budget(now), p_.message_size, now, high, sent,
+                         [first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+                           fill_pattern(first + i, off, out);
+                         });
+    counters_.tx_bytes += sent;
+    if (r.status == pipeline::PushStatus::kTooLarge) {
+      // message_size beyond max_batches x batch: a configuration the run cannot serve.
+      ++errors_;
+      ++counters_.send_failures;
+      mark_stopping(now);
     }
+    const uint64_t pushed = r.accepted;
+    st.seq += pushed;
+    started_ += pushed;
+    messages_ += pushed;
+    counters_.tx_messages += pushed;
+    bytes_ += pushed * p_.message_size;
     if (pushed == 0 && !stopping_) return;  // poll() resumes: rate schedule or deadline
   }
 }
@@ -362,18 +358,24 @@ void TcpPingService::pump_message(Conn& st) {
       return;
     }
     if (rate_allowance(now) <= messages_) return;  // poll() sends on schedule
-    const std::span<uint8_t> msg{scratch_.data(), p_.message_size};
-    fill_pattern(st.sent, 0, msg);
-    const pipeline::PushResult r = st.tx->pipeline().push(msg, pipeline::Priority::kData, now);
+    // The bulk path with one message: written in place, straight into TCP's send ring when
+    // it has room (no scratch buffer, no batch), its rest (a large message) queued.
+    const uint64_t seq = st.sent;
+    size_t sent = 0;
+    const pipeline::BulkPushResult r = st.tx->push_bulk(
+        *st.c, 1, p_.message_size, now, UINT64_MAX, sent,
+        [seq](uint64_t, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq, off, out); });
+    counters_.tx_bytes += sent;
     if (r.status == pipeline::PushStatus::kTooLarge) {
       ++errors_;
       ++counters_.send_failures;
       mark_stopping(now);
       return;
     }
-    if (r.status != pipeline::PushStatus::kOk) return;  // out of memory: poll() retries
+    if (r.accepted == 0) return;  // out of memory: poll() retries
     ++st.sent;
     st.sent_at = now;
+    return;
   }
   counters_.tx_bytes += st.tx->step(*st.c, now);
 }

@@ -1,9 +1,9 @@
 // TCP echo with length32 framing on the TX batch pipeline (issue 4 point 5; docs/pipeline.md
 // "Services on the pipeline"). Every complete received frame is pushed back whole as one
-// message, so the pipeline packs replies into MSS-multiple batches and a message is never
-// half sent. Reading stops while the pipeline holds more than a few batches: what is not
-// consumed stays in TCP's receive buffer and closes the peer's window (end-to-end
-// backpressure, as the byte echo does).
+// message (a run of whole frames in one push_frames), so the pipeline packs replies into
+// MSS-multiple batches and a message is never half sent. Reading stops while the pipeline holds
+// more than a few batches: what is not consumed stays in TCP's receive buffer and closes the peer's
+// window (end-to-end backpressure, as the byte echo does).
 #include <algorithm>
 #include <cstring>
 
@@ -125,14 +125,26 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
     if (used == data.size()) break;
     const std::span<const uint8_t> rest = data.subspan(used);
     if (st.have == 0 && rest.size() >= kFrameHeaderBytes) {
-      const uint64_t len = load_be32(rest.data());
-      if (kFrameHeaderBytes + len <= rest.size()) {
-        const Push r = push_frame(st, rest.subspan(kFrameHeaderBytes, len), now);
-        if (r != Push::kPushed) {
-          failed = r == Push::kFailed;
+      // The run of whole frames at the front of the span (up to the high-water mark, plus
+      // the frame that crosses it) goes back with one push, straight from TCP's receive
+      // buffer: it is already framed, byte for byte the reply.
+      const uint64_t room = high_water(pl) - pl.queued_bytes();
+      size_t run = 0;
+      while (rest.size() - run >= kFrameHeaderBytes && run < room) {
+        const uint64_t f = kFrameHeaderBytes + uint64_t{load_be32(rest.data() + run)};
+        if (f > rest.size() - run || !fits(pl, f - kFrameHeaderBytes)) break;
+        run += f;
+      }
+      if (run > 0) {
+        const pipeline::BulkPushResult r =
+            pl.push_frames(rest.first(run), pipeline::Priority::kData, now);
+        counters_.rx_messages += r.accepted;
+        counters_.tx_messages += r.accepted;
+        used += r.stream_bytes;
+        if (r.status != pipeline::PushStatus::kOk) {
+          failed = r.status == pipeline::PushStatus::kTooLarge;
           break;
         }
-        used += kFrameHeaderBytes + len;
         continue;
       }
     }

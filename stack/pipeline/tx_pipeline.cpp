@@ -249,12 +249,13 @@ TxPipeline::Batch* TxPipeline::pop(Batch*& list) {
 }
 
 void TxPipeline::write_frame(Lane& l, uint64_t size, PayloadWriter w, const void* ctx, Batch*& full,
-                             Batch*& small) {
+                             Batch*& small, uint64_t from) {
   uint8_t header[kFrameHeaderBytes];
   write_frame_header(header, size);
-  const uint64_t frame_start = l.pushed;
+  // `from`: the frame's first bytes already went straight to the owner (the direct path).
+  const uint64_t frame_start = l.pushed - from;
   const uint64_t frame = kFrameHeaderBytes + size;
-  uint64_t rest = frame;
+  uint64_t rest = frame - from;
   while (rest > 0) {
     if (!tail_open(l)) {
       // plan() put whole full batches first and a small one, if any, for the last piece.
@@ -343,8 +344,8 @@ PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Ins
     if (!message.empty()) std::memcpy(p + kFrameHeaderBytes, message.data(), message.size());
     commit_frames(l, 1, frame, message.size(), now);
     // poll(now) <= now with bytes queued, cheapest test first.
-    return {PushStatus::kOk,
-            !batching_ || last_pull_ + params_.backoff <= now || express_pending()};
+    return {PushStatus::kOk, !batching_ || last_pull_ + params_.backoff <= now ||
+                                 closed_waiting() || express_pending()};
   }
   const PayloadWriter copy = [](const void* ctx, uint64_t offset, std::span<uint8_t> out) {
     std::memcpy(out.data(), static_cast<const uint8_t*>(ctx) + offset, out.size());
@@ -352,24 +353,80 @@ PushResult TxPipeline::push(std::span<const uint8_t> message, Priority prio, Ins
   return push_general(l, message.size(), now, express, copy, message.data());
 }
 
-PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool express,
-                                    PayloadWriter w, const void* ctx) {
-  const uint64_t frame = kFrameHeaderBytes + size;
-  if (size > kMaxWireMessageBytes || (frame + limit_ - 1) / limit_ > params_.max_batches) {
-    ++counters_.too_large;
-    return {PushStatus::kTooLarge, false};
+BulkPushResult TxPipeline::push_frames(std::span<const uint8_t> run, Priority prio, Instant now) {
+  BulkPushResult r;
+  Lane& l = lanes_[static_cast<size_t>(prio)];
+  size_t off = 0;
+  while (off < run.size()) {
+    // The longest prefix of whole frames that fits in the open batch.
+    size_t end = off;
+    uint64_t k = 0;
+    uint64_t last = 0;
+    if (tail_open(l)) {
+      const uint64_t room = l.tail->limit - l.tail->len;
+      while (run.size() - end >= kFrameHeaderBytes) {
+        const uint64_t f = kFrameHeaderBytes + uint64_t{be32(run.data() + end)};
+        if (f > run.size() - end || end - off + f > room) break;
+        end += f;
+        ++k;
+        last = f;
+      }
+    }
+    if (k > 0) {
+      const uint64_t n = end - off;
+      std::memcpy(open_tail_end(l), run.data() + off, n);
+      // k pushes at one instant: the arrival of the last one decides batching mode
+      // (commit_frames()'s rule), its own frame not counted.
+      queued_ += n - last;
+      enter_batching_if_behind(now);
+      queued_ += last;
+      Batch* t = l.tail;
+      t->len += static_cast<uint32_t>(n);
+      l.pushed += n;
+      if (t->len == t->limit && !t->small) {
+        t->closed = true;
+        recent_small_ = false;
+      }
+      counters_.messages += k;
+      counters_.bytes += n - k * kFrameHeaderBytes;
+      r.accepted += k;
+      r.stream_bytes += n;
+      off = end;
+      continue;
+    }
+    // The next frame opens a batch, promotes one or straddles a batch end.
+    if (run.size() - off < kFrameHeaderBytes ||
+        kFrameHeaderBytes + uint64_t{be32(run.data() + off)} > run.size() - off) {
+      ++counters_.too_large;
+      r.status = PushStatus::kTooLarge;
+      break;
+    }
+    const uint64_t len = be32(run.data() + off);
+    const PushResult one = push(run.subspan(off + kFrameHeaderBytes, len), prio, now);
+    if (one.status != PushStatus::kOk) {
+      r.status = one.status;
+      break;
+    }
+    ++r.accepted;
+    r.stream_bytes += kFrameHeaderBytes + len;
+    off += kFrameHeaderBytes + len;
   }
+  r.notify = r.accepted > 0 && poll(now) <= now;
+  return r;
+}
+
+PushStatus TxPipeline::prepare(Lane& l, uint64_t bytes, Batch*& full, Batch*& small) {
   uint64_t need_full = 0;
   uint64_t need_small = 0;
-  plan(l, frame, need_full, need_small);
+  plan(l, bytes, need_full, need_small);
   if (counters_.batches_in_use + need_full + need_small > params_.max_batches) {
     ++counters_.refused;
-    return {PushStatus::kBackpressure, false};
+    return PushStatus::kBackpressure;
   }
   // Take every batch the frame needs before writing a byte, so a failed allocation leaves
   // nothing half queued.
-  Batch* full = nullptr;
-  Batch* small = nullptr;
+  full = nullptr;
+  small = nullptr;
   bool ok = true;
   for (uint64_t i = 0; ok && i < need_full + need_small; ++i) {
     const bool is_small = i >= need_full;
@@ -383,19 +440,37 @@ PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool ex
     list = b;
   }
   // A small tail the frame outgrows is promoted first, also before writing a byte.
-  if (ok && tail_open(l) && l.tail->small && l.tail->len + frame > l.tail->limit) {
+  if (ok && tail_open(l) && l.tail->small && l.tail->len + bytes > l.tail->limit) {
     ok = promote(l);
   }
   if (!ok) {
-    while (full) release(pop(full));
-    while (small) release(pop(small));
+    unprepare(full, small);
     ++counters_.refused;
-    return {PushStatus::kBackpressure, false};
+    return PushStatus::kBackpressure;
   }
+  return PushStatus::kOk;
+}
+
+void TxPipeline::unprepare(Batch*& full, Batch*& small) {
+  while (full) release(pop(full));
+  while (small) release(pop(small));
+}
+
+PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool express,
+                                    PayloadWriter w, const void* ctx) {
+  const uint64_t frame = kFrameHeaderBytes + size;
+  if (size > kMaxWireMessageBytes || (frame + limit_ - 1) / limit_ > params_.max_batches) {
+    ++counters_.too_large;
+    return {PushStatus::kTooLarge, false};
+  }
+  Batch* full = nullptr;
+  Batch* small = nullptr;
+  const PushStatus st = prepare(l, frame, full, small);
+  if (st != PushStatus::kOk) return {st, false};
 
   enter_batching_if_behind(now);
 
-  write_frame(l, size, w, ctx, full, small);
+  write_frame(l, size, w, ctx, full, small, 0);
   queued_ += frame;
   ++counters_.messages;
   counters_.bytes += size;
@@ -406,6 +481,131 @@ PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool ex
   return {PushStatus::kOk, poll(now) <= now};
 }
 
+// --- The direct path (push_bulk_direct) --------------------------------------------------
+
+uint64_t TxPipeline::direct_want(Lane& l, uint64_t frame, uint64_t left, Instant now) {
+  selected_ = -1;  // a direct chunk is a pull: the last front() is stale
+  // Nothing may have to go before the new messages: no other priority holds bytes, and
+  // this one holds at most its open batch (a full batch is pulled by the TX step first).
+  for (const Lane& o : lanes_) {
+    if (&o != &l && o.pushed != o.pulled) return 0;
+  }
+  if (l.head && (l.head != l.tail || l.head->closed)) return 0;
+  if (frame > kFrameHeaderBytes + kMaxWireMessageBytes) return 0;
+  // The arrival of the first message decides the mode, as for push().
+  enter_batching_if_behind(now);
+  const uint64_t avail = std::min<uint64_t>(left, kDirectMaxBytes / frame + 1) * frame;
+  if (batching_) {
+    // Whole batches: the open one completed, then as many more as the room takes.
+    const uint64_t read = l.head ? l.head->read : 0;
+    const uint64_t old = l.head ? l.head->len - read : 0;
+    const uint64_t first = limit_ - (l.head ? l.head->len : 0);
+    if (avail < first) return 0;  // cannot fill a batch: the open batch holds them
+    return old + std::min(avail, kDirectMaxBytes);
+  }
+  if (queued_ != 0) return 0;  // the TX step could not hand these to TCP: they go first
+  return std::min(avail, direct_cap(frame));
+}
+
+uint64_t TxPipeline::direct_cap(uint64_t frame) const {
+  // Outside batching mode, the messages that arrive while in flight is at most one batch
+  // go at once; the one that finds more enters batching mode (push()'s rule). With batching
+  // off there is no such limit.
+  if (!params_.batching) return kDirectMaxBytes;
+  const uint64_t in = in_flight();
+  return in > limit_ ? 0 : ((limit_ - in) / frame + 1) * frame;
+}
+
+bool TxPipeline::direct_plan(Lane& l, uint64_t frame, uint64_t left, uint64_t room,
+                             DirectChunk& d) const {
+  const Batch* b = l.head;
+  const uint64_t avail = std::min<uint64_t>(left, kDirectMaxBytes / frame + 1) * frame;
+  d = {};
+  d.old = b ? b->len - b->read : 0;
+  if (batching_) {
+    const uint64_t first = limit_ - (b ? b->len : 0);
+    if (room < d.old + first || avail < first) return false;
+    const uint64_t more = std::min((room - d.old - first) / limit_, (avail - first) / limit_);
+    d.fresh = first + more * limit_;
+  } else {
+    d.fresh = std::min({room, avail, direct_cap(frame)});
+    if (d.fresh == 0) return false;
+  }
+  d.frames = d.fresh / frame;
+  d.split = d.fresh % frame;
+  d.total = d.old + d.fresh;
+  return true;
+}
+
+const uint8_t* TxPipeline::direct_old_bytes(const Lane& l) const {
+  return l.head ? l.head->data.get() + l.head->read : nullptr;
+}
+
+bool TxPipeline::direct_prepare(Lane& l, uint64_t frame, DirectChunk& d) {
+  d.full = d.small_list = nullptr;
+  if (d.split == 0) return true;
+  // The cut frame's rest stays here, in new batches: the open batch's bytes go to the ring
+  // with the chunk, and it is released once TCP took them. Until then it stays untouched in
+  // the lane, so a chunk TCP does not take changes nothing. The batches for the rest are
+  // planned as for an empty lane, after a batch was filled (traffic is not small).
+  Batch* b = l.head;
+  l.head = l.tail = nullptr;
+  const bool was_small = recent_small_;
+  if (batching_) recent_small_ = false;
+  const PushStatus st = prepare(l, frame - d.split, d.full, d.small_list);
+  l.head = l.tail = b;
+  if (st != PushStatus::kOk) {
+    recent_small_ = was_small;
+    return false;
+  }
+  return true;
+}
+
+void TxPipeline::direct_abort(DirectChunk& d) { unprepare(d.full, d.small_list); }
+
+void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t size, Instant now) {
+  Batch* b = l.head;
+  const uint64_t end = l.pushed + d.fresh;
+  queued_ -= d.old;
+  l.pushed = end;
+  l.pulled = end;
+  if (b) {
+    if (d.split != 0) {
+      // Its bytes went with the chunk; the cut frame's rest gets the prepared batches.
+      l.head = l.tail = nullptr;
+      release(b);
+    } else {
+      // Emptied by the chunk, nothing cut: rewound at a message boundary (head_drained).
+      b->len = b->read = 0;
+      b->stream_off = end;
+      b->first_frame = b->span_start = end;
+    }
+  }
+  recent_small_ = !batching_ && d.total <= params_.small_batch_bytes;
+  counters_.messages += d.frames;
+  counters_.bytes += d.frames * size;
+  ++counters_.pulls;
+  counters_.pulled_bytes += d.total;
+  if (batching_ && now > last_pull_) counters_.backoff_ns += (now - last_pull_).ns();
+  last_pull_ = now;
+  pulled_ever_ = true;
+  reported_in_flight_ += d.total;  // TCP holds it now
+}
+
+void TxPipeline::direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w,
+                             const void* ctx) {
+  if (d.split != 0) {
+    const uint64_t rest = kFrameHeaderBytes + size - d.split;
+    // l.pushed is inside the cut frame, `split` bytes after its start.
+    write_frame(l, size, w, ctx, d.full, d.small_list, d.split);
+    queued_ += rest;
+    ++counters_.messages;
+    counters_.bytes += size;
+  }
+  // A full drain leaves batching mode (consume()'s rule).
+  if (queued_ == 0) batching_ = false;
+}
+
 bool TxPipeline::express_pending() const {
   for (const Lane& l : lanes_) {
     if (l.express_until > l.pulled) return true;
@@ -413,9 +613,21 @@ bool TxPipeline::express_pending() const {
   return false;
 }
 
+bool TxPipeline::closed_waiting() const {
+  // Only a lane's head can be a closed batch with bytes to pull: a closed batch the TX
+  // step emptied is released at once (head_drained), and only the tail is ever open.
+  for (const Lane& l : lanes_) {
+    if (l.head && l.head->closed) return true;
+  }
+  return false;
+}
+
 Instant TxPipeline::poll(Instant now) const {
   if (queued_ == 0) return Instant::never();
-  if (!batching_ || express_pending()) return now;
+  // A full batch is due at once, also in batching mode: the backoff holds only the open
+  // batch. Waiting for the deadline with a full batch queued left TCP idle for up to a
+  // backoff after every on_writable (docs/pipeline.md, "Batching mode", rule 2).
+  if (!batching_ || express_pending() || closed_waiting()) return now;
   return last_pull_ + params_.backoff;
 }
 

@@ -21,10 +21,13 @@
 // message is never half queued. Nothing here reads a clock or calls DPDK.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 #include "stack/core/time.hpp"
 
@@ -80,6 +83,17 @@ struct BulkPushResult {
   uint64_t accepted = 0;
   PushStatus status = PushStatus::kOk;
   bool notify = false;
+  uint64_t stream_bytes = 0;  // push_frames: bytes of the run accepted (headers included)
+};
+
+// push_bulk_direct: messages queued (the first `accepted`, each whole: its bytes went to
+// the owner's ring, or some did and the rest waits here), the stream bytes the owner's
+// commits took, and whether it stopped because the ring had too little room (the owner's
+// reserve then arms its "writable" notice, as Connection::send_reserve does).
+struct DirectResult {
+  uint64_t accepted = 0;
+  uint64_t committed = 0;
+  bool room_short = false;
 };
 
 // Writes payload bytes [offset, offset + out.size()) of one message into `out`; a message
@@ -180,8 +194,127 @@ class TxPipeline {
     return r;
   }
 
-  // When the TX step should next pull: `now` when bytes are available at once, the backoff
-  // deadline in batching mode, Instant::never() when nothing is queued.
+  // A run of whole length32 frames that is already framed (an echo sends back the frames it
+  // received, byte for byte): the same as one push() per frame, with each frame's payload,
+  // at `now`. The frames that fit in the open batch are copied in one piece with one
+  // bookkeeping step; a frame that needs a new batch takes push()'s general path. Stops at
+  // the first refused frame. A run that does not end with a whole frame is refused at that
+  // frame (kTooLarge), as nothing can make it whole.
+  BulkPushResult push_frames(std::span<const uint8_t> run, Priority prio, Instant now);
+
+  // The direct path (docs/pipeline.md, "Writing into the send ring"): push_bulk's messages,
+  // written straight into the owner's send ring instead of a batch while that is what the
+  // TX step would do with them at once, so the batch -> ring copy goes. `reserve(max)`
+  // returns room for up to `max` bytes as {first, second} spans (two runs where the ring
+  // wraps: tcp::Connection::send_reserve), `commit(n)` queues the first n and returns how
+  // many it took (Connection::send_commit). Each chunk counts as its pushes and one pull.
+  // - Only while nothing must go first: no other priority holds bytes, and this one at
+  //   most its open batch. The owner pulls full batches (step) before.
+  // - Outside batching mode: the messages push() would make available at once (while in
+  //   flight is at most one batch), as much as the room takes; the last may be cut, its
+  //   rest queued here (available at once, like any byte outside batching mode).
+  // - In batching mode: whole batches only, as a full batch is the only thing the TX step
+  //   may take before the deadline. The open batch is completed in the ring (its unread
+  //   bytes copied, then new frames to the batch limit), then as many more batch limits as
+  //   the room takes; the frame cut at the end leaves its rest in a new open batch. What
+  //   cannot fill a batch is left to push_bulk, where the deadline rule holds it.
+  // Stops when neither applies, the room is short, or the messages run out; the caller
+  // push_bulk()s what is left if it wants them queued. Never express.
+  template <class Fill, class Reserve, class Commit>
+  DirectResult push_bulk_direct(uint64_t count, uint32_t size, Priority prio, Instant now,
+                                Fill&& fill, Reserve&& reserve, Commit&& commit) {
+    DirectResult r;
+    Lane& l = lanes_[static_cast<size_t>(prio)];
+    const uint64_t frame = kFrameBytesOverhead + uint64_t{size};
+    while (r.accepted < count) {
+      const uint64_t left = count - r.accepted;
+      const uint64_t want = direct_want(l, frame, left, now);
+      if (want == 0) break;
+      const auto room = reserve(static_cast<size_t>(want));
+      const std::span<uint8_t> runs[2] = {room.first, room.second};
+      DirectChunk d;
+      if (!direct_plan(l, frame, left, runs[0].size() + runs[1].size(), d)) {
+        r.room_short = true;
+        break;
+      }
+      // Into the ring, in stream order: the open batch's unread bytes, the whole frames,
+      // then the first `split` bytes of the frame cut at the end.
+      uint8_t* p = runs[0].data();
+      size_t space = runs[0].size();
+      auto next_run = [&] {
+        p = runs[1].data();
+        space = runs[1].size();
+      };
+      // Frame bytes [from, to) of message `i` (header, then payload), across the runs.
+      auto put = [&](uint64_t i, uint64_t from, uint64_t to) {
+        uint8_t header[kFrameBytesOverhead];
+        store_frame_header(header, size);
+        while (from < to) {
+          if (space == 0) next_run();
+          const uint64_t n = std::min<uint64_t>(to - from, space);
+          uint64_t h = 0;
+          if (from < kFrameBytesOverhead) {
+            h = std::min<uint64_t>(n, kFrameBytesOverhead - from);
+            std::memcpy(p, header + from, static_cast<size_t>(h));
+          }
+          if (n > h) {
+            fill(r.accepted + i, from + h - kFrameBytesOverhead,
+                 std::span<uint8_t>(p + h, static_cast<size_t>(n - h)));
+          }
+          p += n;
+          space -= static_cast<size_t>(n);
+          from += n;
+        }
+      };
+      if (d.old != 0) {
+        const uint8_t* src = direct_old_bytes(l);
+        uint64_t done = 0;
+        while (done < d.old) {
+          if (space == 0) next_run();
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(d.old - done, space));
+          std::memcpy(p, src + done, n);
+          p += n;
+          space -= n;
+          done += n;
+        }
+      }
+      for (uint64_t i = 0; i < d.frames;) {
+        // Whole frames while they fit in this run; the one that straddles goes by pieces.
+        const uint64_t k = std::min<uint64_t>(d.frames - i, space / frame);
+        for (uint64_t j = 0; j < k; ++j) {
+          store_frame_header(p, size);
+          fill(r.accepted + i + j, uint64_t{0}, std::span<uint8_t>(p + kFrameBytesOverhead, size));
+          p += frame;
+        }
+        space -= static_cast<size_t>(k * frame);
+        i += k;
+        if (i < d.frames) put(i++, 0, frame);
+      }
+      if (d.split != 0) put(d.frames, 0, d.split);
+      if (!direct_prepare(l, frame, d)) break;  // no batch for the cut frame's rest
+      if (commit(static_cast<size_t>(d.total)) != d.total) {
+        direct_abort(d);  // TCP refused it (the connection is closing): nothing queued
+        break;
+      }
+      direct_commit(l, d, size, now);
+      struct Ctx {
+        std::remove_reference_t<Fill>* fill;
+        uint64_t index;
+      } ctx{&fill, r.accepted + d.frames};
+      const PayloadWriter w = [](const void* c, uint64_t offset, std::span<uint8_t> out) {
+        const auto* x = static_cast<const Ctx*>(c);
+        (*x->fill)(x->index, offset, out);
+      };
+      direct_rest(l, d, size, w, &ctx);
+      r.accepted += d.frames + (d.split != 0 ? 1 : 0);
+      r.committed += d.total;
+    }
+    return r;
+  }
+
+  // When the TX step should next pull: `now` when bytes are available at once (outside
+  // batching mode, a full batch, express bytes), otherwise the backoff deadline of batching
+  // mode, Instant::never() when nothing is queued.
   Instant poll(Instant now) const;
 
   // The next bytes the TX step may send now (empty when none): a contiguous piece of one
@@ -239,6 +372,39 @@ class TxPipeline {
     uint64_t walk_frame = UINT64_MAX;
   };
 
+  // One chunk of the direct path: the open batch's unread bytes (`old`), the new stream
+  // bytes (`fresh`: `frames` whole frames and the first `split` bytes of one more), and the
+  // batches acquired beforehand for the cut frame's rest.
+  struct DirectChunk {
+    uint64_t old = 0;
+    uint64_t fresh = 0;
+    uint64_t frames = 0;
+    uint64_t split = 0;
+    uint64_t total = 0;
+    Batch* full = nullptr;
+    Batch* small_list = nullptr;
+  };
+  // A bound on one reserve (64 batches of 64 KiB): the ring is filled by a few chunks.
+  static constexpr uint64_t kDirectMaxBytes = uint64_t{64} << 16;
+  // Bytes to ask the ring for (0: the direct path does not apply now).
+  uint64_t direct_want(Lane& l, uint64_t frame, uint64_t left, Instant now);
+  // Outside batching mode: the stream bytes that may go before batching mode is entered.
+  uint64_t direct_cap(uint64_t frame) const;
+  bool direct_plan(Lane& l, uint64_t frame, uint64_t left, uint64_t room, DirectChunk& d) const;
+  const uint8_t* direct_old_bytes(const Lane& l) const;
+  // Acquires the batches for the cut frame's rest before the commit (false: none to be
+  // had, nothing changed).
+  bool direct_prepare(Lane& l, uint64_t frame, DirectChunk& d);
+  void direct_abort(DirectChunk& d);
+  // Bookkeeping of a committed chunk: its pushes and one pull.
+  void direct_commit(Lane& l, const DirectChunk& d, uint64_t size, Instant now);
+  // Queues the cut frame's rest (written through `w`), then the full-drain rule.
+  void direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w, const void* ctx);
+  // Plans and acquires the batches `bytes` more stream bytes need, and promotes a small
+  // tail they outgrow, before a byte is written (kBackpressure: nothing changed).
+  PushStatus prepare(Lane& l, uint64_t bytes, Batch*& full, Batch*& small);
+  void unprepare(Batch*& full, Batch*& small);
+
   // push() of one frame that does not fit in the open batch whole: plans, acquires and
   // promotes batches, then writes the payload through `w` (possibly in pieces).
   PushResult push_general(Lane& l, uint64_t size, Instant now, bool express, PayloadWriter w,
@@ -268,9 +434,10 @@ class TxPipeline {
   void free_batch(Batch* b);
   bool promote(Lane& l);
   static Batch* pop(Batch*& list);
-  // Writes one frame into the lane, opening batches from the pre-acquired lists.
+  // Writes one frame into the lane from frame byte `from` on (0: the whole frame; more:
+  // its start went to the owner's ring), opening batches from the pre-acquired lists.
   void write_frame(Lane& l, uint64_t size, PayloadWriter w, const void* ctx, Batch*& full,
-                   Batch*& small);
+                   Batch*& small, uint64_t from);
   // The TX step emptied the lane's head batch: release it, or rewind it when it is open.
   void head_drained(Lane& l);
   // Bytes of lane `l` the TX step may take now (from its head batch), ignoring priorities.
@@ -278,6 +445,8 @@ class TxPipeline {
   // held open batch.
   std::span<const uint8_t> available(const Lane& l, uint64_t finish_to) const;
   bool express_pending() const;
+  // A closed (full) batch waits to be pulled in some lane.
+  bool closed_waiting() const;
   void enter_batching_if_behind(Instant now);
 
   PipelineParams params_;

@@ -7,7 +7,10 @@
 //                    TxPipeline::push) and the event-per-message receiver (FrameDecoder::feed),
 //                    as the services did before the bulk path;
 //           bulk:    TxPipeline::push_bulk writing pattern frames in place, and
-//                    FrameDecoder::scan on the receiving side.
+//                    FrameDecoder::scan on the receiving side;
+//           direct:  as bulk, but the messages go straight into the send ring
+//                    (push_bulk_direct, the source's path since the direct path:
+//                    docs/pipeline.md "Writing into the send ring"), no batch -> ring copy.
 //     verify       the receiver also checks every payload byte against the pattern.
 //
 // The TX step drains the pipeline into a 1 MiB ring (the copy Connection::send makes), and
@@ -18,6 +21,7 @@
 // Instructions per message: run it under callgrind at two counts and divide the
 // difference of the totals by the difference of the counts (start-up cancels out):
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null pipeline_cost bulk 8 200000
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,13 +68,14 @@ struct Receiver {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: pipeline_cost message|bulk SIZE COUNT [verify]\n");
+    std::fprintf(stderr, "usage: pipeline_cost message|bulk|direct SIZE COUNT [verify]\n");
     return 2;
   }
   const std::string mode = argv[1];
-  const bool bulk = mode == "bulk";
+  const bool direct = mode == "direct";
+  const bool bulk = mode == "bulk" || direct;
   if (!bulk && mode != "message") {
-    std::fprintf(stderr, "pipeline_cost: mode must be message or bulk\n");
+    std::fprintf(stderr, "pipeline_cost: mode must be message, bulk or direct\n");
     return 2;
   }
   const auto size = static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10));
@@ -92,7 +97,73 @@ int main(int argc, char** argv) {
   const uint64_t high = 2 * uint64_t{pl.batch_limit()};
   uint64_t seq = 0;
 
-  while (seq < count || pl.queued_bytes() != 0) {
+  // The receiver reads what the last round put in the ring, in segment-sized pieces.
+  size_t unread_from = 0;
+  size_t unread = 0;
+  auto receive = [&] {
+    for (size_t off = 0; off < unread; off += kSegment) {
+      const size_t at = (unread_from + off) % kRing;
+      const size_t n = std::min({kSegment, unread - off, kRing - at});
+      rx.scanned({ring.data() + at, n});
+      if (n < std::min(kSegment, unread - off)) {
+        // The piece wraps: its second part from the ring's start.
+        rx.scanned({ring.data(), std::min(kSegment, unread - off) - n});
+      }
+    }
+    unread_from = (unread_from + unread) % kRing;
+    unread = 0;
+  };
+  // The send ring as Connection::send_reserve/send_commit lend it: the free space from the
+  // write position, in two runs where it wraps.
+  struct Space {
+    std::span<uint8_t> first, second;
+  };
+  auto reserve = [&](size_t max) {
+    const size_t n = std::min(max, kRing - unread);
+    const size_t first = std::min(n, kRing - ring_pos);
+    return Space{{ring.data() + ring_pos, first}, {ring.data(), n - first}};
+  };
+  auto commit = [&](size_t n) {
+    ring_pos = (ring_pos + n) % kRing;
+    unread += n;
+    return n;
+  };
+
+  while (direct && (seq < count || pl.queued_bytes() != 0)) {
+    // Each round is one backoff later; the receiver has read (and acknowledged) everything
+    // of the last round. The source: straight into the ring, as TcpSourceService does
+    // (PipelinedTx::push_bulk): the TX step first, then the direct path, then up to two
+    // batches queued when the ring is full.
+    now += prm.backoff;
+    pl.set_in_flight(0);
+    pl.drain(now, [&](std::span<const uint8_t> s) {
+      const Space sp = reserve(s.size());
+      const size_t n = sp.first.size() + sp.second.size();
+      std::memcpy(sp.first.data(), s.data(), sp.first.size());
+      std::memcpy(sp.second.data(), s.data() + sp.first.size(), sp.second.size());
+      return commit(n);
+    });
+    const uint64_t first = seq;
+    auto fill = [first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+      ws::fill_pattern(first + i, off, out);
+    };
+    const ws::pipeline::DirectResult d = pl.push_bulk_direct(
+        count - seq, size, ws::pipeline::Priority::kData, now, fill, reserve, commit);
+    seq += d.accepted;
+    if (!(d.room_short && d.accepted > 0) && seq < count && pl.queued_bytes() < high) {
+      const uint64_t frame = ws::kFrameHeaderBytes + uint64_t{size};
+      const uint64_t want = std::min<uint64_t>(count - seq, (high - pl.queued_bytes()) / frame + 1);
+      const uint64_t base = seq;
+      seq += pl.push_bulk(want, size, ws::pipeline::Priority::kData, now,
+                          [base](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+                            ws::fill_pattern(base + i, off, out);
+                          })
+                 .accepted;
+    }
+    receive();
+  }
+
+  while (!direct && (seq < count || pl.queued_bytes() != 0)) {
     // Each round is one backoff later: the pipeline is in batching mode (two batches
     // queued), and its open batch goes at the deadline, as on a busy connection.
     now += prm.backoff;

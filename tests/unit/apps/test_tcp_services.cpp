@@ -24,12 +24,15 @@ constexpr uint16_t kSinkPort = 9;
 // Two stacks, the services' poll() merged into the simulator's deadlines as the data plane's
 // loop merges them.
 struct Rig {
-  explicit Rig(uint64_t seed = 5, double loss = 0) {
+  // send_buffer: 0 autotunes the sender's (stack A's) send buffer, as the data plane does.
+  explicit Rig(uint64_t seed = 5, double loss = 0, uint32_t send_buffer = 0) {
     sim::LinkParams link;
     link.delay = Duration::micros(50);
     link.rate_bytes_per_sec = 1.25e9;  // 10 Gbit/s
     link.loss = loss;
-    n = std::make_unique<sim::Net>(link, link, seed);
+    tcp::TcpConfig ca = sim::default_config(1);
+    ca.send_buffer = send_buffer;
+    n = std::make_unique<sim::Net>(link, link, seed, ca);
   }
   ~Rig() {
     // As the data plane does: connections end while the services still exist.
@@ -213,6 +216,38 @@ INSTANTIATE_TEST_SUITE_P(Cases, SourceSink,
                                            SourceCase{1000, 5000, true, false, 0},
                                            SourceCase{1000, 3000, true, true, 0.01},
                                            SourceCase{1u << 20, 8, true, true, 0}));
+
+// Batching mode must not cost a bulk source throughput (docs/benchmarks.md finding 13: with
+// the data plane's 100 us backoff, `batching: false` was 2.4x faster at 8 B). The same
+// 8-byte source, batching on and off, over the 10 Gbit/s link: the virtual time to deliver
+// every message, on at most 5 % above off. The send buffer is a fixed 128 KiB, so that
+// on_writable (at a quarter free) finds about 77 us of data left in TCP, less than the
+// backoff: before the fix the TX step left each full batch to the deadline after
+// on_writable, and the link ran dry in between.
+TEST(SourceSink, BatchingIsNoSlowerThanBatchingOffForABulkSource) {
+  Duration took[2];
+  pipeline::PipelineCounters pcs[2];
+  for (const bool batching : {false, true}) {
+    Rig r(11, 0, 128 * 1024);
+    Verifier v(r.n->b, 8);
+    ClientParams p = client_params(8, 1500000, kSinkPort);
+    p.pipeline.batching = batching;
+    p.pipeline.backoff = Duration::micros(100);  // the data plane's default
+    TcpSourceService src("load", p, r.n->a);
+    r.services = {&src};
+    const Instant t0 = r.n->now;
+    ASSERT_TRUE(src.start(r.dummy, r.n->now));
+    ASSERT_TRUE(r.run([&] { return v.messages == p.count; }, Duration::seconds(10)));
+    took[batching] = r.n->now - t0;
+    EXPECT_EQ(v.bad, 0u);
+    src.add_pipeline_counters(pcs[batching]);
+    finish(r, src, Duration::seconds(10));
+  }
+  EXPECT_GT(pcs[true].batching_entries, 0u);
+  EXPECT_EQ(pcs[false].batching_entries, 0u);
+  EXPECT_LE(took[true].ns(), took[false].ns() * 105 / 100)
+      << "batching on " << took[true].ns() << " ns, off " << took[false].ns() << " ns";
+}
 
 // A raw client on stack A for the echo: sends bytes, keeps what comes back.
 struct RawClient {

@@ -180,19 +180,21 @@ TEST(TxPipeline, EntersBatchingWhenMoreThanOneBatchIsInFlight) {
   EXPECT_FALSE(p.batching());
   // 66th: 65000 queued is not more than a batch; it makes 66000.
   EXPECT_TRUE(p.push(m, Priority::kData, at_us(100)).notify);
-  // 67th: more than one batch in flight.
+  // 67th: more than one batch in flight. It still finds the TX step due: the first batch
+  // is full (66th push) and a full batch is never held.
   const PushResult r = p.push(m, Priority::kData, at_us(101));
   EXPECT_EQ(r.status, PushStatus::kOk);
-  EXPECT_FALSE(r.notify);
+  EXPECT_TRUE(r.notify);
   EXPECT_TRUE(p.batching());
   EXPECT_EQ(p.counters().batching_entries, 1u);
-  // No pull yet: the deadline counts from entry.
-  EXPECT_EQ(p.poll(at_us(101)), at_us(121));
+  // The first batch is full: it is due at once, batching mode or not.
+  EXPECT_EQ(p.poll(at_us(101)), at_us(101));
 
   // Before the deadline only the full batch is available, not the open one.
   Wire w;
   EXPECT_EQ(w.drain(p, at_us(110)), 65160u);
   EXPECT_TRUE(p.batching());
+  // Then the open batch waits for the deadline, counted from that pull.
   EXPECT_EQ(p.poll(at_us(110)), at_us(130));
   EXPECT_EQ(w.drain(p, at_us(129)), 0u);
   // At the deadline the TX step takes whatever is there; the full drain leaves.
@@ -205,6 +207,49 @@ TEST(TxPipeline, EntersBatchingWhenMoreThanOneBatchIsInFlight) {
 
   // The link keeps up again: the next message goes at once.
   EXPECT_TRUE(p.push(m, Priority::kData, at_us(131)).notify);
+}
+
+// The regression behind "batching on is slower than off" (docs/benchmarks.md finding 13):
+// a bulk producer keeps two batches queued and TCP full. Each batch it fills must be due
+// at once, so that the TX step (which pulls only when poll() says so) hands it to TCP on
+// the next on_writable instead of leaving TCP to run dry until the backoff deadline. The
+// open batch is still held to the deadline, counted from the last pull.
+TEST(TxPipeline, FullBatchesAreDueAtOnceInBatchingMode) {
+  PipelineParams prm = params_mss(1448);  // limit 65160
+  prm.backoff = Duration::micros(100);
+  TxPipeline p(prm);
+  Wire w;
+  p.set_in_flight(4 << 20);  // TCP's send buffer is full of earlier batches
+  const std::vector<uint8_t> m = pattern_message(0, 8);  // 12-byte frames, 5430 per batch
+  // The first push enters batching mode: nothing is due before the deadline.
+  EXPECT_FALSE(p.push(m, Priority::kData, at_us(0)).notify);
+  EXPECT_TRUE(p.batching());
+  EXPECT_EQ(p.poll(at_us(0)), at_us(100));
+  for (int i = 1; i < 5429; ++i) EXPECT_FALSE(p.push(m, Priority::kData, at_us(1)).notify);
+  EXPECT_EQ(p.poll(at_us(1)), at_us(100));
+  // The frame that fills the batch makes the TX step due now, not at 100 us.
+  EXPECT_TRUE(p.push(m, Priority::kData, at_us(2)).notify);
+  EXPECT_EQ(p.poll(at_us(2)), at_us(2));
+  // The next frames go to a new open batch; the full one stays due.
+  EXPECT_TRUE(p.push(m, Priority::kData, at_us(3)).notify);
+  EXPECT_EQ(p.poll(at_us(3)), at_us(3));
+  // TCP has room for 1448 bytes only: a pull that moves the deadline to 104 us...
+  EXPECT_EQ(w.drain(p, at_us(4), 1448), 1448u);
+  EXPECT_EQ(p.last_pull(), at_us(4));
+  // ...and the rest of the full batch is still due at once (on_writable pulls it).
+  EXPECT_EQ(p.poll(at_us(5)), at_us(5));
+  EXPECT_EQ(w.drain(p, at_us(50)), 65160u - 1448);
+  // Only the open batch (one frame) is left: held until 100 us after that pull.
+  EXPECT_TRUE(p.batching());
+  EXPECT_EQ(p.poll(at_us(50)), at_us(150));
+  EXPECT_FALSE(p.push(m, Priority::kData, at_us(60)).notify);
+  EXPECT_EQ(w.drain(p, at_us(149)), 0u);
+  EXPECT_EQ(w.drain(p, at_us(150)), 24u);
+  EXPECT_FALSE(p.batching());
+  EXPECT_EQ(w.messages().size(), 5432u);
+  // No batch handed over short of the limit except the deadline's open batch: TCP got the
+  // full batch in two pieces because it was full, and then the 2-frame tail.
+  EXPECT_EQ(w.pieces, (std::vector<size_t>{1448, 65160 - 1448, 24}));
 }
 
 TEST(TxPipeline, InFlightReportedByTheOwnerCounts) {

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""Interleaved A/B of the TCP message services over net_memif (issue 4): a `source` client
+process sends `--size`-byte messages to a `sink` server process (or a `ping` to the `echo`
+with `--ping`), once per variant per repetition, the variants interleaved run by run so that
+a load that drifts hits every variant alike. A variant is `label=BUILD_DIR[:PIPELINE_YAML]`,
+where PIPELINE_YAML is the body of the `pipeline:` section in flow style, e.g.
+`off=build:{batching: false}` or `b5=build:{backoff_us: 5}`; the server and the client
+both get it. The client runs under `perf stat`, so each run also reports the client's
+user-space instructions and cycles per message (far steadier than msg/s on a shared machine).
+
+  tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
+                                   [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
+
+Reports msg/s over the second half of each run (from the client's progress lines, as
+bench.py's "2nd half" columns). Needs root. Uses its own memif socket, DPDK file prefixes
+(wspab-*) and control port, lcores 0 (server) and 1 (client), and removes what it made.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SOCK = "/run/wirespeed-pipeline-ab.sock"
+PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
+
+
+def config(path, *, prefix, lcore, role, addr, services, pipeline):
+    svc = "\n".join(f"  - {s}" for s in services)
+    pl = f"pipeline: {pipeline}\n" if pipeline else ""
+    with open(path, "w") as f:
+        f.write(f"""version: 1
+dataplane:
+  lcores: [{lcore}]
+  idle: poll
+  file_prefix: {prefix}
+  hugepages: false
+  memory_mb: 512
+ports:
+  - name: p0
+    device: "net_memif0,role={role},socket={SOCK},id=0"
+    mtu: 1500
+    address: {addr}/24
+services:
+{svc}
+{pl}control:
+  metrics_listen: 127.0.0.1:9583
+""")
+    return path
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def wait_running(p, log, timeout=25):
+    end = time.time() + timeout
+    while time.time() < end:
+        if p.poll() is not None:
+            raise RuntimeError(f"server exited: {open(log).read()[-400:]}")
+        if "wirespeed: running" in open(log).read():
+            return
+        time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def second_half_rate(log):
+    pts = []
+    for line in open(log):
+        m = PROGRESS.match(line.strip())
+        if m:
+            pts.append((float(m.group(2)), int(m.group(3))))
+    if len(pts) < 2:
+        return None
+    t_end, n_end = pts[-1]
+    mid = next(((t, n) for t, n in pts if t >= t_end / 2), pts[0])
+    return (n_end - mid[1]) / (t_end - mid[0]) if t_end > mid[0] else None
+
+
+def perf_stat(path):
+    out = {}
+    for line in open(path):
+        parts = line.strip().split(",")
+        if len(parts) > 2 and parts[0].replace(".", "").isdigit():
+            out[parts[2].split(":")[0]] = float(parts[0])
+    return out
+
+
+def one_run(tmp, label, build, pipeline, size, dur, ping):
+    dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
+    tag = f"{label}-{size}"
+    if os.path.exists(SOCK):
+        os.unlink(SOCK)
+    scfg = config(os.path.join(tmp, f"{tag}-s.yaml"), prefix="wspab-srv", lcore=0, role="server",
+                  addr="10.98.0.1", pipeline=pipeline,
+                  services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
+                            "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
+    slog = os.path.join(tmp, f"{tag}-s.log")
+    server = subprocess.Popen([dp, "-c", scfg], stdout=open(slog, "w"), stderr=subprocess.STDOUT)
+    try:
+        wait_running(server, slog)
+        rep = os.path.join(tmp, f"{tag}-report.json")
+        if os.path.exists(rep):
+            os.unlink(rep)
+        kind = "ping" if ping else "source"
+        port = 7 if ping else 9
+        ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
+                      addr="10.98.0.2", pipeline=pipeline,
+                      services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
+                                f"message_size: {size}, duration_s: {dur}, report: {rep} }}"])
+        stat = os.path.join(tmp, f"{tag}-stat.csv")
+        clog = os.path.join(tmp, f"{tag}-c.log")
+        subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", "-o", stat, "--",
+                        dp, "-c", ccfg], stdout=open(clog, "w"), stderr=subprocess.STDOUT,
+                       timeout=dur + 60)
+        r = json.load(open(rep))
+        s = perf_stat(stat)
+        n = max(r["messages"], 1)
+        res = {"mps": second_half_rate(clog) or r["messages_per_second"],
+               "gbps": r["bits_per_second"] / 1e9,
+               "instr_per_msg": s.get("instructions", 0) / n,
+               "cycles_per_msg": s.get("cycles", 0) / n}
+        if ping:
+            res["p50_us"] = r["rtt_us"]["p50"]
+            res["p99_us"] = r["rtt_us"]["p99"]
+        return res
+    finally:
+        stop(server)
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--variant", action="append", required=True,
+                    help="label=build-dir[:pipeline flow mapping]")
+    ap.add_argument("--size", action="append", type=int)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=3)
+    ap.add_argument("--ping", action="store_true", help="ping -> echo instead of source -> sink")
+    a = ap.parse_args()
+    variants = []
+    for v in a.variant:
+        label, rest = v.split("=", 1)
+        build, _, pipeline = rest.partition(":")
+        variants.append((label, os.path.abspath(build), pipeline.strip()))
+    sizes = a.size or [8]
+    a.reps = max(1, min(a.reps, 10))
+    a.duration = max(2, min(a.duration, 20))
+    res = {}
+    with tempfile.TemporaryDirectory(prefix="wspab-") as tmp:
+        for rep in range(a.reps):
+            order = variants if rep % 2 == 0 else list(reversed(variants))
+            for size in sizes:
+                for label, build, pipeline in order:
+                    try:
+                        r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping)
+                    except Exception as e:  # a failed run is reported, the others go on
+                        print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
+                        continue
+                    res.setdefault((label, size), []).append(r)
+                    print(f"{label} {size} B rep {rep}: " +
+                          ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
+    keys = ["mps", "gbps", "instr_per_msg", "cycles_per_msg"] + (["p50_us", "p99_us"] if a.ping else [])
+    print("\n| variant | size B | " + " | ".join(f"{k} (median)" for k in keys) + " | runs |")
+    print("| --- | --- | " + " | ".join("---" for _ in keys) + " | --- |")
+    for (label, size), rs in sorted(res.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        cells = [f"{statistics.median(r[k] for r in rs):.4g}" for k in keys]
+        print(f"| {label} | {size} | " + " | ".join(cells) + f" | {len(rs)} |")
+    return 0 if res else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,295 @@
+// TxPipeline::push_bulk_direct (docs/pipeline.md, "Writing into the send ring") and
+// push_frames, on a virtual clock against a model of TCP's send ring: reserve() lends up to
+// `room` bytes as two runs (split where the ring wraps), commit() queues them. What reaches
+// the ring, plus what the TX step pulls later, must be the stream one push per message
+// would make; a chunk must be what the TX step could have taken at once (everything outside
+// batching mode, whole batches in it); the cut frame's rest must come next; nothing may be
+// lost when TCP refuses a chunk.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stack/apps/framing.hpp"
+#include "stack/pipeline/tx_pipeline.hpp"
+
+namespace ws::pipeline {
+namespace {
+
+Instant at_us(int64_t us) { return Instant::from_ns(0) + Duration::micros(us); }
+
+// The send ring: `room` bytes free, lent as two runs with the wrap `wrap_at` bytes in.
+struct Ring {
+  size_t room = SIZE_MAX;
+  size_t wrap_at = SIZE_MAX;
+  bool refuse = false;          // commit() takes nothing (a connection closing under the caller)
+  std::vector<uint8_t> stream;  // everything committed, in order
+  std::vector<size_t> commits;  // sizes of the commits
+  std::vector<uint8_t> a, b;    // the two runs of the last reserve
+  struct Space {
+    std::span<uint8_t> first, second;
+  };
+  Space reserve(size_t max) {
+    const size_t n = std::min(max, room);
+    const size_t first = std::min(n, wrap_at);
+    a.assign(first, 0xEE);
+    b.assign(n - first, 0xEE);
+    return {a, b};
+  }
+  size_t commit(size_t n) {
+    if (refuse) return 0;
+    EXPECT_LE(n, a.size() + b.size());
+    const size_t first = std::min(n, a.size());
+    stream.insert(stream.end(), a.begin(), a.begin() + static_cast<ptrdiff_t>(first));
+    stream.insert(stream.end(), b.begin(), b.begin() + static_cast<ptrdiff_t>(n - first));
+    commits.push_back(n);
+    room -= n;
+    return n;
+  }
+  // The TX step's pulls into the same ring (Connection::send).
+  size_t drain(TxPipeline& p, Instant now) {
+    return p.drain(now, [&](std::span<const uint8_t> s) {
+      stream.insert(stream.end(), s.begin(), s.end());
+      return s.size();
+    });
+  }
+};
+
+DirectResult direct(TxPipeline& p, Ring& r, uint64_t count, uint32_t size, uint64_t seq,
+                    Instant now) {
+  return p.push_bulk_direct(
+      count, size, Priority::kData, now,
+      [seq](uint64_t i, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq + i, off, out); },
+      [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); });
+}
+
+BulkPushResult bulk(TxPipeline& p, uint64_t count, uint32_t size, uint64_t seq, Instant now) {
+  return p.push_bulk(
+      count, size, Priority::kData, now,
+      [seq](uint64_t i, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq + i, off, out); });
+}
+
+// The stream of `count` pattern messages of `size` bytes from `seq`, framed.
+std::vector<uint8_t> expected_stream(uint64_t seq, uint64_t count, uint32_t size) {
+  std::vector<uint8_t> out(count * (kFrameHeaderBytes + size));
+  for (uint64_t i = 0; i < count; ++i) {
+    uint8_t* f = out.data() + i * (kFrameHeaderBytes + size);
+    write_frame_header({f, kFrameHeaderBytes}, size);
+    fill_pattern(seq + i, 0, {f + kFrameHeaderBytes, size});
+  }
+  return out;
+}
+
+PipelineParams params(bool batching = true) {
+  PipelineParams p;
+  p.initial_mss = 1448;  // batch limit 65160
+  p.batching = batching;
+  return p;
+}
+
+// The link keeps up: the messages go straight into the ring, no batch is ever allocated,
+// and the counters say what push + pull would have said.
+TEST(DirectPush, OutsideBatchingModeNoBatchAndNoCopy) {
+  TxPipeline p(params());
+  Ring r;
+  const DirectResult d = direct(p, r, 100, 8, 0, at_us(0));
+  EXPECT_EQ(d.accepted, 100u);
+  EXPECT_EQ(d.committed, 1200u);
+  EXPECT_FALSE(d.room_short);
+  EXPECT_EQ(r.stream, expected_stream(0, 100, 8));
+  EXPECT_EQ(r.commits, (std::vector<size_t>{1200}));
+  EXPECT_EQ(p.queued_bytes(), 0u);
+  EXPECT_EQ(p.counters().batches_allocated, 0u);
+  EXPECT_EQ(p.counters().messages, 100u);
+  EXPECT_EQ(p.counters().bytes, 800u);
+  EXPECT_EQ(p.counters().pulls, 1u);
+  EXPECT_EQ(p.counters().pulled_bytes, 1200u);
+  EXPECT_EQ(p.last_pull(), at_us(0));
+  EXPECT_EQ(p.poll(at_us(0)), Instant::never());
+}
+
+// With batching on, the messages that find more than a batch in flight enter batching
+// mode (push()'s rule): the first chunk stops there, and the rest goes in whole batches.
+TEST(DirectPush, WholeBatchesInBatchingMode) {
+  TxPipeline p(params());
+  Ring r;
+  r.wrap_at = 70001;          // the ring wraps inside the second chunk, in the middle of a frame
+  const uint32_t size = 996;  // 1000-byte frames: batches cut frames
+  const uint64_t n = 300;
+  const DirectResult d = direct(p, r, n, size, 0, at_us(5));
+  // First chunk: while in flight (what the chunk puts in TCP counts) is at most a batch,
+  // 66 frames; the 67th arrives with 66000 in flight and enters batching mode. Then whole
+  // batches of 65160 bytes, as many as the room takes (all three in one commit), the frame
+  // cut at the end leaving its rest queued; 38520 bytes, less than a batch, are left over.
+  EXPECT_TRUE(p.batching());
+  EXPECT_EQ(p.counters().batching_entries, 1u);
+  EXPECT_EQ(r.commits, (std::vector<size_t>{66000, 3 * 65160}));
+  // The direct path stops where a batch cannot be filled; the owner push_bulk()s the rest.
+  const uint64_t in_ring = 66000 + 3 * 65160;
+  EXPECT_EQ(d.accepted, in_ring / 1000 + 1);
+  EXPECT_FALSE(d.room_short);
+  const BulkPushResult b = bulk(p, n - d.accepted, size, d.accepted, at_us(5));
+  EXPECT_EQ(b.accepted, n - d.accepted);
+  // Held to the deadline (counted from the last chunk), then the TX step takes the rest.
+  EXPECT_EQ(p.poll(at_us(5)), at_us(25));
+  EXPECT_EQ(r.drain(p, at_us(24)), 0u);
+  EXPECT_EQ(r.drain(p, at_us(25)), n * 1000 - in_ring);
+  EXPECT_EQ(r.stream, expected_stream(0, n, size));
+  EXPECT_EQ(p.counters().messages, n);
+  EXPECT_EQ(p.counters().pulled_bytes, n * 1000);
+  EXPECT_FALSE(p.batching());
+}
+
+// In batching mode the open batch is completed in the ring: its queued bytes first, then new
+// frames up to the batch limit. A frame cut there leaves its rest as the first bytes of the
+// next pull.
+TEST(DirectPush, CompletesTheOpenBatchInTheRing) {
+  TxPipeline p(params());
+  Ring r;
+  p.set_in_flight(1 << 20);
+  // 50 messages of 100 bytes queued in batching mode, held to the deadline.
+  EXPECT_EQ(bulk(p, 50, 100, 0, at_us(0)).accepted, 50u);
+  EXPECT_TRUE(p.batching());
+  EXPECT_EQ(p.poll(at_us(1)), at_us(20));
+  // Too few new messages to fill the batch: nothing goes direct.
+  DirectResult d = direct(p, r, 10, 100, 50, at_us(1));
+  EXPECT_EQ(d.accepted, 0u);
+  EXPECT_TRUE(r.commits.empty());
+  // Enough: the 5200 queued bytes plus 59960 new ones (576 whole frames and 56 bytes of the
+  // 577th) make one batch.
+  d = direct(p, r, 1000, 100, 50, at_us(2));
+  ASSERT_EQ(r.commits, (std::vector<size_t>{65160}));
+  EXPECT_EQ(d.accepted, 577u);
+  EXPECT_EQ(p.queued_bytes(), 104u - 56u);
+  EXPECT_EQ(p.last_pull(), at_us(2));
+  EXPECT_EQ(p.poll(at_us(2)), at_us(22));  // the rest is in the open batch, held
+  EXPECT_EQ(r.drain(p, at_us(22)), 48u);
+  EXPECT_EQ(r.stream, expected_stream(0, 627, 100));
+  EXPECT_EQ(p.counters().messages, 627u);
+  EXPECT_EQ(p.counters().pulls, 2u);
+}
+
+// Messages larger than a batch: each chunk is whole batches; the cut message's rest spans
+// batches here, and the TX step takes its full ones at once.
+TEST(DirectPush, MessagesLargerThanABatch) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 300000;
+  r.wrap_at = 12345;
+  p.set_in_flight(1 << 20);
+  const uint32_t size = 1 << 20;
+  const DirectResult d = direct(p, r, 3, size, 7, at_us(0));
+  // 300000 bytes of room: 4 batches (260640 bytes) of the first message. Its rest is 12
+  // full batches and an open one, and those must go first: the direct path stops there.
+  EXPECT_EQ(r.commits, (std::vector<size_t>{4 * 65160}));
+  EXPECT_EQ(d.accepted, 1u);
+  EXPECT_FALSE(d.room_short);
+  const uint64_t rest = kFrameHeaderBytes + size - 4 * 65160;
+  EXPECT_EQ(p.queued_bytes(), rest);
+  // The full batches are due at once, the open one at the deadline.
+  EXPECT_EQ(p.poll(at_us(1)), at_us(1));
+  EXPECT_EQ(r.drain(p, at_us(1)), rest / 65160 * 65160);
+  EXPECT_EQ(r.drain(p, at_us(21)), rest % 65160);
+  EXPECT_EQ(r.stream, expected_stream(7, 1, size));
+  EXPECT_EQ(p.counters().messages, 1u);
+}
+
+// Too little room for a batch in batching mode: nothing is written, and the caller learns
+// that it stopped for room (TCP arms on_writable).
+TEST(DirectPush, RoomShortOfABatch) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 65159;
+  p.set_in_flight(1 << 20);
+  const DirectResult d = direct(p, r, 100000, 8, 0, at_us(0));
+  EXPECT_EQ(d.accepted, 0u);
+  EXPECT_TRUE(d.room_short);
+  EXPECT_TRUE(r.commits.empty());
+  EXPECT_EQ(p.counters().messages, 0u);
+}
+
+// TCP refuses the chunk after the reserve: nothing is queued, the open batch keeps its
+// bytes, and the messages can be pushed again.
+TEST(DirectPush, RefusedCommitChangesNothing) {
+  TxPipeline p(params());
+  Ring r;
+  p.set_in_flight(1 << 20);
+  EXPECT_EQ(bulk(p, 30, 100, 0, at_us(0)).accepted, 30u);
+  const PipelineCounters before = p.counters();
+  r.refuse = true;
+  const DirectResult d = direct(p, r, 1000, 100, 30, at_us(1));
+  EXPECT_EQ(d.accepted, 0u);
+  EXPECT_EQ(p.queued_bytes(), 30u * 104);
+  EXPECT_EQ(p.counters().messages, before.messages);
+  EXPECT_EQ(p.counters().pulls, before.pulls);
+  EXPECT_EQ(p.counters().batches_in_use, before.batches_in_use);
+  r.refuse = false;
+  // Now it goes: the open batch (30 messages) completed to 65160 bytes with 597 more.
+  EXPECT_EQ(direct(p, r, 1000, 100, 30, at_us(2)).accepted, 597u);
+  r.drain(p, at_us(22));
+  EXPECT_EQ(r.stream, expected_stream(0, 627, 100));
+}
+
+// Another priority holding bytes, or a full batch not pulled yet, must go first: no direct.
+TEST(DirectPush, NotWhileSomethingMustGoFirst) {
+  TxPipeline p(params(false));
+  Ring r;
+  const std::vector<uint8_t> c(10, 1);
+  p.push(c, Priority::kControl, at_us(0));
+  EXPECT_EQ(direct(p, r, 5, 8, 0, at_us(0)).accepted, 0u);
+  r.drain(p, at_us(0));
+  EXPECT_EQ(direct(p, r, 5, 8, 0, at_us(0)).accepted, 5u);
+}
+
+// push_frames: a run of already framed messages is the same as one push() per frame.
+TEST(PushFrames, SameAsOnePushPerFrame) {
+  std::vector<uint8_t> run;
+  std::vector<std::vector<uint8_t>> payloads;
+  for (uint32_t i = 0; i < 400; ++i) {
+    std::vector<uint8_t> m((i * 7919u) % 3000u);
+    fill_pattern(i, 0, m);
+    const size_t at = run.size();
+    run.resize(at + kFrameHeaderBytes + m.size());
+    write_frame_header({run.data() + at, kFrameHeaderBytes}, static_cast<uint32_t>(m.size()));
+    std::copy(m.begin(), m.end(), run.begin() + static_cast<ptrdiff_t>(at + kFrameHeaderBytes));
+    payloads.push_back(std::move(m));
+  }
+  TxPipeline each(params());
+  TxPipeline framed(params());
+  each.set_in_flight(100000);
+  framed.set_in_flight(100000);
+  for (const auto& m : payloads)
+    ASSERT_EQ(each.push(m, Priority::kData, at_us(3)).status, PushStatus::kOk);
+  const BulkPushResult b = framed.push_frames(run, Priority::kData, at_us(3));
+  EXPECT_EQ(b.accepted, payloads.size());
+  EXPECT_EQ(b.stream_bytes, run.size());
+  EXPECT_EQ(b.status, PushStatus::kOk);
+  EXPECT_EQ(framed.queued_bytes(), each.queued_bytes());
+  EXPECT_EQ(framed.batching(), each.batching());
+  EXPECT_EQ(framed.counters().messages, each.counters().messages);
+  EXPECT_EQ(framed.counters().bytes, each.counters().bytes);
+  EXPECT_EQ(framed.counters().batches_allocated, each.counters().batches_allocated);
+  Ring ra, rb;
+  for (const int t : {3, 10, 23, 50}) {
+    EXPECT_EQ(ra.drain(each, at_us(t)), rb.drain(framed, at_us(t))) << t;
+  }
+  EXPECT_EQ(ra.stream, run);
+  EXPECT_EQ(rb.stream, run);
+}
+
+TEST(PushFrames, ARunEndingInsideAFrameIsRefusedThere) {
+  TxPipeline p(params());
+  std::vector<uint8_t> run(2 * (kFrameHeaderBytes + 10) + 3);
+  write_frame_header({run.data(), kFrameHeaderBytes}, 10);
+  write_frame_header({run.data() + 14, kFrameHeaderBytes}, 10);
+  write_frame_header({run.data() + 28, kFrameHeaderBytes}, 10);  // truncated below
+  run.resize(28 + 3);
+  const BulkPushResult b = p.push_frames(run, Priority::kData, at_us(0));
+  EXPECT_EQ(b.accepted, 2u);
+  EXPECT_EQ(b.stream_bytes, 28u);
+  EXPECT_EQ(b.status, PushStatus::kTooLarge);
+}
+
+}  // namespace
+}  // namespace ws::pipeline
