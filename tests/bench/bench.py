@@ -567,7 +567,9 @@ class Memif:
     def client(self, service, timeout):
         """Runs one client service ("{ kind: ..., ... }"); returns its report. When the server
         process dies (a crash is a finding: it is recorded in CRASHES with the kernel's line),
-        the server is restarted and the measurement tried once more."""
+        the server is restarted and the measurement tried once more. A safety net: the memif
+        disconnect crash that made this necessary is fixed (dataplane/unmap_guard.hpp), so a
+        crash recorded here is a new bug."""
         try:
             return self._client_once(service, timeout)
         except ServerDied as e:
