@@ -82,6 +82,26 @@ class PipelinedTx {
     return r;
   }
 
+  // push_frames for the echo: the TX step, then the run of whole frames, straight into
+  // TCP's send ring where the pipeline would release them at once
+  // (push_frames_direct), the rest queued; then the TX step again. `sent` gets the
+  // stream bytes TCP took.
+  pipeline::BulkPushResult push_frames(tcp::Connection& c, std::span<const uint8_t> run,
+                                       Instant now, size_t& sent) {
+    sent = step(c, now);
+    uint64_t committed = 0;
+    pipeline::BulkPushResult r;
+    if (blocked_) {
+      r = pl_.push_frames(run, pipeline::Priority::kData, now);
+    } else {
+      r = pl_.push_frames_direct(
+          run, pipeline::Priority::kData, now, [&c](size_t max) { return c.send_reserve(max); },
+          [&c](size_t n) { return c.send_commit(n); }, committed);
+    }
+    sent += static_cast<size_t>(committed) + step(c, now);
+    return r;
+  }
+
   // on_writable: TCP has room again.
   void writable() { blocked_ = false; }
   bool blocked() const { return blocked_; }

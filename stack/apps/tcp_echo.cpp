@@ -127,7 +127,8 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
     if (st.have == 0 && rest.size() >= kFrameHeaderBytes) {
       // The run of whole frames at the front of the span (up to the high-water mark, plus
       // the frame that crosses it) goes back with one push, straight from TCP's receive
-      // buffer: it is already framed, byte for byte the reply.
+      // buffer: it is already framed, byte for byte the reply. While the link keeps up it
+      // is copied straight into the send ring (push_frames_direct), otherwise into a batch.
       const uint64_t room = high_water(pl) - pl.queued_bytes();
       size_t run = 0;
       while (rest.size() - run >= kFrameHeaderBytes && run < room) {
@@ -136,8 +137,9 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
         run += f;
       }
       if (run > 0) {
-        const pipeline::BulkPushResult r =
-            pl.push_frames(rest.first(run), pipeline::Priority::kData, now);
+        size_t sent = 0;
+        const pipeline::BulkPushResult r = st.tx.push_frames(conn, rest.first(run), now, sent);
+        counters_.tx_bytes += sent;
         counters_.rx_messages += r.accepted;
         counters_.tx_messages += r.accepted;
         used += r.stream_bytes;

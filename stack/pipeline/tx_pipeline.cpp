@@ -563,7 +563,7 @@ bool TxPipeline::direct_prepare(Lane& l, uint64_t frame, DirectChunk& d) {
 
 void TxPipeline::direct_abort(DirectChunk& d) { unprepare(d.full, d.small_list); }
 
-void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t size, Instant now) {
+void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t payload, Instant now) {
   Batch* b = l.head;
   const uint64_t end = l.pushed + d.fresh;
   queued_ -= d.old;
@@ -583,13 +583,46 @@ void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t size, Ins
   }
   recent_small_ = !batching_ && d.total <= params_.small_batch_bytes;
   counters_.messages += d.frames;
-  counters_.bytes += d.frames * size;
+  counters_.bytes += payload;
   ++counters_.pulls;
   counters_.pulled_bytes += d.total;
   if (batching_ && now > last_pull_) counters_.backoff_ns += (now - last_pull_).ns();
   last_pull_ = now;
   pulled_ever_ = true;
   reported_in_flight_ += d.total;  // TCP holds it now
+}
+
+bool TxPipeline::direct_frames_ok(const Lane& l, Instant now) {
+  (void)l;
+  selected_ = -1;
+  if (queued_ != 0) return false;  // nothing of any priority may be queued
+  enter_batching_if_behind(now);
+  return !batching_;
+}
+
+uint64_t TxPipeline::direct_frames_prefix(std::span<const uint8_t> run, uint64_t room,
+                                          uint64_t& frames) const {
+  // Whole frames that fit the room, each arriving with in flight (TCP's bytes plus the
+  // frames before it) at most one batch: push() would make those available at once. The
+  // first that finds more would enter batching mode, so it and the rest go to the pipeline.
+  const uint64_t base = in_flight();
+  uint64_t n = 0;
+  frames = 0;
+  while (run.size() - n >= kFrameHeaderBytes) {
+    if (params_.batching && base + n > limit_) break;
+    const uint64_t f = kFrameHeaderBytes + uint64_t{be32(run.data() + n)};
+    if (f > run.size() - n || n + f > room) break;
+    n += f;
+    ++frames;
+  }
+  return n;
+}
+
+void TxPipeline::direct_frames_commit(Lane& l, uint64_t bytes, uint64_t frames, Instant now) {
+  DirectChunk d;
+  d.fresh = d.total = bytes;
+  d.frames = frames;
+  direct_commit(l, d, bytes - frames * kFrameHeaderBytes, now);
 }
 
 void TxPipeline::direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w,

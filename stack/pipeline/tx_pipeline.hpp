@@ -202,6 +202,45 @@ class TxPipeline {
   // frame (kTooLarge), as nothing can make it whole.
   BulkPushResult push_frames(std::span<const uint8_t> run, Priority prio, Instant now);
 
+  // push_frames through the direct path (the echo's replies): while nothing is queued and
+  // the pipeline is not in batching mode, the whole frames at the front of the run that
+  // push() would make available at once (in flight at most a batch when each arrives) and
+  // that fit the room are copied straight into the owner's send ring; the rest of the run
+  // goes to push_frames. `committed` gets the bytes the ring took.
+  template <class Reserve, class Commit>
+  BulkPushResult push_frames_direct(std::span<const uint8_t> run, Priority prio, Instant now,
+                                    Reserve&& reserve, Commit&& commit, uint64_t& committed) {
+    Lane& l = lanes_[static_cast<size_t>(prio)];
+    committed = 0;
+    BulkPushResult r;
+    if (!run.empty() && direct_frames_ok(l, now)) {
+      const auto room = reserve(run.size());
+      const std::span<uint8_t> runs[2] = {room.first, room.second};
+      uint64_t frames = 0;
+      const uint64_t n = direct_frames_prefix(run, runs[0].size() + runs[1].size(), frames);
+      if (n > 0) {
+        const size_t first = static_cast<size_t>(std::min<uint64_t>(n, runs[0].size()));
+        std::memcpy(runs[0].data(), run.data(), first);
+        if (n > first) std::memcpy(runs[1].data(), run.data() + first, n - first);
+        if (commit(static_cast<size_t>(n)) == n) {
+          direct_frames_commit(l, n, frames, now);
+          committed = n;
+          r.accepted = frames;
+          r.stream_bytes = n;
+          run = run.subspan(static_cast<size_t>(n));
+        }
+      }
+    }
+    if (!run.empty()) {
+      const BulkPushResult b = push_frames(run, prio, now);
+      r.accepted += b.accepted;
+      r.stream_bytes += b.stream_bytes;
+      r.status = b.status;
+    }
+    r.notify = poll(now) <= now;
+    return r;
+  }
+
   // The direct path (docs/pipeline.md, "Writing into the send ring"): push_bulk's messages,
   // written straight into the owner's send ring instead of a batch while that is what the
   // TX step would do with them at once, so the batch -> ring copy goes. `reserve(max)`
@@ -296,7 +335,7 @@ class TxPipeline {
         direct_abort(d);  // TCP refused it (the connection is closing): nothing queued
         break;
       }
-      direct_commit(l, d, size, now);
+      direct_commit(l, d, d.frames * uint64_t{size}, now);
       struct Ctx {
         std::remove_reference_t<Fill>* fill;
         uint64_t index;
@@ -396,8 +435,15 @@ class TxPipeline {
   // had, nothing changed).
   bool direct_prepare(Lane& l, uint64_t frame, DirectChunk& d);
   void direct_abort(DirectChunk& d);
-  // Bookkeeping of a committed chunk: its pushes and one pull.
-  void direct_commit(Lane& l, const DirectChunk& d, uint64_t size, Instant now);
+  // Bookkeeping of a committed chunk: its pushes (`payload`: the payload bytes of its
+  // whole frames) and one pull.
+  void direct_commit(Lane& l, const DirectChunk& d, uint64_t payload, Instant now);
+  // push_frames_direct: whether the direct path applies (nothing queued, not batching after
+  // the arrival), the prefix of the run it may take, and its bookkeeping.
+  bool direct_frames_ok(const Lane& l, Instant now);
+  uint64_t direct_frames_prefix(std::span<const uint8_t> run, uint64_t room,
+                                uint64_t& frames) const;
+  void direct_frames_commit(Lane& l, uint64_t bytes, uint64_t frames, Instant now);
   // Queues the cut frame's rest (written through `w`), then the full-drain rule.
   void direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w, const void* ctx);
   // Plans and acquires the batches `bytes` more stream bytes need, and promotes a small

@@ -1151,7 +1151,7 @@ def bench_sweep(ctx):
              "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
              "≥ 2× its Gbit/s at 1 MiB.")
     rep.note("Variants (both processes, `pipeline:` section): *default* (batches the largest multiple "
-             "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with a 20 µs backoff); "
+             "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with the default `backoff_us`, 100 µs); "
              "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
              "64512-byte batch* (`mss_multiple: false`, `max_batch_bytes: 64512`: batches ignore the "
              "MSS). The source, the ping and the echo each send through one pipeline per connection. "

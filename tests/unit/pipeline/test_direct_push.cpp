@@ -278,6 +278,54 @@ TEST(PushFrames, SameAsOnePushPerFrame) {
   EXPECT_EQ(rb.stream, run);
 }
 
+// push_frames_direct (the echo): while the link keeps up the whole frames go straight into
+// the ring; the frame that finds more than a batch in flight enters batching mode and it and
+// the rest are queued; the ring plus the later pulls carry the run byte for byte.
+TEST(PushFrames, DirectWhileTheLinkKeepsUp) {
+  std::vector<uint8_t> run;
+  uint64_t payload = 0;
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint32_t len = 1000 + i * 13;
+    const size_t at = run.size();
+    run.resize(at + kFrameHeaderBytes + len);
+    write_frame_header({run.data() + at, kFrameHeaderBytes}, len);
+    fill_pattern(i, 0, {run.data() + at + kFrameHeaderBytes, len});
+    payload += len;
+  }
+  TxPipeline p(params());
+  Ring r;
+  r.wrap_at = 4097;
+  uint64_t committed = 0;
+  const BulkPushResult b = p.push_frames_direct(
+      run, Priority::kData, at_us(0), [&r](size_t max) { return r.reserve(max); },
+      [&r](size_t n) { return r.commit(n); }, committed);
+  EXPECT_EQ(b.accepted, 100u);
+  EXPECT_EQ(b.stream_bytes, run.size());
+  // Frames while the bytes before them are at most 65160: the first 50 (66125 bytes; the
+  // 51st finds 66125 in flight and enters batching mode).
+  const uint64_t first = 66125;
+  EXPECT_EQ(committed, first);
+  EXPECT_EQ(r.commits, (std::vector<size_t>{static_cast<size_t>(first)}));
+  EXPECT_TRUE(p.batching());
+  EXPECT_EQ(p.queued_bytes(), run.size() - first);
+  r.drain(p, at_us(0));   // the full batches
+  r.drain(p, at_us(20));  // the open one, at the deadline
+  EXPECT_EQ(r.stream, run);
+  EXPECT_EQ(p.counters().messages, 100u);
+  EXPECT_EQ(p.counters().bytes, payload);
+  EXPECT_EQ(p.counters().pulled_bytes, run.size());
+  // A second run, nothing queued and batching left: the link keeps up again, but TCP now
+  // holds more than a batch (the owner says so), so it is queued, not written direct.
+  p.set_in_flight(1 << 20);
+  const BulkPushResult c = p.push_frames_direct(
+      std::span<const uint8_t>(run).first(1004), Priority::kData, at_us(30),
+      [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); },
+      committed);
+  EXPECT_EQ(c.accepted, 1u);
+  EXPECT_EQ(committed, 0u);
+  EXPECT_EQ(p.queued_bytes(), 1004u);
+}
+
 TEST(PushFrames, ARunEndingInsideAFrameIsRefusedThere) {
   TxPipeline p(params());
   std::vector<uint8_t> run(2 * (kFrameHeaderBytes + 10) + 3);
