@@ -206,7 +206,7 @@ class Tcb final : public Connection {
   Instant last_rx;
 
   // Congestion control and loss recovery.
-  std::unique_ptr<CongestionControl> cc;
+  CongestionSlot cc;  // inside the Tcb: no allocation per connection
   bool in_recovery = false;
   SeqNum recover;  // RecoveryPoint (RFC 6675) / recover (RFC 6582)
   SeqNum high_rxt;

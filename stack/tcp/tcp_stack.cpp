@@ -23,8 +23,10 @@ namespace {
 constexpr size_t kMaxSpareRings = 256;
 // The first size a send ring grows to (Connection::send in tcb.cpp).
 constexpr size_t kFirstSendRing = 16384;
-// Free Tcb slots kept when the timer queue is compacted (about 1 MiB).
+// Free Tcb slots kept when the timer queue is compacted (about 1 MiB), and the floor of
+// what is kept below that: the recent live population (see compact_timers()).
 constexpr size_t kMaxFreeSlots = 1024;
+constexpr size_t kMinSpare = 64;
 }  // namespace
 
 TcpStack::~TcpStack() {
@@ -34,7 +36,7 @@ TcpStack::~TcpStack() {
     delete s;
   };
   for (Tcb* t : graveyard_) free_tcb(t);
-  for (auto& [k, t] : conns_) free_tcb(t);
+  conns_.for_each(free_tcb);
   for (TcbSlot* s : free_slots_) delete s;
 }
 
@@ -175,9 +177,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
   }
   ++ctr_.segments_in;
   FourTuple t{dst, v->dst_port(), src, v->src_port()};
-  auto it = conns_.find(t);
-  if (it != conns_.end()) {
-    Tcb* tcb = it->second;
+  if (Tcb* tcb = conns_.find(t); tcb != nullptr) {
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
     if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
@@ -293,7 +293,8 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->slot = slot;
   tcb->id = next_id_++;
   slot->id = tcb->id;
-  conns_[t] = tcb;
+  conns_.insert(t, tcb);
+  peak_live_ = std::max(peak_live_, conns_.size());
   uint32_t mtu = out_.mtu_to(t.raddr);
   tcb->our_mss = advertised_mss(mtu ? mtu : 576);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
@@ -316,7 +317,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->pmtu.hold_until = tcb->iss;
   tcb->ts_offset = init.ts_offset;
   tcb->rto = cfg_.rto_initial;
-  tcb->cc = make_congestion(cfg_.congestion);
+  tcb->cc.emplace(cfg_.congestion);
   // Window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
   uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
   uint8_t ws = 0;
@@ -339,11 +340,7 @@ void TcpStack::release(Tcb* t) {
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
   // Entries of the timer queue for this connection are stale from now on.
   t->slot->id = 0;
-  auto it = conns_.find(t->t);
-  if (it != conns_.end() && it->second == t) {
-    conns_.erase(it);
-    graveyard_.push_back(t);
-  }
+  if (conns_.erase(t->t, t)) graveyard_.push_back(t);
 }
 
 void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted,
@@ -356,13 +353,12 @@ void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8
     return;
   }
   FourTuple t{local, load_be16(quoted.data()), remote, load_be16(quoted.data() + 2)};
-  auto it = conns_.find(t);
-  if (it == conns_.end()) {
+  Tcb* c = conns_.find(t);
+  if (c == nullptr) {
     ++ctr_.icmp_ignored;
     ++ctr_.icmp_ignored_no_connection;
     return;
   }
-  Tcb* c = it->second;
   SeqNum seq(load_be32(quoted.data() + 4));
   // RFC 5927 section 4.1: only an error about data in flight can be genuine; a blind
   // attacker has to guess a sequence number inside the window.
@@ -418,15 +414,15 @@ void TcpStack::unlisten(uint16_t port) {
   auto it = listeners_.find(port);
   if (it == listeners_.end()) return;
   // Half-open connections of this listener lose it; they are reset when they complete.
-  for (auto& [k, c] : conns_)
-    if (c->listener == &it->second) c->listener = nullptr;
+  conns_.for_each([l = &it->second](Tcb* c) {
+    if (c->listener == l) c->listener = nullptr;
+  });
   listeners_.erase(it);
 }
 
 bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
-  auto it = conns_.find(t);
-  if (it == conns_.end()) return true;
-  Tcb* tcb = it->second;
+  Tcb* tcb = conns_.find(t);
+  if (tcb == nullptr) return true;
   // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
   // once both timestamp clocks have moved on (TcpConfig::time_wait_reuse, 1 s default).
   if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
@@ -517,14 +513,37 @@ void TcpStack::compact_timers() {
   std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id != e.id; });
   timers_kept_ = timers_.size();
   std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
+  // The queue's array follows its population back down: after an overload it would
+  // otherwise keep the capacity of the largest burst. It is sized for what may be pushed
+  // before the next compaction.
+  const size_t next_bound = 2 * timers_kept_ + 1024 + 1;
+  if (timers_.capacity() > 2 * next_bound) {
+    std::vector<TimerEntry> v;
+    v.reserve(next_bound);
+    v.assign(timers_.begin(), timers_.end());
+    timers_.swap(v);
+  }
   // Only now may a free slot go back to malloc: no entry refers to one any more. What a
-  // burst of connections left behind is trimmed here, at the next churn.
+  // burst of connections left behind is trimmed here, at the next churn: slots and spare
+  // rings are kept for the largest live population seen since the last compaction (at
+  // least kMinSpare, at most the fixed bounds), so an overload's storage is returned once
+  // the load drops instead of being held for ever.
   // The oldest free slots go: the newest are the ones still in cache.
-  if (free_slots_.size() > kMaxFreeSlots) {
-    size_t excess = free_slots_.size() - kMaxFreeSlots;
+  const size_t live = conns_.size();
+  const size_t want = std::max(kMinSpare, peak_live_);
+  const size_t keep = want > live ? want - live : 0;
+  peak_live_ = live;
+  const size_t keep_slots = std::min(kMaxFreeSlots, keep);
+  if (free_slots_.size() > keep_slots) {
+    size_t excess = free_slots_.size() - keep_slots;
     for (size_t i = 0; i < excess; ++i) delete free_slots_[i];
     free_slots_.erase(free_slots_.begin(), free_slots_.begin() + static_cast<ptrdiff_t>(excess));
     slot_count_ -= excess;
+  }
+  const size_t keep_rings = std::min(kMaxSpareRings, keep);
+  for (std::vector<ByteRing>* pool : {&spare_rcv_, &spare_snd_}) {
+    if (pool->size() <= keep_rings) continue;
+    pool->erase(pool->begin(), pool->begin() + static_cast<ptrdiff_t>(pool->size() - keep_rings));
   }
 }
 
@@ -549,7 +568,7 @@ void TcpStack::shutdown_all(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
   std::vector<Tcb*> list;
-  for (auto& [k, c] : conns_) list.push_back(c);
+  conns_.for_each([&list](Tcb* c) { list.push_back(c); });
   for (Tcb* c : list) {
     if (c->released) continue;
     if (c->state != TcpState::kTimeWait) c->send_rst(now_);
@@ -560,7 +579,7 @@ void TcpStack::shutdown_all(Instant now) {
 TcpTableSizes TcpStack::table_sizes() const {
   TcpTableSizes z;
   z.connections = conns_.size();
-  z.table_buckets = conns_.bucket_count();
+  z.table_buckets = conns_.capacity();
   z.timer_entries = timers_.size();
   z.timer_capacity = timers_.capacity();
   z.graveyard = graveyard_.size();
@@ -572,14 +591,15 @@ TcpTableSizes TcpStack::table_sizes() const {
 
 TcpCounters TcpStack::counters() const {
   TcpCounters c = ctr_;
-  for (auto& [k, t] : conns_) {
+  conns_.for_each([&c](const Tcb* t) {
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcvbuf.size() + t->sndbuf.size();
     c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
-  }
-  // Slots (live and free) and the spare rings are memory the stack holds as well.
-  c.memory_bytes += slot_count_ * sizeof(TcbSlot);
+  });
+  // Slots (live and free), the spare rings and the connection table are memory the stack
+  // holds as well.
+  c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes();
   for (const ByteRing& r : spare_rcv_) c.memory_bytes += r.capacity();
   for (const ByteRing& r : spare_snd_) c.memory_bytes += r.capacity();
   return c;

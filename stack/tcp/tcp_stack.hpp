@@ -15,6 +15,7 @@
 #include "stack/core/time.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/tcp/api.hpp"
+#include "stack/tcp/conn_table.hpp"
 #include "stack/tcp/isn.hpp"
 #include "stack/tcp/pmtu_cache.hpp"
 #include "stack/tcp/tcb.hpp"
@@ -74,7 +75,7 @@ struct TcpCounters {
 // to a baseline under connection churn (docs/tcp.md, "Memory and timers").
 struct TcpTableSizes {
   size_t connections = 0;    // entries in the connection table (TIME_WAIT included)
-  size_t table_buckets = 0;  // buckets of the connection table
+  size_t table_buckets = 0;  // entries of the connection table's array (ConnTable)
   size_t timer_entries = 0;  // queued timer entries, stale ones included
   size_t timer_capacity = 0;
   size_t graveyard = 0;  // connections released during the current call
@@ -200,7 +201,7 @@ class TcpStack {
   IsnGenerator isn_;
   TcpCounters ctr_;
   PmtuCache pmtu_cache_;
-  std::unordered_map<FourTuple, Tcb*, FourTupleHash> conns_;
+  ConnTable conns_;
   std::unordered_map<uint16_t, Listener> listeners_;
   std::vector<Tcb*> graveyard_;       // released during this call; destroyed at its end
   std::vector<TcbSlot*> free_slots_;  // owned; deleted beyond a bound by compact_timers()
@@ -223,6 +224,7 @@ class TcpStack {
   };
   std::vector<TimerEntry> timers_;
   size_t timers_kept_ = 0;  // entries left by the last compact_timers()
+  size_t peak_live_ = 0;    // most connections in the table since the last compact_timers()
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;

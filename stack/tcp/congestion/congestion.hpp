@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -51,5 +52,33 @@ class CongestionControl {
 };
 
 std::unique_ptr<CongestionControl> make_congestion(CongestionAlgo algo);
+
+// The connection's congestion control, stored inside the Tcb instead of on the heap: one
+// malloc/free pair less per connection (docs/tcp.md, "Memory under connection churn").
+// Holds whichever algorithm emplace() built; pinned (never copied or moved), since the
+// algorithm lives in its own buffer. The size bound is checked where the algorithms are
+// known (newreno.cpp).
+class CongestionSlot {
+ public:
+  static constexpr size_t kStorageBytes = 96;
+  CongestionSlot() = default;
+  ~CongestionSlot() { clear(); }
+  CongestionSlot(const CongestionSlot&) = delete;
+  CongestionSlot& operator=(const CongestionSlot&) = delete;
+
+  // Replaces the algorithm held with a fresh instance of `algo`.
+  CongestionControl& emplace(CongestionAlgo algo);
+  void clear() {
+    if (cc_ != nullptr) cc_->~CongestionControl();
+    cc_ = nullptr;
+  }
+  explicit operator bool() const { return cc_ != nullptr; }
+  CongestionControl* operator->() const { return cc_; }
+  CongestionControl& operator*() const { return *cc_; }
+
+ private:
+  alignas(std::max_align_t) std::byte buf_[kStorageBytes]{};
+  CongestionControl* cc_ = nullptr;
+};
 
 }  // namespace ws::tcp

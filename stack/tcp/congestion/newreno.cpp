@@ -1,6 +1,7 @@
 #include "stack/tcp/congestion/newreno.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "stack/tcp/congestion/cubic.hpp"
 
@@ -30,6 +31,17 @@ void NewReno::on_loss(uint32_t in_flight, Instant) {
 std::unique_ptr<CongestionControl> make_congestion(CongestionAlgo algo) {
   if (algo == CongestionAlgo::kNewReno) return std::make_unique<NewReno>();
   return std::make_unique<Cubic>();
+}
+
+CongestionControl& CongestionSlot::emplace(CongestionAlgo algo) {
+  static_assert(sizeof(NewReno) <= kStorageBytes && alignof(NewReno) <= alignof(std::max_align_t));
+  static_assert(sizeof(Cubic) <= kStorageBytes && alignof(Cubic) <= alignof(std::max_align_t));
+  clear();
+  if (algo == CongestionAlgo::kNewReno)
+    cc_ = new (buf_) NewReno();
+  else
+    cc_ = new (buf_) Cubic();
+  return *cc_;
 }
 
 }  // namespace ws::tcp

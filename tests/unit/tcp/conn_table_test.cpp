@@ -1,0 +1,115 @@
+// The open-addressing connection table (stack/tcp/conn_table.hpp) against std::unordered_map
+// as the reference: random inserts and erases, keys crowded into few home slots, growth and
+// shrinkage, and the probe runs left intact by backward-shift deletion.
+#include "stack/tcp/conn_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace ws::tcp {
+namespace {
+
+// Tcb* values are only compared, never dereferenced: distinct addresses in one array.
+struct Fakes {
+  explicit Fakes(size_t n) : mem(n) {}
+  Tcb* at(size_t i) { return reinterpret_cast<Tcb*>(&mem[i]); }
+  std::vector<uint64_t> mem;
+};
+
+FourTuple tuple(uint32_t i) {
+  return {Ipv4Addr::from_octets(10, 0, 0, 1), static_cast<uint16_t>(1024 + i % 60000),
+          Ipv4Addr::from_octets(10, 0, static_cast<uint8_t>(i / 60000), 2), 7};
+}
+
+TEST(ConnTable, MatchesAReferenceMapUnderRandomChurn) {
+  ConnTable t;
+  std::unordered_map<FourTuple, Tcb*, FourTupleHash> ref;
+  Fakes f(200000);
+  std::mt19937 rng(7);
+  std::vector<uint32_t> live;
+  for (int step = 0; step < 400000; ++step) {
+    // Grows for the first half (more inserts), shrinks in the second.
+    const bool grow = step < 200000 ? rng() % 4 != 0 : rng() % 4 == 0;
+    if (grow || live.empty()) {
+      const uint32_t k = static_cast<uint32_t>(rng() % 200000);
+      if (ref.count(tuple(k)) != 0) continue;
+      t.insert(tuple(k), f.at(k));
+      ref[tuple(k)] = f.at(k);
+      live.push_back(k);
+    } else {
+      const size_t i = rng() % live.size();
+      const uint32_t k = live[i];
+      live[i] = live.back();
+      live.pop_back();
+      ASSERT_TRUE(t.erase(tuple(k), f.at(k)));
+      ref.erase(tuple(k));
+    }
+    ASSERT_EQ(t.size(), ref.size());
+    // The load stays in [1/8, 1/2] above the minimum capacity.
+    ASSERT_LE(2 * t.size(), t.capacity());
+    if (t.capacity() > ConnTable::kMinCapacity) {
+      ASSERT_GE(8 * t.size(), t.capacity());
+    }
+    if (step % 997 == 0) {
+      for (const auto& [k, v] : ref) ASSERT_EQ(t.find(k), v);
+      size_t n = 0;
+      t.for_each([&](Tcb*) { ++n; });
+      ASSERT_EQ(n, ref.size());
+    }
+  }
+  for (const auto& [k, v] : ref) ASSERT_EQ(t.find(k), v);
+  EXPECT_EQ(t.find(tuple(199999 + 1)), nullptr);
+}
+
+TEST(ConnTable, GrowsWithTheBurstAndShrinksBackWhenItIsOver) {
+  ConnTable t;
+  Fakes f(5000);
+  EXPECT_EQ(t.capacity(), ConnTable::kMinCapacity);
+  for (uint32_t i = 0; i < 5000; ++i) t.insert(tuple(i), f.at(i));
+  EXPECT_EQ(t.capacity(), 16384u);  // first power of two with a load of at most 1/2
+  for (uint32_t i = 64; i < 5000; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
+  EXPECT_EQ(t.size(), 64u);
+  EXPECT_EQ(t.capacity(), 512u);  // halved while the load was below 1/8
+  for (uint32_t i = 32; i < 64; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
+  EXPECT_EQ(t.capacity(), ConnTable::kMinCapacity);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(t.find(tuple(i)), f.at(i));
+}
+
+TEST(ConnTable, EraseOnlyTheConnectionNamed) {
+  ConnTable t;
+  Fakes f(2);
+  t.insert(tuple(1), f.at(0));
+  EXPECT_FALSE(t.erase(tuple(1), f.at(1)));  // another Tcb: left alone
+  EXPECT_FALSE(t.erase(tuple(2), f.at(0)));  // not there
+  EXPECT_EQ(t.find(tuple(1)), f.at(0));
+  EXPECT_TRUE(t.erase(tuple(1), f.at(0)));
+  EXPECT_EQ(t.find(tuple(1)), nullptr);
+  EXPECT_EQ(t.size(), 0u);
+}
+
+// Keys whose home slots collide and wrap around the end of the array: deleting from the
+// middle of a run must keep every later key reachable.
+TEST(ConnTable, BackwardShiftKeepsRunsAcrossTheWrap) {
+  ConnTable t;
+  const size_t mask = t.capacity() - 1;
+  // Tuples whose home is one of the last two slots, and a few that live just after 0.
+  std::vector<FourTuple> crowd;
+  for (uint32_t i = 0; crowd.size() < 40 && i < 1000000; ++i) {
+    const FourTuple k = tuple(i);
+    const size_t h = FourTupleHash{}(k)&mask;
+    if (h >= mask - 1 || h <= 1) crowd.push_back(k);
+  }
+  ASSERT_EQ(crowd.size(), 40u);
+  Fakes f(crowd.size());
+  for (size_t i = 0; i < crowd.size(); ++i) t.insert(crowd[i], f.at(i));
+  for (size_t i = 0; i < crowd.size(); i += 3) ASSERT_TRUE(t.erase(crowd[i], f.at(i)));
+  for (size_t i = 0; i < crowd.size(); ++i)
+    EXPECT_EQ(t.find(crowd[i]), i % 3 == 0 ? nullptr : f.at(i)) << i;
+}
+
+}  // namespace
+}  // namespace ws::tcp
