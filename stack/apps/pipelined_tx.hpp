@@ -102,6 +102,12 @@ class PipelinedTx {
     return r;
   }
 
+  // For the next connection of the same owner: the pipeline as new, its spare batches kept
+  // (no allocation per connection under churn).
+  void reset() {
+    pl_.reset();
+    blocked_ = false;
+  }
   // on_writable: TCP has room again.
   void writable() { blocked_ = false; }
   bool blocked() const { return blocked_; }

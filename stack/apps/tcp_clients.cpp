@@ -294,9 +294,14 @@ bool TcpPingService::open(Instant now, Conn& st) {
   st.sent = 0;
   st.stream_rx = 0;
   if (p_.framing == Framing::kLength32) {
-    // A new connection gets a new pipeline; the last one's counters join the totals.
-    if (st.tx) pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
-    st.tx = std::make_unique<PipelinedTx>(p_.pipeline);
+    // A new connection gets a pipeline as new: the last one's, reset (its spare batch kept,
+    // so reconnecting allocates nothing), once its counters joined the totals.
+    if (st.tx) {
+      pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
+      st.tx->reset();
+    } else {
+      st.tx = std::make_unique<PipelinedTx>(p_.pipeline);
+    }
   }
   st.pending.clear();
   st.pending_off = 0;

@@ -15,6 +15,19 @@ namespace ws {
 
 struct TcpEchoService::EchoConn {
   explicit EchoConn(const pipeline::PipelineParams& p) : tx(p) {}
+  // As new, for the next connection; storage kept (the pipeline's spare batch, and the
+  // frame accumulator unless a large message grew it).
+  void reset() {
+    tx.reset();
+    conn = nullptr;
+    have = 0;
+    need = 0;
+    acc.clear();
+    if (acc.capacity() > kKeepAccBytes) std::vector<uint8_t>().swap(acc);
+    ready = paused = peer_closed = fin_sent = armed = closed = false;
+    live_index = 0;
+  }
+  static constexpr size_t kKeepAccBytes = size_t{64} * 1024;
   PipelinedTx tx;
   tcp::Connection* conn = nullptr;
   // A frame that arrives in pieces is collected here; a whole frame inside one on_data
@@ -45,6 +58,11 @@ bool fits(const pipeline::TxPipeline& pl, uint64_t payload) {
 }
 }  // namespace
 
+namespace {
+// Free states kept beyond the live population: enough for the turnover between polls.
+constexpr size_t kSpareConns = 64;
+}  // namespace
+
 TcpEchoService::~TcpEchoService() {
   for (EchoConn* st : armed_) {
     if (st->closed) delete st;
@@ -53,10 +71,29 @@ TcpEchoService::~TcpEchoService() {
     if (st->conn != nullptr) st->conn->user = nullptr;
     delete st;
   }
+  for (EchoConn* st : free_) delete st;
+}
+
+TcpEchoService::EchoConn* TcpEchoService::take_conn() {
+  // One extra free state is given back per accept while the list is above the bound: an
+  // overload's states return to malloc within a few thousand connections of normal load.
+  if (free_.size() > live_.size() + kSpareConns) {
+    delete free_.back();
+    free_.pop_back();
+  }
+  if (free_.empty()) return new EchoConn(pipeline_);
+  EchoConn* st = free_.back();
+  free_.pop_back();
+  return st;
+}
+
+void TcpEchoService::recycle(EchoConn* st) {
+  st->reset();
+  free_.push_back(st);
 }
 
 bool TcpEchoService::accept_framed(tcp::Connection& c) {
-  auto* st = new EchoConn(pipeline_);
+  EchoConn* st = take_conn();
   st->conn = &c;
   st->live_index = live_.size();
   live_.push_back(st);
@@ -204,7 +241,8 @@ Instant TcpEchoService::poll(Instant now) {
   for (EchoConn* st : polling_) {
     st->armed = false;
     if (st->closed) {
-      delete st;
+      --closing_;
+      recycle(st);
       continue;
     }
     tcp::Connection& conn = *st->conn;
@@ -235,8 +273,9 @@ void TcpEchoService::closed(EchoConn* st) {
   st->conn = nullptr;
   if (st->armed) {
     st->closed = true;
+    ++closing_;
   } else {
-    delete st;
+    recycle(st);
   }
 }
 

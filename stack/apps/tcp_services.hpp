@@ -39,6 +39,9 @@ class TcpEchoService final : public TcpServerService {
   bool start(Stack& stack, Instant now) override;
   Instant poll(Instant now) override;
   void add_pipeline_counters(pipeline::PipelineCounters& into) const override;
+  // Per-connection states allocated: live plus the free list (for churn tests).
+  size_t conn_states() const { return live_.size() + free_.size() + closing_; }
+  size_t free_conn_states() const { return free_.size(); }
 
   struct EchoConn;
 
@@ -51,12 +54,19 @@ class TcpEchoService final : public TcpServerService {
   // list while it has a deadline. `unread` counts bytes of an on_data call in progress.
   void settle(EchoConn& st, tcp::Connection& conn, size_t unread);
   void closed(EchoConn* st);
+  // Per-connection state comes from a free list (reset, its pipeline's spare batch kept):
+  // under connection churn an accept allocates nothing. The list is trimmed towards the
+  // live population, so what an overload left behind is freed once the load drops.
+  EchoConn* take_conn();
+  void recycle(EchoConn* st);
 
   pipeline::PipelineParams pipeline_;
   std::vector<EchoConn*> live_;     // connections with a pipeline, for the counters
   std::vector<EchoConn*> armed_;    // waiting for a pipeline deadline or to resume reading
   std::vector<EchoConn*> polling_;  // armed_ while poll() walks it (no allocation)
+  std::vector<EchoConn*> free_;     // closed, reset, for the next accepted connection
   pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
+  size_t closing_ = 0;                          // closed while armed: freed by the next poll()
 };
 
 class TcpSinkService final : public TcpServerService {

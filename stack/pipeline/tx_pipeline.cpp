@@ -89,6 +89,28 @@ TxPipeline::~TxPipeline() {
   }
 }
 
+void TxPipeline::reset() {
+  for (Lane& l : lanes_) {
+    while (l.head) release(pop(l.head));
+    l = Lane{};
+  }
+  const uint32_t kept = counters_.batches_live;
+  counters_ = PipelineCounters{};
+  counters_.batches_live = counters_.batches_peak = kept;
+  queued_ = 0;
+  reported_in_flight_ = 0;
+  batching_ = false;
+  pulled_ever_ = false;
+  last_pull_ = Instant{};
+  released_at_ = Instant::never();
+  open_released_ = true;
+  recent_small_ = true;
+  selected_ = -1;
+  selected_size_ = 0;
+  limit_ = 0;  // set_mss() recomputes it
+  set_mss(params_.initial_mss);
+}
+
 uint32_t TxPipeline::small_capacity() const {
   // Small batches only make sense below the full limit (a tiny MSS times a small maximum
   // can make the full limit itself small).

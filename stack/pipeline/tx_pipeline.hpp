@@ -133,6 +133,13 @@ class TxPipeline {
   TxPipeline(const TxPipeline&) = delete;
   TxPipeline& operator=(const TxPipeline&) = delete;
 
+  // Back to the state of a new pipeline for the next connection of the same owner
+  // (connection churn: docs/tcp.md, "Memory under connection churn"): queued bytes are
+  // dropped, the MSS returns to params().initial_mss, and the counters start again from
+  // zero, but up to params().spare_batches batches stay allocated as spares (the gauges
+  // count them), so the next connection allocates nothing.
+  void reset();
+
   // The connection's current send MSS (negotiation, PMTU). Batches opened afterwards use the
   // new limit. The open batch of each priority fills up to the new limit (promoted like a
   // small batch if its buffer is too small for it), or is closed where it stands when it
