@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "stack/apps/tcp_clients.hpp"
+#include "stack/apps/tcp_services.hpp"
+#include "stack/iface/stack.hpp"
 #include "tests/support/tcp_pair.hpp"
 
 namespace ws::test {
@@ -143,6 +147,114 @@ TEST(TcpChurn, MemoryReturnsToTheSameLevel) {
   EXPECT_LE(p.a.table_sizes().spare_rings + p.b.table_sizes().spare_rings, 4u * 256);
   EXPECT_EQ(p.a.counters().connect_failed, 0u);
   EXPECT_EQ(c.failed, 0u);
+}
+
+// What the server holds, for the overload test: everything that an overload could leave
+// grown (issue 7 point 3: "an overload recovers by itself when the load drops").
+struct ServerState {
+  size_t table_capacity = 0;
+  size_t slots = 0;
+  size_t spare_rings = 0;
+  size_t timer_capacity = 0;
+  size_t echo_states = 0;
+  uint64_t memory = 0;
+  void at_least(const ServerState& o) {
+    table_capacity = std::max(table_capacity, o.table_capacity);
+    slots = std::max(slots, o.slots);
+    spare_rings = std::max(spare_rings, o.spare_rings);
+    timer_capacity = std::max(timer_capacity, o.timer_capacity);
+    echo_states = std::max(echo_states, o.echo_states);
+    memory = std::max(memory, o.memory);
+  }
+};
+
+// The real services, as the stability benchmark runs them: `ping` (reconnect, 64 in flight)
+// against the length32 `echo`, then a flood of 4096 more connections that the server's SYN
+// queue (256) cannot take at once, then the 64 alone again. Once the load has dropped,
+// everything the server holds must come back to what it held before the overload: table
+// capacity, Tcb slots, spare rings, timer queue capacity, the echo's per-connection
+// states, TCP memory. (Before the fix, the connection table kept the buckets of the burst
+// and the slots, rings and echo states of 1024/256/4096 connections stayed allocated.)
+TEST(TcpChurn, OverloadReturnsToBaseline) {
+  Pair p(churn_config(5), churn_config(6));
+  Stack dummy;
+  TcpEchoService echo("echo", kPort, p.b);
+  ClientParams cp;
+  cp.target = {kAddrB, kPort};
+  cp.message_size = 64;
+  cp.connections = 64;
+  cp.duration = Duration::zero();
+  cp.reconnect = true;
+  TcpPingService ping("cr", cp, p.a);
+  ASSERT_TRUE(echo.start(dummy, p.now));
+  ASSERT_TRUE(ping.start(dummy, p.now));
+  std::unique_ptr<TcpPingService> flood;
+  auto completed = [&] {
+    return ping.counters().rx_messages + (flood ? flood->counters().rx_messages : 0);
+  };
+  auto state = [&] {
+    ServerState s;
+    tcp::TcpTableSizes z = p.b.table_sizes();
+    s.table_capacity = z.table_buckets;
+    s.slots = z.slots;
+    s.spare_rings = z.spare_rings;
+    s.timer_capacity = z.timer_capacity;
+    s.echo_states = echo.conn_states();
+    s.memory = p.b.counters().memory_bytes;
+    return s;
+  };
+  // Runs until `n` more connections completed (bounded in rounds); the clock moves 4 us
+  // per completed connection. Returns the largest state seen over the second half.
+  auto run = [&](uint64_t n, bool with_flood) {
+    ServerState high;
+    const uint64_t from = completed();
+    for (uint64_t r = 0; completed() - from < n && r < 100 * n; ++r) {
+      const uint64_t before = completed();
+      ping.poll(p.now);
+      if (with_flood) flood->poll(p.now);
+      echo.poll(p.now);
+      p.settle();
+      p.a.poll(p.now);
+      p.b.poll(p.now);
+      p.settle();
+      p.now += Duration::nanos(
+          std::max<int64_t>(1000, static_cast<int64_t>(completed() - before) * 4000));
+      if (completed() - from >= n / 2) high.at_least(state());
+    }
+    EXPECT_GE(completed() - from, n);
+    return high;
+  };
+  const ServerState baseline = run(100'000, false);
+  ASSERT_GT(baseline.slots, 0u);
+
+  ClientParams fp = cp;
+  fp.connections = 4096;
+  flood = std::make_unique<TcpPingService>("flood", fp, p.a);
+  ASSERT_TRUE(flood->start(dummy, p.now));
+  const uint64_t refused_before = p.db.get(DropReason::kTcpSynQueueFull);
+  const ServerState loaded = run(150'000, true);
+  // It was an overload: SYNs turned away, and more of everything held than before.
+  EXPECT_GT(p.db.get(DropReason::kTcpSynQueueFull), refused_before);
+  EXPECT_GT(loaded.slots, 2 * baseline.slots);
+  EXPECT_GT(loaded.echo_states, 2 * baseline.echo_states);
+  flood->stop(p.now);  // aborts its connections, as a client process that exits
+  p.settle();
+
+  run(30'000, false);  // the aborts, the last retransmitted SYNs, trimming
+  const ServerState after = run(100'000, false);
+  // Equal up to the turnover of a connection or two (1/8 of slack: before the fix the
+  // overload left 4x the slots and rings, and every echo state of the burst).
+  auto near = [](uint64_t base) { return base + base / 8; };
+  EXPECT_LE(after.table_capacity, baseline.table_capacity);
+  EXPECT_LE(after.slots, near(baseline.slots));
+  EXPECT_LE(after.spare_rings, near(baseline.spare_rings));
+  EXPECT_LE(after.timer_capacity, baseline.timer_capacity);
+  EXPECT_LE(after.echo_states, near(baseline.echo_states));
+  EXPECT_LE(after.memory, near(baseline.memory));
+  EXPECT_EQ(p.a.counters().connect_failed, 0u);
+  ping.stop(p.now);
+  echo.stop(p.now);
+  p.settle();
 }
 
 }  // namespace
