@@ -12,7 +12,9 @@ Programs, not tests. Workloads:
   stability connection rate over time (issue 7, point 3): `ping` + `reconnect` for
             --minutes (default 10) against one long-lived server; the rate in the last minute
             against the first, the server's memory and TIME_WAIT population sampled along the
-            way; then an overload (4096 connections offered at once) and the rate after it.
+            way; then --phase-s seconds (15) of 64 connections, an overload (--overload, 4096
+            connections offered at once) and the same 64-connection run after it: the
+            after/before ratio says whether the overload left anything behind.
             Not part of `all`: run it by name.
 
     tests/bench/run_services.sh [--quick] [--reps N] [--duration S] [http] [connrate]
@@ -361,11 +363,15 @@ def minute_medians(rates, minutes):
 def bench_stability(ctx):
     minutes = ctx.args.minutes
     rep = B.Report("stability", f"12. Connection rate over {minutes} minutes, and recovery from overload",
-                   ctx.command("stability") + f" --minutes {minutes}")
+                   ctx.command("stability") + f" --minutes {minutes}"
+                   + (f" --overload {ctx.args.overload}" if ctx.args.overload != 4096 else "")
+                   + (f" --phase-s {ctx.args.phase_s}" if ctx.args.phase_s != 15 else ""))
     errors = []
     samples = []
-    long_run = over = after = None
+    long_run = over = after = before = None
     rates = []
+    rates_before = []
+    rates_after = []
     import threading
     stop_sampling = threading.Event()
     port = 9597
@@ -399,13 +405,20 @@ def bench_stability(ctx):
                 f"{{ name: cr, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
                 f"message_size: 64, connections: 64, reconnect: true, duration_s: {dur} }}", dur + 60)
             rates = per_second_rates(os.path.join(ctx.tmp, f"st-client-{m.n}.log"))
+            # The overload is judged against a run of the same length and shape right before
+            # it (a fresh client process, the same start-up), not against the long run.
+            phase = ctx.args.phase_s
+            short = (f"{{ name: cr, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
+                     f"message_size: 64, connections: 64, reconnect: true, duration_s: {phase} }}")
+            before = m.client(short, phase + 75)
+            rates_before = per_second_rates(os.path.join(ctx.tmp, f"st-client-{m.n}.log"))
             over = m.client(
                 f"{{ name: flood, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
-                f"message_size: 64, connections: 4096, reconnect: true, duration_s: 15 }}", 90)
+                f"message_size: 64, connections: {ctx.args.overload}, reconnect: true, "
+                f"duration_s: {phase} }}", phase + 75)
             time.sleep(2)
-            after = m.client(
-                f"{{ name: cr, kind: ping, protocol: tcp, target: \"{B.Memif.SERVER_IP}:7\", "
-                f"message_size: 64, connections: 64, reconnect: true, duration_s: 15 }}", 90)
+            after = m.client(short, phase + 75)
+            rates_after = per_second_rates(os.path.join(ctx.tmp, f"st-client-{m.n}.log"))
             stop_sampling.set()
             th.join()
     except B.Failure as e:
@@ -418,14 +431,22 @@ def bench_stability(ctx):
         [f"connections/s, last minute", B.fmt(B.med(last), "/s"),
          B.ratio(B.med(last), B.med(first)) if first and last else "—"],
         ["connections/s, whole run", B.fmt(long_run and long_run.get("connections_per_second"), "/s"), ""],
-        ["connections/s offered 4096 at once (overload)", B.fmt(over and over.get("connections_per_second"), "/s"),
-         ""],
-        ["connections/s, 64 at once after the overload", B.fmt(after and after.get("connections_per_second"), "/s"),
-         B.ratio(after and after.get("connections_per_second"), long_run and long_run.get("connections_per_second"))],
+        [f"connections/s, 64 at once for {ctx.args.phase_s} s before the overload",
+         B.fmt(before and before.get("connections_per_second"), "/s"), ""],
+        [f"connections/s offered {ctx.args.overload} at once (overload)",
+         B.fmt(over and over.get("connections_per_second"), "/s"), ""],
+        [f"connections/s, 64 at once for {ctx.args.phase_s} s after the overload",
+         B.fmt(after and after.get("connections_per_second"), "/s"),
+         B.ratio(after and after.get("connections_per_second"), before and before.get("connections_per_second"))],
+        ["  median per-second rate from 3 s on, before → after",
+         f"{B.fmt(B.med([r for t, r in rates_before if t >= 3]), '/s')} → "
+         f"{B.fmt(B.med([r for t, r in rates_after if t >= 3]), '/s')}",
+         B.ratio(B.med([r for t, r in rates_after if t >= 3]), B.med([r for t, r in rates_before if t >= 3]))
+         if rates_before and rates_after else "—"],
         ["errors / failed connects (steady run)",
          f"{(long_run or {}).get('errors', '—')} / {(long_run or {}).get('connect_failures', '—')}", ""],
     ]
-    rep.add_table("", ["figure", "wirespeed ping reconnect → echo (memif)", "ratio to first minute / steady"],
+    rep.add_table("", ["figure", "wirespeed ping reconnect → echo (memif)", "ratio to first minute / before"],
                   rows)
     per_minute = minute_medians(rates, minutes)
     if per_minute:
@@ -457,7 +478,8 @@ def bench_stability(ctx):
              "(lcore 1). `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second) on both.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
-    rep.data = {"rates": rates, "per_minute": per_minute, "steady": long_run, "overload": over, "after": after, "server": samples,
+    rep.data = {"rates": rates, "per_minute": per_minute, "steady": long_run, "before": before, "overload": over,
+                "after": after, "rates_before": rates_before, "rates_after": rates_after, "server": samples,
                 "errors": errors}
     return rep
 
@@ -471,6 +493,10 @@ def main():
     ap.add_argument("--reps", type=int, help="runs per figure (default 3, --quick 1)")
     ap.add_argument("--duration", type=int, help="seconds per run (default 5, --quick 3; max 10)")
     ap.add_argument("--minutes", type=int, default=10, help="stability: minutes of steady load (1..30)")
+    ap.add_argument("--overload", type=int, default=4096,
+                    help="stability: connections the overload phase offers at once (64..60000)")
+    ap.add_argument("--phase-s", type=int, default=15,
+                    help="stability: seconds of the before, overload and after phases (5..60)")
     ap.add_argument("--no-doc", action="store_true", help="do not touch docs/benchmarks.md")
     ap.add_argument("workloads", nargs="*", help=" ".join(WORKLOADS))
     args = ap.parse_args()
@@ -479,6 +505,12 @@ def main():
         ap.error(f"unknown workload(s) {bad}; choose from {WORKLOADS}")
     if args.duration and not 1 <= args.duration <= 10:
         ap.error("--duration must be 1..10")
+    if not 1 <= args.minutes <= 30:
+        ap.error("--minutes must be 1..30")
+    if not 64 <= args.overload <= 60000:
+        ap.error("--overload must be 64..60000")
+    if not 5 <= args.phase_s <= 60:
+        ap.error("--phase-s must be 5..60")
     if os.geteuid() != 0:
         print("the benchmarks need root (network namespaces, DPDK)", file=sys.stderr)
         return 77

@@ -2,6 +2,7 @@
 # The service benchmarks of issue 7 (tests/bench/bench_services.py): wrk against wirespeed's
 # http service and nginx-light, connection rate and round trips stack to stack, stability.
 #   tests/bench/run_services.sh [--quick] [--reps N] [--duration S] [--no-doc] [http] [connrate]
-#   tests/bench/run_services.sh [--minutes M] stability      (by name only; ~M+1 minutes)
+#   tests/bench/run_services.sh [--minutes M] [--overload N] [--phase-s S] stability
+#                                     (by name only; ~M minutes + 3 phases of S (15) seconds)
 # Same build, prerequisites, time limit and cleanup as run.sh.
 WS_BENCH_PROGRAM=bench_services.py exec "$(dirname "$0")/run.sh" "$@"
