@@ -64,6 +64,7 @@ class ClientService : public Service {
   Instant last_report_;
   uint64_t last_messages_ = 0;
   uint64_t last_bytes_ = 0;
+  uint64_t last_opened_ = 0;
   bool final_sent_ = false;
 };
 

@@ -318,14 +318,21 @@ PROGRESS_RATE = re.compile(r"^\S+: ([\d.]+) s, \d+ messages, .* (\d+) connection
 
 
 def per_second_rates(log):
-    """(seconds, connections/s over the last interval) from a client's progress lines."""
+    """(seconds, connections/s over the last interval) from a client's progress lines, from
+    the differences of the cumulative connection counts: the rate printed in the line was the
+    average since the start before 15:30 UTC on 2026-11-30 (logs of earlier runs read the
+    same way here)."""
     out = []
+    prev = None
     try:
         with open(log) as f:
             for line in f:
                 m = PROGRESS_RATE.match(line)
                 if m and ": done" not in line:
-                    out.append((float(m.group(1)), float(m.group(3))))
+                    t, n = float(m.group(1)), int(m.group(2))
+                    if prev is not None and t > prev[0]:
+                        out.append((t, (n - prev[1]) / (t - prev[0])))
+                    prev = (t, n)
     except OSError:
         pass
     return out
