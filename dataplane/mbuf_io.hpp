@@ -204,6 +204,9 @@ class MbufIo final : public PacketIo {
 
   // Refreshed once per loop iteration: counting a mempool walks per-core caches.
   void refresh_free() { free_cached_ = rte_mempool_avail_count(pool_); }
+  const rte_mempool* pool() const { return pool_; }
+  // The pool is below an eighth of its mbufs free (as of the last refresh_free).
+  bool pool_low() const { return free_cached_ < pool_->size / 8; }
   bool has_pending() const { return count_ != 0; }
 
  private:

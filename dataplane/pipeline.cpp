@@ -113,6 +113,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     ios_.push_back(std::make_unique<MbufIo>(p.port_id, txq, p.pool, p.tx_offloads, p.max_frame,
                                             stack_.drops(), stack_.counters()));
     if (p.tx_chains) ios_.back()->enable_chains();
+    holder_.add_pool(p.pool);
     InterfaceConfig ic;
     ic.name = p.name;
     ic.mac = p.mac;
@@ -197,6 +198,7 @@ void Pipeline::run(bool main) {
                        RTE_MBUF_F_RX_L4_CKSUM_BAD);
       PacketView frame;
       if (rx_frame(m, segs, stack_.counters(), frame)) {
+        frame.set_owner(&holder_, m);  // TCP may keep unread bytes in `m` (rx_holder.hpp)
         stack_.receive(frame, meta, now);
       } else {
         stack_.drops().add(DropReason::kRxTooManySegments);
@@ -229,7 +231,15 @@ void Pipeline::run(bool main) {
       }
     }
     if ((++iter & 255) == 0) {
-      for (auto& io : ios_) io->refresh_free();
+      bool low = false;
+      for (auto& io : ios_) {
+        io->refresh_free();
+        low = low || io->pool_low();
+      }
+      // A pool running low: no new holds, and what TCP holds is copied into its
+      // rings so the mbufs go back (rx_holder.hpp).
+      holder_.set_low(low);
+      if (low && holder_.held_mbufs() != 0) tcp_.release_held();
     }
     if (now >= next_reports_) {
       reports(now);

@@ -13,6 +13,7 @@
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
+#include "dataplane/rx_holder.hpp"
 #include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
@@ -53,6 +54,7 @@ class Pipeline {
   std::atomic<bool>& stop_;
   TscClock clock_;
   Stack stack_;
+  MbufHolder holder_;  // before tcp_: TCP gives held mbufs back when destroyed
   tcp::TcpStack tcp_;
   tcp::TcpTransport tcp_transport_;
   FaultInjector faults_;

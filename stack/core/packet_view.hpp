@@ -21,6 +21,19 @@
 
 namespace ws {
 
+// The owner of the buffers behind a received frame (the data plane's mbufs), for
+// the stack to keep a frame's bytes past Stack::receive instead of copying them:
+// retain() takes a reference, release() gives it back. retain() may refuse (the
+// buffer pool is running low), and the stack then copies.
+class RxHolder {
+ public:
+  virtual bool retain(const void* frame) = 0;
+  virtual void release(const void* frame) = 0;
+
+ protected:
+  ~RxHolder() = default;
+};
+
 class PacketView {
  public:
   using Segment = std::span<const uint8_t>;
@@ -49,6 +62,29 @@ class PacketView {
     if (head_.size() > len_) head_ = head_.first(len_);
   }
 
+  // The buffers' owner, when the bytes may be held (see RxHolder); views made
+  // from this one (tail, first) keep it.
+  void set_owner(RxHolder* holder, const void* frame) {
+    holder_ = holder;
+    frame_ = frame;
+  }
+  RxHolder* holder() const { return holder_; }
+  const void* frame() const { return frame_; }
+  // The view's pieces in order (as for_each gives them), at most out.size();
+  // returns how many, or 0 when there are more than that.
+  size_t pieces(std::span<Segment> out) const {
+    size_t n = 0;
+    bool fits = true;
+    for_each([&](Segment s) {
+      if (n == out.size()) {
+        fits = false;
+        return;
+      }
+      out[n++] = s;
+    });
+    return fits ? n : 0;
+  }
+
   size_t size() const { return len_; }
   bool empty() const { return len_ == 0; }
   // True when every byte of the view lies in its first segment.
@@ -60,6 +96,8 @@ class PacketView {
   PacketView tail(size_t n) const {
     PacketView v;
     if (n >= len_) return v;
+    v.holder_ = holder_;
+    v.frame_ = frame_;
     v.len_ = len_ - n;
     if (n < head_.size()) {
       v.head_ = head_.subspan(n);
@@ -157,6 +195,8 @@ class PacketView {
   const Segment* rest_ = nullptr;  // the following segments, whole
   size_t nrest_ = 0;
   size_t len_ = 0;  // bytes in the view
+  RxHolder* holder_ = nullptr;
+  const void* frame_ = nullptr;
 };
 
 }  // namespace ws

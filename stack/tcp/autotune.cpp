@@ -11,7 +11,9 @@ namespace ws::tcp {
 uint32_t Tcb::rcv_window_now() const {
   uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
   // What the window field can express (RFC 7323 2.3): 65535 << our shift.
-  uint32_t free = std::min<uint32_t>(cap - static_cast<uint32_t>(rcvbuf.size()), max_window());
+  // Held bytes (rx_held.hpp) count like those in the ring: they are unread data.
+  uint32_t free = std::min<uint32_t>(
+      cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap)), max_window());
   int32_t cur_i = rcv_adv - rcv_nxt;
   uint32_t cur = cur_i > 0 ? static_cast<uint32_t>(cur_i) : 0;
   // Under transmit-buffer pressure the right edge stops moving: the window closes as

@@ -96,6 +96,15 @@ class ByteRing {
     size_t n = std::min({len, size_ - off, cap - pos});
     return {buf_.get() + pos, n};
   }
+  // Makes room for `n` bytes in front of the head (the storage behind the end,
+  // out-of-order bytes included, must leave them free: the receive window counts
+  // them); write them with write_at(0, ...). Out-of-order bytes keep their
+  // positions relative to the end.
+  void prepend(size_t n) {
+    if (cap_ == 0 || n == 0) return;
+    head_ = (head_ + cap_ - n % cap_) % cap_;
+    size_ += n;
+  }
   void pop(size_t n) {
     n = std::min(n, size_);
     size_ -= n;

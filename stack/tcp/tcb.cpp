@@ -115,13 +115,26 @@ void Tcb::finish(CloseReason r) {
 void Tcb::deliver(Instant now) {
   if (delivering || released) return;
   delivering = true;
-  if (app_closed && rcvbuf.size() > 0) {
+  if (app_closed && rcv_queued() > 0) {
     // close() was called: nobody reads any more; discard (and keep the window open).
-    size_t n = rcvbuf.size();
-    rcvbuf.pop(n);
+    size_t n = rcv_queued();
+    drop_held();
+    rcvbuf.pop(rcvbuf.size());
     autotune_on_consume(n, now);
   }
-  while (rcvbuf.size() > 0 && cb.on_data && !released) {
+  // Held bytes come first (they precede the ring's in sequence order).
+  bool more = held_first == kNoPiece || deliver_held(*this, now);
+  // The application left bytes. Held, they are offered again piece by piece; in
+  // the ring, joined with everything after them. When bytes wait in the ring
+  // behind them, or they fill half the buffer, copy them into the ring: an
+  // application that reads part of each offer then sees all that is queued at the
+  // next arrival, as without holding, and the window cannot close on a queue it
+  // is offered only a piece at a time.
+  if (!more && !released && (rcvbuf.size() > 0 || held_bytes > rcvbuf.capacity() / 2)) {
+    compact_held();
+    more = true;  // offer the joined bytes now
+  }
+  while (more && rcvbuf.size() > 0 && cb.on_data && !released) {
     auto span = rcvbuf.contiguous(0, rcvbuf.size());
     size_t n = std::min(cb.on_data(*this, span), span.size());
     if (released) break;
@@ -272,7 +285,7 @@ void Connection::resume_read() {
     t.output(t.stack.last_now());
 }
 
-size_t Connection::readable() const { return self(this).rcvbuf.size() + self(this).direct_unread; }
+size_t Connection::readable() const { return self(this).rcv_queued() + self(this).direct_unread; }
 Endpoint Connection::local() const { return {self(this).t.laddr, self(this).t.lport}; }
 Endpoint Connection::remote() const { return {self(this).t.raddr, self(this).t.rport}; }
 TcpState Connection::state() const { return self(this).state; }

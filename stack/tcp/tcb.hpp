@@ -15,6 +15,7 @@
 #include "stack/tcp/congestion/congestion.hpp"
 #include "stack/tcp/pmtu.hpp"
 #include "stack/tcp/ring_buffer.hpp"
+#include "stack/tcp/rx_held.hpp"
 #include "stack/tcp/seq_ranges.hpp"
 #include "stack/wire/tcp.hpp"
 
@@ -115,6 +116,16 @@ class Tcb final : public Connection {
   void enter_time_wait(Instant now);
   void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
   void deliver(Instant now);   // hand in-order data to on_data
+  // Received data kept by reference (rx_held.hpp, rx_held.cpp): hold_rx keeps `p`,
+  // in-order bytes that follow everything queued, when the ring and the
+  // out-of-order queue are empty; false means copy it. compact_held copies what is
+  // held to the front of the ring and gives the buffers back; drop_held gives them
+  // back unread.
+  bool hold_rx(const PacketView& p);
+  void compact_held();
+  void drop_held();
+  // Bytes queued for the application: held, then in the ring.
+  size_t rcv_queued() const { return held_bytes + rcvbuf.size(); }
 
   // Segment emission helper (tcp_output.cpp): seq, payload bytes from the send
   // buffer at `seq`, flags. Returns false when no buffer was available.
@@ -167,8 +178,14 @@ class Tcb final : public Connection {
 
   // Receive sequence space.
   SeqNum irs, rcv_nxt;
-  SeqNum rcv_adv;   // right edge last advertised
-  ByteRing rcvbuf;  // in-order unread bytes; out-of-order bytes beyond size()
+  SeqNum rcv_adv;  // right edge last advertised
+  // In-order unread bytes: first the held pieces (held_first..held_last, from the
+  // stack's HeldPool), then the ring; out-of-order bytes lie beyond the ring's size().
+  uint32_t held_first = kNoPiece;
+  uint32_t held_last = kNoPiece;
+  size_t held_bytes = 0;
+  uint32_t holder_index = kNoPiece;  // place in TcpStack::holders_ while anything is held
+  ByteRing rcvbuf;
   SeqRanges<8> ooo;
   SeqNum last_ooo_left;  // most recent out-of-order block (RFC 2018 section 4)
   std::optional<SeqNum> ooo_fin;
@@ -244,5 +261,9 @@ class Tcb final : public Connection {
   uint64_t stat_sent = 0;
   uint64_t stat_recv = 0;
 };
+
+// Offers held received bytes to on_data in order (rx_held.cpp); false when the
+// application left some unread.
+bool deliver_held(Tcb& t, Instant now);
 
 }  // namespace ws::tcp

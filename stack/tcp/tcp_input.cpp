@@ -183,7 +183,8 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     p = p.tail(off);
     seq = c.rcv_nxt;
   }
-  size_t room = c.rcvbuf.capacity() - c.rcvbuf.size();
+  // Held bytes (rx_held.hpp) take window space like the ring's.
+  size_t room = c.rcvbuf.capacity() - std::min(c.rcv_queued(), c.rcvbuf.capacity());
   size_t off = static_cast<size_t>(seq - c.rcv_nxt);
   if (off >= room) {
     st.drops().add(DropReason::kTcpReceiveBufferFull);
@@ -205,22 +206,33 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
       c.ack_pending = true;
     }
     // Nothing queued ahead of these bytes: the application reads them where they
-    // arrived, and only what it leaves is copied into the ring (the window
-    // accounts for the ring only, so consumed bytes never close it). What it
-    // leaves is offered again from the ring by deliver() at the end of this
-    // input, joined with the rest of the segment (one span unless the ring
-    // wraps), so a message that straddled two buffers of a chain can be read.
+    // arrived. What it leaves is kept in the received buffers when their owner
+    // allows (rx_held.hpp), else copied into the ring (the window accounts for
+    // both, so consumed bytes never close it), and offered again by deliver() at
+    // the end of this input.
     size_t direct = 0;
-    if (!had_ooo && c.rcvbuf.size() == 0 && c.cb.on_data && !c.app_closed && !c.delivering) {
+    if (!had_ooo && c.rcv_queued() == 0 && c.cb.on_data && !c.app_closed && !c.delivering) {
       c.rcv_nxt += static_cast<uint32_t>(len);
       c.stat_recv += len;
       direct = deliver_direct(c, p, now);
       st.ctr().rx_bytes_direct += direct;
       if (c.released) return;
       size_t rest = len - direct;
+      if (rest == 0) return;
+      if (c.hold_rx(p.tail(direct))) {
+        st.ctr().rx_bytes_held += rest;
+        return;
+      }
       c.rcvbuf.write_at(0, p.tail(direct));
       c.rcvbuf.commit(rest);
       st.ctr().rx_bytes_buffered += rest;
+      return;
+    }
+    // Behind bytes already held (and with nothing copied or out of order): held too.
+    if (!had_ooo && c.hold_rx(p)) {
+      st.ctr().rx_bytes_held += len;
+      c.rcv_nxt += static_cast<uint32_t>(len);
+      c.stat_recv += len;
       return;
     }
     c.rcvbuf.write_at(c.rcvbuf.size(), p);
@@ -320,6 +332,10 @@ void Tcb::input(Segment& s, Instant now) {
       tw_at = now + st.config().time_wait;
       st.schedule(this);
     }
+    // A probe into a closed window: offer what is queued again, as any arrival
+    // does ("offered again when more data arrives", api.hpp), or an application
+    // that reads part of each offer could sit on a full buffer for ever.
+    if (!s.payload.empty() && rcv_queued() > 0) deliver(now);
     return;
   }
   last_rx = now;

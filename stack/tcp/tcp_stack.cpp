@@ -15,6 +15,7 @@ using namespace wire::tcpflag;
 TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
     : out_(out), drops_(drops), cfg_(std::move(cfg)), isn_(cfg_.isn_secret) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
+  holders_.reserve(kHeldPieces);
 }
 
 namespace {
@@ -31,6 +32,7 @@ constexpr size_t kMinSpare = 64;
 
 TcpStack::~TcpStack() {
   auto free_tcb = [](Tcb* t) {
+    t->drop_held();  // the buffers go back to their owner
     TcbSlot* s = t->slot;
     t->~Tcb();
     delete s;
@@ -102,6 +104,7 @@ void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
 }
 
 void TcpStack::recycle_rings(Tcb& t) {
+  t.drop_held();
   give_ring(spare_rcv_, t.rcvbuf);
   give_ring(spare_snd_, t.sndbuf);
 }
@@ -594,9 +597,10 @@ TcpCounters TcpStack::counters() const {
   conns_.for_each([&c](const Tcb* t) {
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
-    c.bytes_buffered += t->rcvbuf.size() + t->sndbuf.size();
+    c.bytes_buffered += t->rcv_queued() + t->sndbuf.size();
     c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
   });
+  c.rx_held_pieces = held_pool_.in_use();
   // Slots (live and free), the spare rings and the connection table are memory the stack
   // holds as well.
   c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes();

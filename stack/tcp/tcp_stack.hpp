@@ -63,6 +63,10 @@ struct TcpCounters {
   uint64_t rx_header_pullups = 0;
   uint64_t rx_bytes_direct = 0;
   uint64_t rx_bytes_buffered = 0;
+  uint64_t rx_bytes_held = 0;      // kept in the received buffers (rx_held.hpp)
+  uint64_t rx_held_compacted = 0;  // of those, copied into rings when the owner ran low
+  uint64_t rx_hold_refused = 0;    // holds the owner refused (its pool was low): copied
+  uint64_t rx_held_pieces = 0;     // gauge: pieces held now (counters() fills it)
   std::array<uint64_t, kTcpStateCount> state{};
   // Snapshot values (filled by counters()).
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
@@ -106,6 +110,8 @@ struct TcbSlot {
 
 class TcpStack {
  public:
+  // Received buffers held at once per stack (per core); beyond that, bytes are copied.
+  static constexpr size_t kHeldPieces = 4096;
   TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg);
   ~TcpStack();
   TcpStack(const TcpStack&) = delete;
@@ -170,7 +176,17 @@ class TcpStack {
   void grow_send_ring(Tcb& t, size_t cap);
   // Empties t's rings, keeping their storage for later connections when of pooled sizes.
   void recycle_rings(Tcb& t);
+  HeldPool& held_pool() { return held_pool_; }
+  void note_holder(Tcb* t);
+  void forget_holder(Tcb* t);
 
+ public:
+  // Copies every byte connections hold in received buffers into their rings and gives
+  // the buffers back (rx_held.hpp): the data plane calls this when its buffer pool
+  // runs low. Returns how many pieces were given back.
+  size_t release_held();
+
+ private:
  private:
   struct Guard {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
@@ -209,6 +225,10 @@ class TcpStack {
   std::vector<ByteRing> spare_rcv_;   // receive rings of the initial size, empty
   std::vector<ByteRing> spare_snd_;   // send rings of the first step's size, empty
   std::vector<Tcb*> pending_output_;
+  // Received-buffer pieces connections hold, and the connections that hold some
+  // (reserved to the pool's size: never grows on the fast path).
+  HeldPool held_pool_{kHeldPieces};
+  std::vector<Tcb*> holders_;
   Instant now_;
   // Timer queue: a min-heap of (deadline, slot, connection id) with lazy deletion. A
   // connection pushes an entry only when its deadline moves before its earliest queued

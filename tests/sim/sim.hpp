@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include "stack/core/bytes.hpp"
@@ -287,6 +288,10 @@ struct Net {
   // bytes, where the TCP header is; pieces may be empty or of odd length), as
   // the data plane passes a frame received in several mbufs.
   void deliver(tcp::TcpStack& s, const Packet& p) {
+    if (hold > 0 && chain_rng.chance(hold)) {
+      deliver_owned(s, p);
+      return;
+    }
     const size_t len = p.l4.size();
     if (len < 2 || !chain_rng.chance(chain)) {
       s.input(p.src, p.dst, p.l4, false, now);
@@ -308,6 +313,66 @@ struct Net {
     ++chained;
     s.input(p.src, p.dst, PacketView(std::span(segs.data(), pieces), len), false, now);
   }
+  // The same through a buffer owner the stack may keep the bytes with (as the data
+  // plane's mbufs): the frame lives in its own heap buffer, freed when the last
+  // reference goes. Now and then the owner runs "low": it refuses to be held and
+  // the stack is asked to give back what it holds (TcpStack::release_held).
+  void deliver_owned(tcp::TcpStack& s, const Packet& p) {
+    auto buf = std::make_shared<std::vector<uint8_t>>(p.l4);
+    owner.low = squeeze > 0 && chain_rng.chance(squeeze);
+    if (owner.low) owner.given_back += s.release_held();
+    const size_t len = buf->size();
+    std::array<PacketView::Segment, 4> segs;
+    size_t pieces = 1;
+    segs[0] = std::span<const uint8_t>(*buf);
+    if (len >= 2 && chain_rng.chance(chain)) {
+      // Cut in two or three at random places, as a chain of mbufs.
+      size_t c1 = 1 + chain_rng.next() % (len - 1);
+      size_t c2 = c1 + (c1 + 1 < len ? chain_rng.next() % (len - c1) : 0);
+      segs[0] = std::span<const uint8_t>(*buf).first(c1);
+      segs[1] = std::span<const uint8_t>(*buf).subspan(c1, c2 - c1);
+      segs[2] = std::span<const uint8_t>(*buf).subspan(c2);
+      pieces = 3;
+      ++chained;
+    }
+    PacketView v(std::span(segs.data(), pieces), len);
+    v.set_owner(&owner, buf.get());
+    owner.live[buf.get()] = {buf, 0};
+    s.input(p.src, p.dst, v, false, now);
+    auto it = owner.live.find(buf.get());
+    if (it != owner.live.end() && it->second.second == 0) owner.live.erase(it);
+    owner.low = false;
+  }
+  struct Owner final : RxHolder {
+    // frame -> (its buffer, references the stack holds)
+    std::unordered_map<const void*, std::pair<std::shared_ptr<std::vector<uint8_t>>, int>> live;
+    bool low = false;
+    uint64_t retained = 0, released = 0, refused = 0, given_back = 0;
+    bool retain(const void* f) override {
+      auto it = live.find(f);
+      if (it == live.end()) return false;
+      if (low) {
+        ++refused;
+        return false;
+      }
+      ++it->second.second;
+      ++retained;
+      return true;
+    }
+    void release(const void* f) override {
+      auto it = live.find(f);
+      if (it == live.end()) {
+        ++bad_releases;
+        return;
+      }
+      ++released;
+      if (--it->second.second == 0) live.erase(it);
+    }
+    uint64_t bad_releases = 0;
+    // Frames the stacks still hold.
+    size_t held() const { return live.size(); }
+  };
+
   void run_for(Duration d) {
     Instant end = now + d;
     while (now < end && step(end)) {
@@ -322,6 +387,8 @@ struct Net {
     return true;
   }
 
+  // Declared before the stacks: they give held buffers back when destroyed.
+  Owner owner;
   FakeOutput out_a, out_b;
   DropCounters drops_a, drops_b;
   tcp::TcpStack a, b;
@@ -329,6 +396,8 @@ struct Net {
   Instant now;
   std::function<bool(Packet&)> tap_ab, tap_ba;  // return false to drop
   double chain = 0;                             // share of packets delivered as chains
+  double hold = 0;     // share of packets delivered through `owner` (may be held)
+  double squeeze = 0;  // share of those deliveries when the owner is low
   Rng chain_rng{77};
   uint64_t chained = 0;
   uint64_t same_time_ = 0;

@@ -20,6 +20,8 @@ struct Mix {
   uint32_t mtu = 1500;
   double chain = 0;      // share of segments delivered as buffer chains
   bool partial = false;  // receivers consume about half of each offer
+  double hold = 0;       // share of segments delivered through a buffer owner
+  double squeeze = 0;    // share of those when the owner is low (refuses, takes back)
 };
 
 LinkParams lp(double loss, double reorder, double dup, double corrupt, int delay_ms = 5) {
@@ -56,6 +58,15 @@ const Mix kMixes[] = {
      true, 9000, 1.0},
     {"partial_reader_mixed", lp(0.01, 0.1, 0.02, 0.001), 3'000'000, tcp::CongestionAlgo::kCubic,
      true, true, true, 1500, 0.5, true},
+    // Unread bytes kept in the received buffers instead of copied (rx_held.hpp),
+    // mixed with copies (refused holds, out-of-order data) and with the owner taking
+    // its buffers back at random moments: every byte checked, every buffer returned.
+    {"held_partial_clean", lp(0, 0, 0, 0), 5'000'000, tcp::CongestionAlgo::kCubic, true, true, true,
+     1500, 0, true, 1.0},
+    {"held_partial_mixed", lp(0.01, 0.1, 0.02, 0.001), 3'000'000, tcp::CongestionAlgo::kCubic, true,
+     true, true, 1500, 0.5, true, 0.9, 0.02},
+    {"held_chained_squeezed", lp(0.01, 0.05, 0, 0), 4'000'000, tcp::CongestionAlgo::kCubic, true,
+     true, true, 1500, 1.0, true, 1.0, 0.05},
 };
 
 class Transfer : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
@@ -73,6 +84,8 @@ TEST_P(Transfer, EveryByteBothWays) {
   Net n(m.link, m.link, seed, ca, cb);
   n.out_a.mtu = n.out_b.mtu = m.mtu;
   n.chain = m.chain;
+  n.hold = m.hold;
+  n.squeeze = m.squeeze;
   // Every segment on the wire is well formed and fits the MTU and the MSS (what tshark
   // would check in a capture).
   uint64_t malformed = 0, oversized = 0, segments = 0;
@@ -123,6 +136,22 @@ TEST_P(Transfer, EveryByteBothWays) {
   EXPECT_GT(direct, 0u);
   if (m.partial) {
     EXPECT_GT(buffered, direct / 4);
+  }
+  if (m.hold > 0) {
+    // Held bytes were read from the owner's buffers, and every buffer went back.
+    EXPECT_GT(ca_.rx_bytes_held + cb_.rx_bytes_held, 0u);
+    EXPECT_EQ(n.owner.held(), 0u) << "buffers still held after both ends closed";
+    EXPECT_EQ(n.owner.retained, n.owner.released);
+    EXPECT_EQ(n.owner.bad_releases, 0u);
+    EXPECT_EQ(ca_.rx_held_pieces + cb_.rx_held_pieces, 0u);
+    if (m.squeeze > 0) {
+      EXPECT_GT(n.owner.given_back, 0u);
+      EXPECT_GT(ca_.rx_held_compacted + cb_.rx_held_compacted, 0u);
+    }
+    std::printf("[%s seed %llu] held %llu bytes, %llu of them later copied into the ring\n", m.name,
+                static_cast<unsigned long long>(seed),
+                static_cast<unsigned long long>(ca_.rx_bytes_held + cb_.rx_bytes_held),
+                static_cast<unsigned long long>(ca_.rx_held_compacted + cb_.rx_held_compacted));
   }
   if (m.chain > 0) {
     EXPECT_GT(n.chained, 0u);

@@ -15,6 +15,7 @@
 
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/rx_frame.hpp"
+#include "dataplane/rx_holder.hpp"
 #include "stack/core/bytes.hpp"
 #include "stack/iface/stack.hpp"
 #include "stack/wire/ethernet.hpp"
@@ -415,6 +416,55 @@ TEST_F(Fixture, LargeDatagramFragmentsAreGatheredChains) {
   EXPECT_EQ(seen, udp.size());
   EXPECT_TRUE(std::equal(payload.begin(), payload.end(), udp.begin() + 8)) << "every byte";
   stack.udp_unbind(5000);
+}
+
+// TCP's holder on mbufs (dataplane/rx_holder.hpp): a held frame keeps every
+// segment of its chain after the pipeline frees its own reference, and goes back
+// to the pool on release; holds stop at a quarter of the pool and while it is low.
+TEST_F(Fixture, HolderKeepsAChainPastThePipelinesFreeAndRespectsItsBudget) {
+  MbufHolder holder;
+  holder.add_pool(g_pool);
+  const auto bytes = test::pattern(9014, 5);
+  rte_mbuf* m = chain_of(bytes, {});
+  ASSERT_GT(m->nb_segs, 1);
+  const unsigned avail = rte_mempool_avail_count(g_pool);
+  PacketView v = view(m);
+  v.set_owner(&holder, m);
+  PacketView payload = v.tail(54);  // what TCP would hold: keeps the owner
+  ASSERT_EQ(payload.holder(), &holder);
+  ASSERT_TRUE(payload.holder()->retain(payload.frame()));
+  EXPECT_EQ(holder.held_mbufs(), m->nb_segs);
+  rte_pktmbuf_free(m);  // the pipeline's reference
+  EXPECT_EQ(rte_mempool_avail_count(g_pool), avail) << "nothing freed while held";
+  std::vector<uint8_t> out(payload.size());
+  ASSERT_TRUE(payload.copy_out(0, out));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), bytes.begin() + 54)) << "bytes intact";
+  holder.release(payload.frame());
+  EXPECT_EQ(holder.held_mbufs(), 0u);
+  EXPECT_GT(rte_mempool_avail_count(g_pool), avail) << "the chain went back";
+
+  // Budget: a quarter of the pool (2047 / 4 = 511 mbufs), counted in segments.
+  std::vector<rte_mbuf*> held;
+  for (;;) {
+    rte_mbuf* f = chain_of(bytes, {});
+    if (!holder.retain(f)) {
+      rte_pktmbuf_free(f);
+      break;
+    }
+    held.push_back(f);
+    rte_pktmbuf_free(f);
+  }
+  EXPECT_LE(holder.held_mbufs(), g_pool->size / 4);
+  EXPECT_GT(holder.held_mbufs(), g_pool->size / 4 - 8);
+  EXPECT_EQ(holder.refused(), 1u);
+  for (rte_mbuf* f : held) holder.release(f);
+  // Low pool: refused outright.
+  holder.set_low(true);
+  rte_mbuf* f = chain_of(bytes, {});
+  EXPECT_FALSE(holder.retain(f));
+  rte_pktmbuf_free(f);
+  holder.set_low(false);
+  EXPECT_EQ(holder.held_mbufs(), 0u);
 }
 
 // Headers straddling segments: Ethernet cut after 7 bytes, IPv4 after 13 more,
