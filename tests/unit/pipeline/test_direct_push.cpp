@@ -331,7 +331,7 @@ TEST(PushFrames, DirectWhileTheLinkKeepsUp) {
 
 TEST(PushFrames, ARunEndingInsideAFrameIsRefusedThere) {
   TxPipeline p(params());
-  std::vector<uint8_t> run(2 * (kFrameHeaderBytes + 10) + 3);
+  std::vector<uint8_t> run(2 * (kFrameHeaderBytes + 10) + kFrameHeaderBytes);
   write_frame_header({run.data(), kFrameHeaderBytes}, 10);
   write_frame_header({run.data() + 14, kFrameHeaderBytes}, 10);
   write_frame_header({run.data() + 28, kFrameHeaderBytes}, 10);  // truncated below
