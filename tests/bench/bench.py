@@ -1441,7 +1441,8 @@ def bench_mtu(ctx):
     rep.note("wirespeed: `source` (1 connection, 1 MiB messages, length32) in one data-plane process on "
              "lcore 1 → `sink` in another on lcore 0 (`idle: poll`, `--no-huge`), rate over the second "
              "half of each run. The link is `net_memif`, which the data plane runs above its advertised "
-             "1518-byte frame limit (its datapath chains descriptors; see docs/architecture.md); where "
+             "1518-byte frame limit (the data plane gives memif a buffer that holds a whole frame, "
+             "`bsize`: see docs/config.md; the mbufs stay 2 KiB chains unless `whole`); where "
              "memif fails, af_packet over a root-namespace veth is used and named in the cell.")
     rep.note("memif offers no checksum offload and no TSO, so `offloads auto` and `offloads: software` "
              "run the same code over memif except for the RX checksum flags (none either way): the two "
