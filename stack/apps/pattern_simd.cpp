@@ -35,38 +35,45 @@ __attribute__((target("avx2"))) inline Eight eight_words(__m256i idx, __m256i ke
           _mm256_add_epi8(_mm256_shuffle_epi8(src_hi, spread), key)};
 }
 
+// The pattern from word `word` on, 8 words per next().
+struct Words {
+  __m256i key;
+  __m256i idx;
+  __attribute__((target("avx2"))) Words(uint64_t k, uint64_t word)
+      : key(_mm256_set1_epi64x(static_cast<int64_t>(k))),
+        idx(_mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(word))),
+                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+  __attribute__((target("avx2"))) Eight next() {
+    Eight e = eight_words(idx, key);
+    idx = _mm256_add_epi32(idx, _mm256_set1_epi32(8));
+    return e;
+  }
+};
+
 __attribute__((target("avx2"))) size_t fill_avx2(uint64_t key, uint64_t word, uint8_t* out,
                                                  size_t words) {
-  const __m256i k = _mm256_set1_epi64x(static_cast<int64_t>(key));
-  __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(word))),
-                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256i step = _mm256_set1_epi32(8);
+  Words w(key, word);
   size_t done = 0;
   for (; words - done >= 8; done += 8) {
-    Eight e = eight_words(idx, k);
+    Eight e = w.next();
     _mm256_storeu_si256(static_cast<__m256i*>(static_cast<void*>(out + done * 8)), e.lo);
     _mm256_storeu_si256(static_cast<__m256i*>(static_cast<void*>(out + done * 8 + 32)), e.hi);
-    idx = _mm256_add_epi32(idx, step);
   }
   return done;
 }
 
 __attribute__((target("avx2"))) size_t match_avx2(uint64_t key, uint64_t word, const uint8_t* in,
                                                   size_t words) {
-  const __m256i k = _mm256_set1_epi64x(static_cast<int64_t>(key));
-  __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(word))),
-                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256i step = _mm256_set1_epi32(8);
+  Words w(key, word);
   size_t done = 0;
   for (; words - done >= 8; done += 8) {
-    Eight e = eight_words(idx, k);
+    Eight e = w.next();
     const __m256i a =
         _mm256_loadu_si256(static_cast<const __m256i*>(static_cast<const void*>(in + done * 8)));
     const __m256i b = _mm256_loadu_si256(
         static_cast<const __m256i*>(static_cast<const void*>(in + done * 8 + 32)));
     const __m256i eq = _mm256_and_si256(_mm256_cmpeq_epi8(a, e.lo), _mm256_cmpeq_epi8(b, e.hi));
     if (_mm256_movemask_epi8(eq) != -1) break;
-    idx = _mm256_add_epi32(idx, step);
   }
   return done;
 }

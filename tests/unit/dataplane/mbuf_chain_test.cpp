@@ -338,17 +338,22 @@ void resolve_peer(Stack& stack, test::VirtualClock& clock) {
   stack.receive(reply, RxMeta{}, clock.now);
 }
 
+// An MTU 9000 interface on `io` that knows the peer's MAC, with the port drained.
+void jumbo_stack_ready(Stack& stack, test::VirtualClock& clock, MbufIo& io) {
+  InterfaceConfig ic = test::default_interface();
+  ic.mtu = 9000;
+  stack.add_interface(ic, io);
+  resolve_peer(stack, clock);
+  io.flush();
+  for (auto* m : drain()) rte_pktmbuf_free(m);
+}
+
 // A jumbo echo request arriving as a chain is answered with a chain whose data
 // was written straight from the request's segments (no staging area).
 TEST_F(Fixture, JumboPingIsAnsweredWithAGatheredChain) {
-  InterfaceConfig ic = test::default_interface();
-  ic.mtu = 9000;
   Stack stack(StackConfig{});
-  stack.add_interface(ic, *io);
   test::VirtualClock clock;
-  resolve_peer(stack, clock);
-  io->flush();
-  for (auto* m : drain()) rte_pktmbuf_free(m);
+  jumbo_stack_ready(stack, clock, *io);
   const auto data = test::pattern(8972, 3);
   test::Ipv4Spec ip;
   ip.src = kPeerIp;
@@ -378,14 +383,9 @@ TEST_F(Fixture, JumboPingIsAnsweredWithAGatheredChain) {
 // A datagram larger than the MTU leaves in fragments, each a gathered chain at
 // jumbo sizes; put back together they are the datagram.
 TEST_F(Fixture, LargeDatagramFragmentsAreGatheredChains) {
-  InterfaceConfig ic = test::default_interface();
-  ic.mtu = 9000;
   Stack stack(StackConfig{});
-  stack.add_interface(ic, *io);
   test::VirtualClock clock;
-  resolve_peer(stack, clock);
-  io->flush();
-  for (auto* m : drain()) rte_pktmbuf_free(m);
+  jumbo_stack_ready(stack, clock, *io);
   auto* sock = stack.udp_bind(5000, [](UdpSocket&, const UdpDatagram&, Instant) {});
   ASSERT_NE(sock, nullptr);
   const auto payload = test::pattern(30000, 9);
