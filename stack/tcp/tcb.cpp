@@ -132,7 +132,9 @@ void Tcb::deliver(Instant now) {
   // is offered only a piece at a time.
   if (!more && !released && (rcvbuf.size() > 0 || held_bytes > rcvbuf.capacity() / 2)) {
     compact_held();
-    more = true;  // offer the joined bytes now
+    // Offer the joined bytes now; if the ring could not take them (it always can:
+    // the window counted them), the ring's bytes must not overtake the held ones.
+    more = held_first == kNoPiece;
   }
   while (more && rcvbuf.size() > 0 && cb.on_data && !released) {
     auto span = rcvbuf.contiguous(0, rcvbuf.size());
