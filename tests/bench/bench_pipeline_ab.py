@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_txpath import wait_running  # noqa: E402  (the same server start-up wait)
+
 SOCK = "/run/wirespeed-pipeline-ab.sock"
 PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
 
@@ -64,17 +67,6 @@ def stop(p):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-
-
-def wait_running(p, log, timeout=25):
-    end = time.time() + timeout
-    while time.time() < end:
-        if p.poll() is not None:
-            raise RuntimeError(f"server exited: {open(log).read()[-400:]}")
-        if "wirespeed: running" in open(log).read():
-            return
-        time.sleep(0.1)
-    raise RuntimeError("server did not start")
 
 
 def second_half_rate(log):
