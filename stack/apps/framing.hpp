@@ -13,8 +13,10 @@
 // byte without storing what was sent. docs/framing.md describes the format.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -48,9 +50,28 @@ bool write_frame_header(std::span<uint8_t> out, uint64_t payload_len);
 // is the offset within the payload; with framing none the whole stream is
 // message 0 and off is the stream offset. A UDP datagram for message seq holds
 // pattern(seq, 0..len).
-uint64_t pattern_key(uint64_t seq);
+// Inline (as is fill_pattern's 8-byte case): a source of 8-byte messages computes one key
+// and writes one word per message, and a call for each cost as much as the work.
+inline uint64_t pattern_key(uint64_t seq) {
+  // splitmix64: consecutive sequence numbers get unrelated keys.
+  uint64_t z = seq + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 uint8_t pattern_byte(uint64_t seq, uint64_t offset);
-void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out);
+void fill_pattern_general(uint64_t seq, uint64_t offset, std::span<uint8_t> out);
+inline void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out) {
+  if constexpr (std::endian::native == std::endian::little) {
+    // Word 0 of a message is its key (the mix term of word 0 is 0).
+    if (offset == 0 && out.size() == 8) {
+      const uint64_t key = pattern_key(seq);
+      std::memcpy(out.data(), &key, 8);
+      return;
+    }
+  }
+  fill_pattern_general(seq, offset, out);
+}
 // Index in `data` of the first byte that is not pattern(seq, offset + i), or
 // data.size() when every byte matches.
 size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data);

@@ -97,6 +97,51 @@ TEST(FrameScan, MixesWithNextAndKeepsCounters) {
   EXPECT_EQ(events_done, sizes.size());
 }
 
+// Runs of equal frames are counted by comparing headers four at a time (framing.cpp,
+// same_header_run): runs of every length around that step, of several frame sizes, cut by
+// every piece size, give the event path's counts.
+TEST(FrameScan, RunsOfEqualFramesCountLikeTheEventPath) {
+  std::vector<uint32_t> sizes;
+  for (uint32_t len : {8u, 0u, 64u, 1u, 1000u, 8u}) {
+    for (int run = 1; run <= 10; ++run) {
+      for (int i = 0; i < run; ++i) sizes.push_back(len);
+      sizes.push_back(len + 1);  // a different length ends the run
+    }
+  }
+  const Bytes s = stream_of(sizes);
+  for (size_t piece : {size_t{1}, size_t{11}, size_t{12}, size_t{48}, size_t{1448}, s.size()}) {
+    FrameDecoder events;
+    FrameDecoder scanned;
+    uint64_t complete = 0;
+    uint64_t scanned_messages = 0;
+    for (size_t at = 0; at < s.size(); at += piece) {
+      const std::span<const uint8_t> p(s.data() + at, std::min(piece, s.size() - at));
+      events.feed(p, [&](const FrameEvent& ev) {
+        if (ev.kind == FrameEventKind::kMessageComplete) ++complete;
+      });
+      const FrameScan r = scanned.scan(p, false);
+      EXPECT_FALSE(r.error);
+      scanned_messages += r.messages;
+      EXPECT_EQ(events.messages(), scanned.messages()) << piece << " at " << at;
+      EXPECT_EQ(events.payload_bytes(), scanned.payload_bytes()) << piece << " at " << at;
+      EXPECT_EQ(events.stream_bytes(), scanned.stream_bytes()) << piece << " at " << at;
+    }
+    EXPECT_EQ(complete, sizes.size());
+    EXPECT_EQ(scanned_messages, sizes.size());
+  }
+}
+
+// An oversize header inside a run of equal frames stops the count at that frame.
+TEST(FrameScan, OversizeLengthInsideARunIsOneError) {
+  Bytes s = stream_of(std::vector<uint32_t>(9, 8));
+  ASSERT_TRUE(write_frame_header(std::span<uint8_t>(s).subspan(6 * 12), 5000));
+  FrameDecoder dec({.framing = Framing::kLength32, .max_message_bytes = 1000, .collect = false});
+  const FrameScan r = dec.scan(s, false);
+  EXPECT_EQ(r.messages, 6u);
+  EXPECT_TRUE(r.error);
+  EXPECT_EQ(dec.messages(), 6u);
+}
+
 TEST(FrameScan, FindsEveryWrongByteWholeOrCut) {
   const std::vector<uint32_t> sizes = {8, 1, 64, 0, 37, 8, 200};
   const Bytes good = stream_of(sizes);
