@@ -15,6 +15,7 @@ and to the namespaces created here.
 """
 import argparse
 import atexit
+import contextlib
 import datetime
 import json
 import os
@@ -848,7 +849,7 @@ def bench_udp(ctx):
 # Kernel-side measurements (two namespaces over veth)
 
 
-def kernel_source_sink(ctx, kp, size, tag, errors, connections=1):
+def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None):
     sj = os.path.join(ctx.tmp, f"k-sink-{tag}.json")
 
     def run():
@@ -862,7 +863,38 @@ def kernel_source_sink(ctx, kp, size, tag, errors, connections=1):
         finally:
             stop(sink)
 
-    return repeat(run, ctx.reps, errors)
+    return repeat(run, ctx.reps if reps is None else reps, errors)
+
+
+def paired_source_runs(ctx, m, kp, size, errors):
+    """wirespeed source -> sink over the memif pair m and the twin's over the veth pair kp,
+    alternating, ctx.reps pairs. This machine's speed drifts by up to 1.5x within minutes
+    (both stacks move together), so a ratio is only meaningful between runs made side by
+    side. The memif server busy-polls, so it is stopped (SIGSTOP) while the kernel runs."""
+    ws, k = [], []
+    for i in range(ctx.reps):
+        ws += repeat(lambda: m.client(
+            f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
+            f"message_size: {size}, connections: 1, duration_s: {ctx.ws_dur} }}",
+            ctx.ws_dur + 15), 1, errors)
+        os.kill(m.server.pid, signal.SIGSTOP)
+        try:
+            k += kernel_source_sink(ctx, kp, size, f"{kp.mtu}-{size}-pair{i}", errors, reps=1)
+        finally:
+            os.kill(m.server.pid, signal.SIGCONT)
+    return ws, k
+
+
+def pair_ratio(ws, k, fw, fk):
+    """Median of the ratios of side-by-side runs (paired_source_runs), with their spread."""
+    rs = [fw(a) / fk(b) for a, b in zip(ws, k)
+          if a is not None and b is not None and fw(a) and fk(b)]
+    if not rs:
+        return "—"
+    out = f"{statistics.median(rs):.2f}×"
+    if len(rs) > 1:
+        out += f" ({min(rs):.2f}–{max(rs):.2f})"
+    return out
 
 
 def kernel_ping_echo(ctx, kp, size, tag, errors, dur=None):
@@ -1083,6 +1115,9 @@ SWEEP_VARIANTS = [
 ]
 
 
+SWEEP_JUMBO_MTU = 9000
+
+
 def bench_sweep(ctx):
     rep = Report("sweep", "4. Message-size sweep: wirespeed over memif vs wsperf (Linux) over veth",
                  ctx.command("sweep"))
@@ -1090,33 +1125,55 @@ def bench_sweep(ctx):
     sizes = [8, 64, 1024, 8192, 65536, 1048576]
     ws_src = {v: {} for v, _ in SWEEP_VARIANTS}
     ws_ping = {v: {} for v, _ in SWEEP_VARIANTS}
+    k_src, k_ping, k_jumbo, jumbo_src = {}, {}, {}, {}
     for vi, (variant, extra) in enumerate(SWEEP_VARIANTS):
         try:
-            with Memif(ctx.tmp, 1500, f"sweep{vi}", tcp_extra=extra) as m:
+            with Memif(ctx.tmp, 1500, f"sweep{vi}", tcp_extra=extra) as m, \
+                    (KernelPair(1500, offloads=True) if vi == 0 else contextlib.nullcontext()) as kp:
                 for s in sizes:
-                    ws_src[variant][s] = ws_source_runs(ctx, m, s, errors)
+                    if vi == 0:
+                        # The headline figures: wirespeed and the twin side by side.
+                        ws_src[variant][s], k_src[s] = paired_source_runs(ctx, m, kp, s, errors)
+                    else:
+                        ws_src[variant][s] = ws_source_runs(ctx, m, s, errors)
                     ws_ping[variant][s] = repeat(lambda: m.client(
                         f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
                         f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15),
                         ctx.reps, errors)
         except Failure as e:
             errors.append(f"{variant}: {e}")
-    k_src, k_ping = {}, {}
+    # The same source -> sink runs at MTU 9000 on both sides (memif against veth with MTU 9000
+    # and the kernel's offloads): wirespeed's segment and batch sizes follow the MTU.
+    try:
+        with Memif(ctx.tmp, SWEEP_JUMBO_MTU, "sweep-jumbo") as m, \
+                KernelPair(SWEEP_JUMBO_MTU, offloads=True) as kp:
+            for s in sizes:
+                jumbo_src[s], k_jumbo[s] = paired_source_runs(ctx, m, kp, s, errors)
+    except Failure as e:
+        errors.append(f"MTU {SWEEP_JUMBO_MTU}: {e}")
     for s in sizes:
-        k_src[s] = kernel_source_runs(ctx, 1500, True, s, errors)
+        k_src.setdefault(s, [None])
+        k_jumbo.setdefault(s, [None])
     with KernelPair(1500, offloads=True) as kp:
         for s in sizes:
             k_ping[s] = kernel_ping_echo(ctx, kp, s, f"sweep-{s}", errors, dur=ctx.ping_dur)
     mps = lambda r: r["messages_per_second"]
     p50 = lambda r: r["rtt_us"]["p50"]
     p99 = lambda r: r["rtt_us"]["p99"]
-    rows1, rows2, rows3 = [], [], []
+    rows1, rows2, rows3, rows4 = [], [], [], []
     for s in sizes:
+        w, k = jumbo_src.get(s, [None]), k_jumbo[s]
+        rows4.append([f"{s}", fmt_ms(pick(w, mps), "msg/s"), fmt_ms(pick(w, steady_mps), "msg/s"),
+                      fmt_ms(pick(k, mps), "msg/s"),
+                      f"{pair_ratio(w, k, mps, mps)} / {pair_ratio(w, k, steady_mps, mps)}",
+                      fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
+                      pair_ratio(w, k, steady_gbps, gbps), loss_summary(w)])
         w, k = ws_src["default"].get(s, [None]), k_src[s]
         rows1.append([f"{s}", fmt_ms(pick(w, mps), "msg/s"), fmt_ms(pick(w, steady_mps), "msg/s"),
-                      fmt_ms(pick(k, mps), "msg/s"), two_ratios(pick(w, mps), pick(w, steady_mps), pick(k, mps)),
+                      fmt_ms(pick(k, mps), "msg/s"),
+                      f"{pair_ratio(w, k, mps, mps)} / {pair_ratio(w, k, steady_mps, mps)}",
                       fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
-                      ratio(pick(w, steady_gbps), pick(k, gbps)), loss_summary(w)])
+                      pair_ratio(w, k, steady_gbps, gbps), loss_summary(w)])
         w, k = ws_ping["default"].get(s, [None]), k_ping[s]
         rows2.append([f"{s}", fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(k, p50), "µs"),
                       ratio(pick(w, p50), pick(k, p50), True), fmt_ms(pick(w, p99), "µs"),
@@ -1133,6 +1190,11 @@ def bench_sweep(ctx):
                   ["message B", "wirespeed msg/s, whole run", "wirespeed msg/s, 2nd half", "Linux msg/s",
                    "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio",
                    "sender tx_queue_full drops / retransmits"], rows1)
+    rep.add_table(f"Throughput at MTU {SWEEP_JUMBO_MTU} on both sides (wirespeed over memif, Linux over "
+                  "veth), source → sink, one connection:",
+                  ["message B", "wirespeed msg/s, whole run", "wirespeed msg/s, 2nd half", "Linux msg/s",
+                   "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio",
+                   "sender tx_queue_full drops / retransmits"], rows4)
     rep.add_table("Round trip, ping → echo, one connection, one message outstanding:",
                   ["message B", "wirespeed p50", "Linux p50", "ratio", "wirespeed p99", "Linux p99",
                    "ratio", "wirespeed round trips/s", "Linux round trips/s"], rows2)
@@ -1150,6 +1212,10 @@ def bench_sweep(ctx):
              f"Median of {ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed better "
              "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
              "≥ 2× its Gbit/s at 1 MiB.")
+    rep.note("Throughput ratios are paired: each wirespeed run is followed at once by a Linux run "
+             "(the memif server stopped with SIGSTOP meanwhile), and the ratio is the median of the "
+             "pairs' ratios, with their range in brackets. This VM's speed drifts by up to 1.5× within "
+             "minutes, for both stacks alike, so figures from runs minutes apart do not compare.")
     rep.note("Variants (both processes, `pipeline:` section): *default* (batches the largest multiple "
              "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with the default `backoff_us`, 100 µs); "
              "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
@@ -1159,7 +1225,10 @@ def bench_sweep(ctx):
              "can exceed their difference (compare the Linux figures of two runs).")
     for e in errors:
         rep.note(f"FAILURE: {e}")
+    rep.note(f"MTU {SWEEP_JUMBO_MTU} table: default pipeline settings (batches of 7 × 8948 = 62636 bytes); "
+             "the kernel pair is the same veth pair with MTU 9000 on both ends, offloads on.")
     rep.data = {"ws_source": ws_src, "ws_ping": ws_ping, "k_source": k_src, "k_ping": k_ping,
+                "ws_source_jumbo": jumbo_src, "k_source_jumbo": k_jumbo, "jumbo_mtu": SWEEP_JUMBO_MTU,
                 "variants": dict(SWEEP_VARIANTS), "errors": errors}
     return rep
 

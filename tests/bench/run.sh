@@ -4,7 +4,7 @@
 #   workloads: udp tcp-bulk tcp-rtt sweep scrape micro (default: all)
 # Needs root (network namespaces, DPDK). Results: tests/bench/results/<time>-<workload>.{md,json};
 # each table also replaces its section of docs/benchmarks.md. The whole run is capped at
-# 10 minutes (--quick: 3); whatever happens, the namespaces, veths, memif socket and
+# 10 minutes (sweep, backoff: 25; --quick: 4); whatever happens, the namespaces, veths, memif socket and
 # processes it created are removed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +20,8 @@ limit=600
 [[ $quick == 1 ]] && limit=240
 # The stability workload runs for --minutes (default 10) plus its overload phases.
 for a in "$@"; do [[ $a == stability ]] && limit=2400; done
+# The sweep (paired runs at two MTUs, three variants) and backoff with --reps 3-5 take 10-20 min.
+for a in "$@"; do [[ ($a == sweep || $a == backoff) && $limit -lt 1500 ]] && limit=1500; done
 
 if [[ $(id -u) != 0 ]]; then
   echo "run.sh: needs root (network namespaces, DPDK)" >&2
