@@ -163,7 +163,7 @@ struct TcpConfig {
 
 struct PipelineConfig {
   uint32_t max_batch_bytes = 65535;  // 1500..262144; batches are whole multiples of the MSS
-  uint32_t backoff_us = 100;         // deterministic backoff in batching mode (docs/pipeline.md)
+  uint32_t backoff_us = 20;          // deterministic backoff in batching mode (docs/pipeline.md)
   bool batching = true;              // false: every message is sent at once
   uint32_t max_batches = 4096;       // batches in flight per pipeline before backpressure
   bool mss_multiple = true;          // false: fixed max_batch_bytes batches (a benchmark baseline)

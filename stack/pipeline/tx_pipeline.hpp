@@ -45,8 +45,8 @@ uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes);
 
 // Plain parameters (the stack does not depend on control/; the data plane maps
 // control::PipelineConfig onto this: max_batch_bytes, backoff_us, batching, max_batches).
-// The data plane always passes pipeline.backoff_us (default 100 us, chosen by measurement:
-// docs/pipeline.md); the 20 us here is what the unit tests' virtual clocks are written for.
+// The data plane always passes pipeline.backoff_us (default 20 us, chosen by measurement:
+// docs/pipeline.md, "Choosing backoff_us"), the same value as here.
 struct PipelineParams {
   uint32_t max_batch_bytes = kDefaultMaxBatchBytes;
   Duration backoff = Duration::micros(20);

@@ -1217,7 +1217,7 @@ def bench_sweep(ctx):
              "pairs' ratios, with their range in brackets. This VM's speed drifts by up to 1.5× within "
              "minutes, for both stacks alike, so figures from runs minutes apart do not compare.")
     rep.note("Variants (both processes, `pipeline:` section): *default* (batches the largest multiple "
-             "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with the default `backoff_us`, 100 µs); "
+             "of the MSS under 65535 bytes, 45 × 1448 = 65160, batching mode with the default `backoff_us`, 20 µs); "
              "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
              "64512-byte batch* (`mss_multiple: false`, `max_batch_bytes: 64512`: batches ignore the "
              "MSS). The source, the ping and the echo each send through one pipeline per connection. "

@@ -232,7 +232,7 @@ TEST(SourceSink, BatchingIsNoSlowerThanBatchingOffForABulkSource) {
     Verifier v(r.n->b, 8);
     ClientParams p = client_params(8, 1500000, kSinkPort);
     p.pipeline.batching = batching;
-    p.pipeline.backoff = Duration::micros(100);  // the data plane's default
+    p.pipeline.backoff = Duration::micros(100);  // longer than the ~77 us left at on_writable
     TcpSourceService src("load", p, r.n->a);
     r.services = {&src};
     const Instant t0 = r.n->now;

@@ -60,7 +60,7 @@ TEST(ConfigDefaults, MinimalConfigTakesEveryDefault) {
   EXPECT_TRUE(c.tcp.window_scaling);
 
   EXPECT_EQ(c.pipeline.max_batch_bytes, 65535u);
-  EXPECT_EQ(c.pipeline.backoff_us, 100u);
+  EXPECT_EQ(c.pipeline.backoff_us, 20u);
   EXPECT_TRUE(c.pipeline.batching);
   EXPECT_EQ(c.pipeline.max_batches, 4096u);
   EXPECT_TRUE(c.pipeline.mss_multiple);
