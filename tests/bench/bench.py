@@ -849,7 +849,7 @@ def bench_udp(ctx):
 # Kernel-side measurements (two namespaces over veth)
 
 
-def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None):
+def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None, extra=()):
     sj = os.path.join(ctx.tmp, f"k-sink-{tag}.json")
 
     def run():
@@ -858,7 +858,8 @@ def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None):
         time.sleep(0.2)
         try:
             return wsperf(["source", "--target", f"{kp.IP_B}:9", "--message-size", str(size),
-                           "--connections", str(connections), "--duration", str(ctx.k_dur), "--cpu", "0"],
+                           "--connections", str(connections), "--duration", str(ctx.k_dur), "--cpu", "0",
+                           *extra],
                           kp.A, os.path.join(ctx.tmp, f"k-src-{tag}.log"), ctx.k_dur + 8)
         finally:
             stop(sink)

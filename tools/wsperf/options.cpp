@@ -29,7 +29,7 @@ const char* usage() {
          "  wsperf echo|sink --listen IP:PORT [--protocol tcp|udp] [--framing length32|none]\n"
          "                   [--verify] [--duration S] [--echo-buffer BYTES]\n"
          "  wsperf source --target IP:PORT --message-size N [--connections C]\n"
-         "                [--duration S | --count N] [--rate MSG_PER_S]\n"
+         "                [--duration S | --count N] [--rate MSG_PER_S] [--send-messages N]\n"
          "  wsperf ping   --target IP:PORT --message-size N [--count N | --duration S]\n"
          "                [--connections C] [--reconnect] [--verify] [--timeout S]\n"
          "common: --protocol tcp|udp (default tcp; over UDP a message is one datagram)\n"
@@ -155,6 +155,8 @@ bool parse_options(int argc, char** argv, Options& opt, std::string& error, bool
       ok = parse_double(v, opt.duration_s) && opt.duration_s > 0;
     } else if (flag == "--count") {
       ok = parse_u64(v, opt.count) && opt.count > 0;
+    } else if (flag == "--send-messages") {
+      ok = parse_u64(v, opt.send_messages) && opt.send_messages >= 1;
     } else if (flag == "--rate") {
       ok = parse_double(v, opt.rate) && opt.rate > 0;
     } else if (flag == "--report") {

@@ -24,6 +24,9 @@ struct Options {
   double duration_s = 0;  // 0: none given
   uint64_t count = 0;     // 0: none given
   double rate = 0;        // messages per second over all connections; 0: full speed
+  // TCP source: messages per send(); 0 fills the 256 KiB buffer (the default, as a
+  // batching application does). 1 is an application that writes each message by itself.
+  uint64_t send_messages = 0;
   bool verify = false;
   bool reconnect = false;
   bool quiet = false;

@@ -346,6 +346,10 @@ int run_tcp_source(const Options& opt) {
       if (sends == 16) return true;
       if (c.pos == c.len) {
         uint64_t limit = c.quota;
+        if (opt.send_messages != 0) {
+          limit = std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1) +
+                                      opt.send_messages);
+        }
         if (stopping) limit = std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1));
         if (opt.rate > 0) {
           // Tokens are whole messages since the start; a message is paid for

@@ -86,6 +86,16 @@ for size in 1 64 65536 1048576; do
   echo "ok tcp source/sink $size"
 done
 
+# One send() per message (and per three): the same stream, every message verified.
+for n in 1 3; do
+  start_server sink-per$n sink --listen 127.0.0.1:0 --verify
+  client source-per$n source --target 127.0.0.1:$PORT --message-size 8 --count 20000 \
+    --send-messages $n --verify
+  stop_server
+  check 'r[0]["messages"] == r[1]["messages"] == 20000' "$T/source-per$n.json" "$T/sink-per$n.json"
+  echo "ok tcp source --send-messages $n"
+done
+
 start_server echo echo --listen 127.0.0.1:0 --verify
 ECHO_PORT=$PORT
 ECHO_PID=$SERVER_PID
