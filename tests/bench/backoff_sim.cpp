@@ -105,13 +105,15 @@ Result run(uint32_t size, uint64_t rate, Duration backoff, Duration traffic) {
   // is warm-up (handshake, slow start).
   std::vector<int64_t> delay;
   for (size_t i = rx.arrival.size() / 4; i < rx.arrival.size(); ++i) {
-    const int64_t due = t0.ns() + static_cast<int64_t>(static_cast<double>(i) * 1e9 /
-                                                       static_cast<double>(rate));
+    const int64_t due =
+        t0.ns() + static_cast<int64_t>(static_cast<double>(i) * 1e9 / static_cast<double>(rate));
     delay.push_back(rx.arrival[i].ns() - due);
   }
   res.p50_us = percentile(delay, 0.50);
   res.p99_us = percentile(delay, 0.99);
-  res.max_us = delay.empty() ? 0 : static_cast<double>(*std::max_element(delay.begin(), delay.end())) / 1000.0;
+  res.max_us = delay.empty()
+                   ? 0
+                   : static_cast<double>(*std::max_element(delay.begin(), delay.end())) / 1000.0;
   res.segments_per_k = res.messages == 0 ? 0
                                          : 1000.0 * static_cast<double>(net->link_ab.offered) /
                                                static_cast<double>(res.messages);
@@ -149,8 +151,9 @@ int main(int argc, char** argv) {
   // waiting as little as possible), and at every load below that does not add more than
   // 10 us to the median delay of backoff 0 (a link that keeps up sends at once: issue 4).
   std::vector<bool> within(std::size(backoffs_us), true);
-  std::printf("| message B | rate msg/s | backoff_us | segments per 1000 msg | delay p50 us | "
-              "delay p99 us | delay max us | batching entries |\n");
+  std::printf(
+      "| message B | rate msg/s | backoff_us | segments per 1000 msg | delay p50 us | "
+      "delay p99 us | delay max us | batching entries |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Load& l : loads) {
     std::vector<double> segs, p50;
@@ -173,10 +176,11 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < std::size(backoffs_us); ++i) {
     if (within[i]) {
-      std::printf("\nsuggested backoff_us: %d (the smallest within 10 %% of the fewest segments at "
-                  "every load with more than a batch in flight, and within 10 us of backoff 0's "
-                  "median delay below that)\n",
-                  backoffs_us[i]);
+      std::printf(
+          "\nsuggested backoff_us: %d (the smallest within 10 %% of the fewest segments at "
+          "every load with more than a batch in flight, and within 10 us of backoff 0's "
+          "median delay below that)\n",
+          backoffs_us[i]);
       break;
     }
   }

@@ -347,8 +347,8 @@ int run_tcp_source(const Options& opt) {
       if (c.pos == c.len) {
         uint64_t limit = c.quota;
         if (opt.send_messages != 0) {
-          limit = std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1) +
-                                      opt.send_messages);
+          limit =
+              std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1) + opt.send_messages);
         }
         if (stopping) limit = std::min(limit, c.enc.messages() + (c.enc.at_boundary() ? 0 : 1));
         if (opt.rate > 0) {
