@@ -17,6 +17,7 @@ import argparse
 import atexit
 import contextlib
 import datetime
+import itertools
 import json
 import os
 import platform
@@ -867,20 +868,24 @@ def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None, ext
     return repeat(run, ctx.reps if reps is None else reps, errors)
 
 
-def paired_source_runs(ctx, m, kp, size, errors):
+_PAIRS = itertools.count()
+
+
+def paired_source_runs(ctx, m, kp, size, errors, reps=None):
     """wirespeed source -> sink over the memif pair m and the twin's over the veth pair kp,
     alternating, ctx.reps pairs. This machine's speed drifts by up to 1.5x within minutes
     (both stacks move together), so a ratio is only meaningful between runs made side by
     side. The memif server busy-polls, so it is stopped (SIGSTOP) while the kernel runs."""
     ws, k = [], []
-    for i in range(ctx.reps):
+    for i in range(ctx.reps if reps is None else reps):
         ws += repeat(lambda: m.client(
             f"{{ name: load, kind: source, protocol: tcp, target: \"{Memif.SERVER_IP}:9\", "
             f"message_size: {size}, connections: 1, duration_s: {ctx.ws_dur} }}",
             ctx.ws_dur + 15), 1, errors)
         os.kill(m.server.pid, signal.SIGSTOP)
         try:
-            k += kernel_source_sink(ctx, kp, size, f"{kp.mtu}-{size}-pair{i}", errors, reps=1)
+            k += kernel_source_sink(ctx, kp, size, f"{kp.mtu}-{size}-pair{next(_PAIRS)}", errors,
+                                    reps=1)
         finally:
             os.kill(m.server.pid, signal.SIGCONT)
     return ws, k
@@ -1127,22 +1132,36 @@ def bench_sweep(ctx):
     ws_src = {v: {} for v, _ in SWEEP_VARIANTS}
     ws_ping = {v: {} for v, _ in SWEEP_VARIANTS}
     k_src, k_ping, k_jumbo, jumbo_src = {}, {}, {}, {}
-    for vi, (variant, extra) in enumerate(SWEEP_VARIANTS):
-        try:
-            with Memif(ctx.tmp, 1500, f"sweep{vi}", tcp_extra=extra) as m, \
-                    (KernelPair(1500, offloads=True) if vi == 0 else contextlib.nullcontext()) as kp:
-                for s in sizes:
-                    if vi == 0:
-                        # The headline figures: wirespeed and the twin side by side.
-                        ws_src[variant][s], k_src[s] = paired_source_runs(ctx, m, kp, s, errors)
-                    else:
-                        ws_src[variant][s] = ws_source_runs(ctx, m, s, errors)
-                    ws_ping[variant][s] = repeat(lambda: m.client(
-                        f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
-                        f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15),
-                        ctx.reps, errors)
-        except Failure as e:
-            errors.append(f"{variant}: {e}")
+    # Every variant gets its own server process (the `pipeline:` settings apply to both
+    # ends). The variants take turns within each repetition of each size, forward in even
+    # repetitions and backward in odd ones, so a drift of the machine's speed does not
+    # favour one of them; the default's runs are paired with the twin's.
+    variants = list(enumerate(SWEEP_VARIANTS))
+    with KernelPair(1500, offloads=True) as kp:
+        for s in sizes:
+            k_src[s] = []
+            for variant, _ in SWEEP_VARIANTS:
+                ws_src[variant][s], ws_ping[variant][s] = [], []
+            for r in range(ctx.reps):
+                for vi, (variant, extra) in (variants if r % 2 == 0 else variants[::-1]):
+                    try:
+                        with Memif(ctx.tmp, 1500, f"sweep{vi}", tcp_extra=extra) as m:
+                            if vi == 0:
+                                # The headline figures: wirespeed and the twin side by side.
+                                w, k = paired_source_runs(ctx, m, kp, s, errors, reps=1)
+                                ws_src[variant][s] += w
+                                k_src[s] += k
+                            else:
+                                ws_src[variant][s] += repeat(lambda: m.client(
+                                    f"{{ name: load, kind: source, protocol: tcp, target: "
+                                    f"\"{Memif.SERVER_IP}:9\", message_size: {s}, connections: 1, "
+                                    f"duration_s: {ctx.ws_dur} }}", ctx.ws_dur + 15), 1, errors)
+                            ws_ping[variant][s] += repeat(lambda: m.client(
+                                f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{Memif.SERVER_IP}:7\", "
+                                f"message_size: {s}, duration_s: {ctx.ping_dur} }}", ctx.ping_dur + 15),
+                                1, errors)
+                    except Failure as e:
+                        errors.append(f"{variant}, {s} B: {e}")
     # The same source -> sink runs at MTU 9000 on both sides (memif against veth with MTU 9000
     # and the kernel's offloads): wirespeed's segment and batch sizes follow the MTU.
     try:
@@ -1222,8 +1241,9 @@ def bench_sweep(ctx):
              "*batching off* (`batching: false`: every message is handed to TCP at once); *fixed "
              "64512-byte batch* (`mss_multiple: false`, `max_batch_bytes: 64512`: batches ignore the "
              "MSS). The source, the ping and the echo each send through one pipeline per connection. "
-             "The variants run one after another: on a loaded machine a shift in load between them "
-             "can exceed their difference (compare the Linux figures of two runs).")
+             "Each variant has its own server process; the variants take turns within each "
+             "repetition of each size (forward, then backward), so they are measured within a "
+             "minute of each other.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.note(f"MTU {SWEEP_JUMBO_MTU} table: default pipeline settings (batches of 7 × 8948 = 62636 bytes); "
