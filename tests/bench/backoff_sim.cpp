@@ -25,43 +25,12 @@
 #include "stack/apps/framing.hpp"
 #include "stack/apps/tcp_clients.hpp"
 #include "stack/iface/stack.hpp"
-#include "tests/sim/sim.hpp"
+#include "tests/sim/apps.hpp"
 
 namespace ws {
 namespace {
 
 constexpr uint16_t kPort = 9;
-
-// The receiver: every payload byte checked; the arrival time of each message kept.
-struct Receiver {
-  Receiver(tcp::TcpStack& tcp, const sim::Net& net) : net_(net) {
-    tcp::ListenCallbacks l;
-    l.on_accept = [this](tcp::Connection& c) {
-      tcp::ConnCallbacks cb;
-      cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
-        dec.feed(d, [this](const FrameEvent& ev) {
-          if (ev.kind == FrameEventKind::kPayload) {
-            if (check_pattern(ev.message, ev.offset, ev.data) != ev.data.size()) ++bad;
-          } else if (ev.kind == FrameEventKind::kMessageComplete) {
-            arrival.push_back(net_.now);
-          } else if (ev.kind == FrameEventKind::kError) {
-            ++bad;
-          }
-        });
-        return d.size();
-      };
-      cb.on_peer_closed = [](tcp::Connection& conn) { conn.close(); };
-      c.set_callbacks(std::move(cb));
-      return true;
-    };
-    ok = tcp.listen(kPort, std::move(l));
-  }
-  const sim::Net& net_;
-  FrameDecoder dec{FrameDecoderConfig{Framing::kLength32, kMaxWireMessageBytes, false}};
-  std::vector<Instant> arrival;
-  uint64_t bad = 0;
-  bool ok = false;
-};
 
 struct Result {
   double segments_per_k = 0;
@@ -84,7 +53,9 @@ Result run(uint32_t size, uint64_t rate, Duration backoff, Duration traffic) {
   link.rate_bytes_per_sec = 1.25e9;  // 10 Gbit/s
   auto net = std::make_unique<sim::Net>(link, link, 7);
   Stack dummy;  // the TCP services do not use the IP stack
-  Receiver rx(net->b, *net);
+  // Every payload byte and length checked; the arrival time of each message kept.
+  std::vector<Instant> arrival;
+  sim::FrameReceiver rx(net->b, kPort, size, [&] { arrival.push_back(net->now); });
   ClientParams p;
   p.target = {sim::kAddrB, kPort};
   p.message_size = size;
@@ -94,21 +65,21 @@ Result run(uint32_t size, uint64_t rate, Duration backoff, Duration traffic) {
   p.pipeline.backoff = backoff;
   TcpSourceService src("load", p, net->a);
   Result res;
-  if (!rx.ok || !src.start(dummy, net->now)) return res;
+  if (!rx.listening || !src.start(dummy, net->now)) return res;
   const Instant t0 = net->now;
   const Instant end = t0 + traffic + Duration::seconds(2);
-  while (rx.arrival.size() < p.count && net->now < end) {
+  while (arrival.size() < p.count && net->now < end) {
     net->step(earliest(end, src.poll(net->now)));
   }
-  res.messages = rx.arrival.size();
+  res.messages = arrival.size();
   res.ok = res.messages == p.count && rx.bad == 0;
   // Message i is due at t0 + i / rate (ClientService::rate_allowance). The first quarter
   // is warm-up (handshake, slow start).
   std::vector<int64_t> delay;
-  for (size_t i = rx.arrival.size() / 4; i < rx.arrival.size(); ++i) {
+  for (size_t i = arrival.size() / 4; i < arrival.size(); ++i) {
     const int64_t due =
         t0.ns() + static_cast<int64_t>(static_cast<double>(i) * 1e9 / static_cast<double>(rate));
-    delay.push_back(rx.arrival[i].ns() - due);
+    delay.push_back(arrival[i].ns() - due);
   }
   res.p50_us = percentile(delay, 0.50);
   res.p99_us = percentile(delay, 0.99);

@@ -3,7 +3,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <optional>
 
+#include "stack/apps/framing.hpp"
 #include "tests/sim/sim.hpp"
 
 namespace ws::sim {
@@ -87,6 +90,47 @@ struct Pair {
     n.b.listen(5000, l);
     client.c = n.a.connect({kAddrB, 5000}, client.callbacks(), 0, n.now);
   }
+};
+
+// Receives length32 streams on `port` and checks every payload byte of message k against
+// pattern(k), and with `size` every message's length; `on_message` runs at each message end.
+// `bad` counts wrong pieces, wrong lengths and framing errors.
+struct FrameReceiver {
+  FrameReceiver(tcp::TcpStack& tcp, uint16_t port, std::optional<uint32_t> size = std::nullopt,
+                std::function<void()> on_message = {})
+      : size_(size), on_message_(std::move(on_message)) {
+    tcp::ListenCallbacks l;
+    l.on_accept = [this](tcp::Connection& c) {
+      tcp::ConnCallbacks cb;
+      cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+        dec.feed(d, [this](const FrameEvent& ev) {
+          if (ev.kind == FrameEventKind::kPayload) {
+            if (check_pattern(ev.message, ev.offset, ev.data) != ev.data.size()) ++bad;
+          } else if (ev.kind == FrameEventKind::kMessageComplete) {
+            if (size_ && ev.length != *size_) ++bad;
+            ++messages;
+            if (on_message_) on_message_();
+          } else if (ev.kind == FrameEventKind::kError) {
+            ++bad;
+          }
+        });
+        return d.size();
+      };
+      cb.on_peer_closed = [this](tcp::Connection& conn) {
+        fin = true;
+        conn.close();
+      };
+      c.set_callbacks(std::move(cb));
+      return true;
+    };
+    listening = tcp.listen(port, std::move(l));
+  }
+  std::optional<uint32_t> size_;
+  std::function<void()> on_message_;
+  FrameDecoder dec{FrameDecoderConfig{Framing::kLength32, kMaxWireMessageBytes, false}};
+  uint64_t messages = 0, bad = 0;
+  bool fin = false;
+  bool listening = false;
 };
 
 }  // namespace ws::sim

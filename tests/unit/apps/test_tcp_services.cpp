@@ -13,7 +13,7 @@
 #include "stack/apps/tcp_clients.hpp"
 #include "stack/apps/tcp_services.hpp"
 #include "stack/iface/stack.hpp"
-#include "tests/sim/sim.hpp"
+#include "tests/sim/apps.hpp"
 
 namespace ws {
 namespace {
@@ -135,37 +135,10 @@ TEST(PingEchoLossy, EveryEchoVerifiedUnderLoss) {
 }
 
 // Receives a length32 stream and checks every byte of message k against pattern(k).
-struct Verifier {
-  explicit Verifier(tcp::TcpStack& tcp, uint32_t size) : size_(size) {
-    tcp::ListenCallbacks l;
-    l.on_accept = [this](tcp::Connection& c) {
-      tcp::ConnCallbacks cb;
-      cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
-        dec.feed(d, [this](const FrameEvent& ev) {
-          if (ev.kind == FrameEventKind::kPayload) {
-            if (check_pattern(ev.message, ev.offset, ev.data) != ev.data.size()) ++bad;
-          } else if (ev.kind == FrameEventKind::kMessageComplete) {
-            if (ev.length != size_) ++bad;
-            ++messages;
-          } else if (ev.kind == FrameEventKind::kError) {
-            ++bad;
-          }
-        });
-        return d.size();
-      };
-      cb.on_peer_closed = [this](tcp::Connection& conn) {
-        fin = true;
-        conn.close();
-      };
-      c.set_callbacks(std::move(cb));
-      return true;
-    };
-    EXPECT_TRUE(tcp.listen(kSinkPort, std::move(l)));
+struct Verifier : sim::FrameReceiver {
+  Verifier(tcp::TcpStack& tcp, uint32_t size) : sim::FrameReceiver(tcp, kSinkPort, size) {
+    EXPECT_TRUE(listening);
   }
-  uint32_t size_;
-  FrameDecoder dec{FrameDecoderConfig{Framing::kLength32, kMaxWireMessageBytes, false}};
-  uint64_t messages = 0, bad = 0;
-  bool fin = false;
 };
 
 struct SourceCase {
