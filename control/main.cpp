@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "control/cli/capture.hpp"
 #include "control/cli/options.hpp"
 #include "control/cli/serve.hpp"
 #include "control/cli/settings.hpp"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (o.command == ws::cli::Command::kServe) return ws::cli::run_serve(o, settings);
+  if (o.command == ws::cli::Command::kCapture) return ws::cli::run_capture(o, settings);
   signal(SIGINT, exit_quietly);
   signal(SIGTERM, exit_quietly);
   return ws::cli::run_status(o, settings);

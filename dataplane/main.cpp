@@ -145,14 +145,26 @@ int main(int argc, char** argv) {
     }
   }
 
+  ws::dp::Capture capture;
+  {
+    std::string err;
+    auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
+    if (!capture.init(ws::stats::capture_path(cfg.dataplane.file_prefix), n, ports, err)) {
+      std::fprintf(stderr, "wirespeed: warning: packet capture unavailable: %s\n", err.c_str());
+    }
+    ws::dp::enable_pdump(cfg);
+  }
+
   std::vector<std::unique_ptr<ws::dp::Pipeline>> pipelines;
   for (uint32_t i = 0; i < cfg.dataplane.lcores.size(); ++i) {
-    pipelines.push_back(std::make_unique<ws::dp::Pipeline>(i, cfg, ports, metrics, g_stop));
+    pipelines.push_back(
+        std::make_unique<ws::dp::Pipeline>(i, cfg, ports, metrics, capture, g_stop));
     std::string err;
     if (!pipelines.back()->start(err)) {
       std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
       pipelines.clear();
       metrics.shutdown();
+      capture.shutdown();
       return cleanup(1);
     }
   }
@@ -174,6 +186,7 @@ int main(int argc, char** argv) {
   for (auto& p : pipelines) p->finish();
   pipelines.clear();
   metrics.shutdown();
+  capture.shutdown();
   std::printf("wirespeed: stopped\n");
   return cleanup(0);
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "dataplane/capture.hpp"
 #include "dataplane/faults.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
@@ -158,6 +159,8 @@ class MbufIo final : public PacketIo {
     m->ol_flags = ol;
     if (count_ == kBacklog) {
       drops_.add(DropReason::kTxQueueFull);
+      if (tap_->armed())
+        tap_->drop(m, iface_, txq_, capture::Direction::kTx, DropReason::kTxQueueFull);
       rte_pktmbuf_free(m);
       b.handle = nullptr;
       return false;
@@ -182,6 +185,12 @@ class MbufIo final : public PacketIo {
 
   TxOffloads tx_offloads() const override { return offloads_; }
   void set_faults(FaultInjector* f) { faults_ = f; }
+  // Copies of what this queue sends go to `tap` while a capture asks for them; `iface` is
+  // the port's index in the capture's port list.
+  void set_tap(CaptureTap* tap, uint16_t iface) {
+    tap_ = tap;
+    iface_ = iface;
+  }
   uint32_t max_frame_len() const override { return max_frame_; }
   uint32_t free_buffers() const override {
     uint32_t room = kBacklog - count_;
@@ -191,6 +200,9 @@ class MbufIo final : public PacketIo {
   // Hands queued frames to the TX ring, in bursts, as far as it takes them;
   // the rest stays queued for the next loop iteration.
   void flush() {
+    if (tap_->armed()) [[unlikely]]
+      tap_queued();
+    uint32_t before = count_;
     while (count_ != 0) {
       uint32_t run = std::min<uint32_t>(count_, kBacklog - head_);
       uint16_t want = static_cast<uint16_t>(std::min<uint32_t>(run, 512));
@@ -199,6 +211,8 @@ class MbufIo final : public PacketIo {
       count_ -= sent;
       if (sent < want) break;  // ring full: try again next iteration
     }
+    uint32_t sent = before - count_;
+    tapped_ = tapped_ > sent ? tapped_ - sent : 0;
     if (count_ == 0) head_ = 0;
   }
 
@@ -210,6 +224,14 @@ class MbufIo final : public PacketIo {
   bool has_pending() const { return count_ != 0; }
 
  private:
+  // Copies the queued frames not copied yet (the first `tapped_` were, in an earlier
+  // flush that the TX ring did not take whole).
+  void tap_queued() {
+    for (uint32_t i = tapped_; i < count_; ++i)
+      tap_->tx(ring_[(head_ + i) % kBacklog], iface_, txq_);
+    tapped_ = count_;
+  }
+
   // Appends mbufs to `head` until the chain holds `len` bytes (`room` per mbuf).
   // All or nothing: the bulk allocation takes every mbuf or none.
   bool extend_chain(rte_mbuf* head, uint32_t len, uint32_t room) {
@@ -273,6 +295,9 @@ class MbufIo final : public PacketIo {
   uint32_t count_ = 0;
   uint32_t free_cached_ = 1u << 30;
   FaultInjector* faults_ = nullptr;
+  CaptureTap* tap_ = CaptureTap::none();
+  uint16_t iface_ = 0;
+  uint32_t tapped_ = 0;  // queued frames, from head_, already copied to a capture
   bool chains_ = false;
   rte_mbuf* staged_ = nullptr;  // the chain whose bytes sit in staging_
   rte_mbuf* lent_ = nullptr;    // the gathered chain whose segment list segs_ holds

@@ -66,6 +66,11 @@ const StackMetric kStackMetrics[] = {
                     "Chained frames built in the staging area and copied into their chain."),
     WS_STACK_METRIC(tx_tso_frames, "wirespeed_tx_tso_frames_total",
                     "TCP super-segments handed to the port to segment (TSO)."),
+    WS_STACK_METRIC(capture_copied, "wirespeed_capture_copied_frames_total",
+                    "Frames copied into the capture ring for a running packet capture."),
+    WS_STACK_METRIC(capture_dropped, "wirespeed_capture_dropped_copies_total",
+                    "Capture copies dropped because the capture ring was full (the reader "
+                    "fell behind); the traffic itself is not affected."),
 };
 #undef WS_STACK_METRIC
 

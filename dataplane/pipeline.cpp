@@ -92,15 +92,18 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
 }  // namespace
 
 Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
-                   const std::vector<PortInfo>& ports, Metrics& metrics, std::atomic<bool>& stop)
+                   const std::vector<PortInfo>& ports, Metrics& metrics, Capture& capture,
+                   std::atomic<bool>& stop)
     : core_(core_index),
       cfg_(cfg),
       ports_(ports),
       metrics_(metrics),
+      capture_(capture),
       stop_(stop),
       tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index, ports)),
       tcp_transport_(tcp_),
       faults_(cfg.dataplane.faults, core_index),
+      tap_(capture.tap(core_index, &stack_.counters())),
       adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {
   stack_.set_tcp(&tcp_transport_);
   size_t n_cores = cfg.dataplane.lcores.size();
@@ -122,6 +125,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     ic.mtu = p.mtu;
     if (faults_.enabled()) ios_.back()->set_faults(&faults_);
     auto idx = stack_.add_interface(ic, *ios_.back());
+    ios_.back()->set_tap(&tap_, idx);
     if (iface_of_port_.size() <= p.port_id) iface_of_port_.resize(p.port_id + 1u, 0);
     iface_of_port_[p.port_id] = idx;
     for (uint16_t q = 0; q < p.rx_queues; ++q) {
@@ -186,39 +190,7 @@ void Pipeline::run(bool main) {
     // (memif's disconnect) waits for the end of this iteration.
     mark_->enter();
     Instant now = clock_.now();
-    uint32_t got = 0;
-    auto process = [&](rte_mbuf* m, uint16_t iface, uint16_t queue) {
-      RxMeta meta;
-      meta.port = iface;
-      meta.queue = queue;
-      meta.rss_hash = m->hash.rss;
-      meta.ip = decode(m->ol_flags, RTE_MBUF_F_RX_IP_CKSUM_MASK, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
-                       RTE_MBUF_F_RX_IP_CKSUM_BAD);
-      meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
-                       RTE_MBUF_F_RX_L4_CKSUM_BAD);
-      PacketView frame;
-      if (rx_frame(m, segs, stack_.counters(), frame)) {
-        frame.set_owner(&holder_, m);  // TCP may keep unread bytes in `m` (rx_holder.hpp)
-        stack_.receive(frame, meta, now);
-      } else {
-        stack_.drops().add(DropReason::kRxTooManySegments);
-      }
-      rte_pktmbuf_free(m);
-    };
-    for (const auto& rq : rxqs_) {
-      uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, kBurst);
-      got += n;
-      if (faults_.enabled()) {
-        if (n == 0 && !faults_.holding()) continue;
-        for (rte_mbuf* m : faults_.filter(mbufs, n, now))
-          process(m, iface_of_port_[m->port], rq.queue);
-        continue;
-      }
-      for (uint16_t i = 0; i < n; ++i) {
-        if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
-        process(mbufs[i], rq.iface, rq.queue);
-      }
-    }
+    uint32_t got = poll_rx(now, mbufs, kBurst, segs);
     if (got != 0 || now >= deadline) {
       deadline = stack_.poll(now);
       for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
@@ -267,6 +239,78 @@ void Pipeline::run(bool main) {
   }
 }
 
+// One received frame into the stack. The caller frees `m` afterwards (TCP may keep
+// references to it: rx_holder.hpp).
+void Pipeline::receive(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs) {
+  RxMeta meta;
+  meta.port = iface;
+  meta.queue = queue;
+  meta.rss_hash = m->hash.rss;
+  meta.ip = decode(m->ol_flags, RTE_MBUF_F_RX_IP_CKSUM_MASK, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+                   RTE_MBUF_F_RX_IP_CKSUM_BAD);
+  meta.l4 = decode(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD,
+                   RTE_MBUF_F_RX_L4_CKSUM_BAD);
+  PacketView frame;
+  if (rx_frame(m, segs, stack_.counters(), frame)) {
+    frame.set_owner(&holder_, m);
+    stack_.receive(frame, meta, now);
+  } else {
+    stack_.drops().add(DropReason::kRxTooManySegments);
+  }
+}
+
+// receive(), and when the stack counted a drop of the frame, a copy of it with the reason
+// for a capture of drops.
+void Pipeline::receive_watched(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now,
+                               RxSegments& segs) {
+  const DropCounters& drops = stack_.drops();
+  uint64_t before = drops.events;
+  receive(m, iface, queue, now, segs);
+  if (drops.events != before && is_receive_drop(drops.last)) {
+    tap_.drop(m, iface, queue, capture::Direction::kRx, drops.last);
+  }
+}
+
+// rx_burst on every queue of this core, each frame through the stack. Returns the number
+// of frames received.
+uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs) {
+  uint32_t got = 0;
+  for (const auto& rq : rxqs_) {
+    uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, burst);
+    got += n;
+    bool watch = false;
+    if (tap_.armed()) [[unlikely]] {
+      tap_.rx(mbufs, n, rq.iface, rq.queue);
+      watch = tap_.wants(capture::kDrops);
+    }
+    if (faults_.enabled()) {
+      if (n == 0 && !faults_.holding()) continue;
+      for (rte_mbuf* m : faults_.filter(mbufs, n, now)) {
+        if (watch) {
+          receive_watched(m, iface_of_port_[m->port], rq.queue, now, segs);
+        } else {
+          receive(m, iface_of_port_[m->port], rq.queue, now, segs);
+        }
+        rte_pktmbuf_free(m);
+      }
+      continue;
+    }
+    if (watch) [[unlikely]] {
+      for (uint16_t i = 0; i < n; ++i) {
+        receive_watched(mbufs[i], rq.iface, rq.queue, now, segs);
+        rte_pktmbuf_free(mbufs[i]);
+      }
+      continue;
+    }
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
+      receive(mbufs[i], rq.iface, rq.queue, now, segs);
+      rte_pktmbuf_free(mbufs[i]);
+    }
+  }
+  return got;
+}
+
 void Pipeline::idle_wait(Instant now, Instant next_deadline) {
   if (++empty_polls_ < kSpinPolls) {
     rte_pause();
@@ -282,9 +326,11 @@ void Pipeline::idle_wait(Instant now, Instant next_deadline) {
 }
 
 void Pipeline::publish(Instant now, bool main) {
-  (void)now;
   metrics_.update_core(core_, sample_);
-  if (main) metrics_.update_ports(ports_);
+  if (main) {
+    metrics_.update_ports(ports_);
+    capture_.watch(now);
+  }
 }
 
 // Progress lines each second, the final summary line and the JSON report of

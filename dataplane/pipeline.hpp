@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "control/config/config.hpp"
+#include "dataplane/capture.hpp"
 #include "dataplane/clock.hpp"
 #include "dataplane/faults.hpp"
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
+#include "dataplane/rx_frame.hpp"
 #include "dataplane/rx_holder.hpp"
 #include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
@@ -31,7 +33,7 @@ struct RxQueue {
 class Pipeline {
  public:
   Pipeline(uint32_t core_index, const config::Config& cfg, const std::vector<PortInfo>& ports,
-           Metrics& metrics, std::atomic<bool>& stop);
+           Metrics& metrics, Capture& capture, std::atomic<bool>& stop);
   ~Pipeline();
 
   // Binds services; false with `error` when one cannot start.
@@ -42,6 +44,9 @@ class Pipeline {
   void finish();
 
  private:
+  uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
+  void receive(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs);
+  void receive_watched(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs);
   void publish(Instant now, bool main);
   void idle_wait(Instant now, Instant next_deadline);
   void reports(Instant now);
@@ -51,6 +56,7 @@ class Pipeline {
   const config::Config& cfg_;
   const std::vector<PortInfo>& ports_;
   Metrics& metrics_;
+  Capture& capture_;
   std::atomic<bool>& stop_;
   TscClock clock_;
   Stack stack_;
@@ -58,6 +64,7 @@ class Pipeline {
   tcp::TcpStack tcp_;
   tcp::TcpTransport tcp_transport_;
   FaultInjector faults_;
+  CaptureTap tap_;  // before ios_: each MbufIo points at it
   std::vector<uint16_t> iface_of_port_;
   std::vector<std::unique_ptr<MbufIo>> ios_;
   std::vector<RxQueue> rxqs_;

@@ -18,6 +18,7 @@ bool resolve_settings(const Options& options, Settings* out, std::string* error)
     const ws::config::Config& cfg = *loaded.config;
     s.file_prefix = cfg.dataplane.file_prefix;
     s.segment_path = ws::stats::segment_path(cfg.dataplane.file_prefix);
+    s.capture_path = ws::stats::capture_path(cfg.dataplane.file_prefix);
     s.listen = cfg.control.metrics_listen.to_string();
     for (const auto& p : cfg.ports) {
       s.ports.push_back({p.name, p.device.empty() ? p.pci : p.device, p.address.to_string(),
@@ -29,6 +30,7 @@ bool resolve_settings(const Options& options, Settings* out, std::string* error)
     }
   }
   if (!options.stats_path.empty()) s.segment_path = options.stats_path;
+  if (!options.capture_path.empty()) s.capture_path = options.capture_path;
   if (!options.listen.empty()) s.listen = options.listen;
   *out = std::move(s);
   return true;

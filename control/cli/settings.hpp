@@ -25,6 +25,7 @@ struct ServiceSettings {
 
 struct Settings {
   std::string segment_path;
+  std::string capture_path;
   std::string listen = "127.0.0.1:9550";
   std::string file_prefix;
   std::vector<PortSettings> ports;

@@ -21,4 +21,8 @@ std::string segment_path(std::string_view file_prefix) {
   return runtime_dir() + "/" + std::string(file_prefix) + ".stats";
 }
 
+std::string capture_path(std::string_view file_prefix) {
+  return runtime_dir() + "/" + std::string(file_prefix) + ".capture";
+}
+
 }  // namespace ws::stats

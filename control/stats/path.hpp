@@ -17,4 +17,7 @@ std::string runtime_dir();
 // <runtime_dir()>/<file_prefix>.stats
 std::string segment_path(std::string_view file_prefix);
 
+// <runtime_dir()>/<file_prefix>.capture: the packet-capture rings (control/capture/).
+std::string capture_path(std::string_view file_prefix);
+
 }  // namespace ws::stats

@@ -40,6 +40,10 @@ struct alignas(64) StackCounters {
   uint64_t tx_chained_frames = 0;
   uint64_t tx_staged_frames = 0;
   uint64_t tx_tso_frames = 0;
+  // Packet capture, counted by the data plane: frames copied into the core's capture ring,
+  // and copies dropped because the ring was full (the capture reader fell behind).
+  uint64_t capture_copied = 0;
+  uint64_t capture_dropped = 0;
 };
 
 }  // namespace ws

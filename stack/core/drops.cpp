@@ -69,4 +69,20 @@ std::string_view drop_reason_name(DropReason r) {
   return i < kDropReasonCount ? kDropReasonNames[i] : "unknown";
 }
 
+bool is_receive_drop(DropReason r) {
+  switch (r) {
+    case DropReason::kArpQueueFull:
+    case DropReason::kArpResolveFailed:
+    case DropReason::kNoMbuf:
+    case DropReason::kTxQueueFull:
+    case DropReason::kFrameTooLong:
+    case DropReason::kIpv4ReassemblyTimeout:
+    case DropReason::kIpv4NoRoute:
+    case DropReason::kCount:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace ws

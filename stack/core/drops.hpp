@@ -83,10 +83,23 @@ inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kCoun
 // Snake-case name used in metrics and logs.
 std::string_view drop_reason_name(DropReason r);
 
+// True for reasons that discard a received frame; false for those that discard one the
+// stack was sending (no buffer, a full TX queue, an unresolved next hop) or that expire
+// state. A packet capture of drops attributes only the former to the frame being read.
+bool is_receive_drop(DropReason r);
+
 // Per-core drop counters: plain integers written only by their owning core.
 struct alignas(64) DropCounters {
   std::array<uint64_t, kDropReasonCount> count{};
-  void add(DropReason r, uint64_t n = 1) { count[static_cast<size_t>(r)] += n; }
+  // Drop events so far and the reason of the latest: the data plane compares `events`
+  // around the handling of one frame to learn whether, and why, that frame was dropped.
+  uint64_t events = 0;
+  DropReason last = DropReason::kCount;
+  void add(DropReason r, uint64_t n = 1) {
+    count[static_cast<size_t>(r)] += n;
+    ++events;
+    last = r;
+  }
   uint64_t get(DropReason r) const { return count[static_cast<size_t>(r)]; }
   uint64_t total() const {
     uint64_t t = 0;
