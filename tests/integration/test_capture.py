@@ -12,6 +12,8 @@
 - --count, --direction and --snaplen are honoured; -w - pipes into tshark.
 - A capture reader killed with SIGKILL: the data plane withdraws the request within
   seconds, and a new capture can start (the lock went with the dead reader).
+- Debian's dpdk-dumpcap attaches to a data plane that runs on hugepages (DPDK's pdump
+  needs the shared memory of multi-process) and captures 20 frames of a ping.
 - Full rate over memif: a source -> sink transfer between two data planes while a
   capture writes into a pipe that nobody reads for a while. The data plane keeps
   moving data in every second, and the copies it could not place are counted
@@ -223,6 +225,65 @@ def check_reader_killed(res, cfg, tmp, dp):
     res.check(rc == 0, "a new capture starts after the killed one", log)
 
 
+class Hugepages:
+    """Reserves 2 MiB hugepages and mounts hugetlbfs for the test; restores both after."""
+
+    def __init__(self, pages):
+        self.pages = pages
+        self.path = "/proc/sys/vm/nr_hugepages"
+
+    def __enter__(self):
+        with open(self.path) as f:
+            self.before = int(f.read())
+        with open(self.path, "w") as f:
+            f.write(str(max(self.before, self.pages)))
+        with open(self.path) as f:
+            got = int(f.read())
+        if got < self.pages:
+            raise RuntimeError(f"could reserve only {got} of {self.pages} hugepages "
+                               f"({self.path}); free memory or reserve them at boot")
+        os.makedirs("/dev/hugepages", exist_ok=True)
+        self.mounted = h.sh("mountpoint -q /dev/hugepages", check=False).returncode != 0
+        if self.mounted:
+            h.sh("mount -t hugetlbfs nodev /dev/hugepages")
+        return self
+
+    def __exit__(self, *exc):
+        if self.mounted:
+            h.sh("umount /dev/hugepages", check=False)
+        with open(self.path, "w") as f:
+            f.write(str(self.before))
+
+
+def check_dpdk_dumpcap(res, tmp):
+    with h.VethPeer("cah", PEER_IP) as peer, Hugepages(256):
+        cfg = h.write_config(tmp, device=f"net_af_packet0,iface={peer.dp_if}",
+                             address=f"{DP_IP}/24", prefix="wscp-h", metrics_port=METRICS,
+                             services=["{ name: echo-udp, kind: echo, protocol: udp, port: 7 }"])
+        with open(cfg) as f:
+            text = f.read()
+        with open(cfg, "w") as f:
+            f.write(text.replace("hugepages: false", "hugepages: true").replace(
+                "memory_mb: 512", "memory_mb: 256"))
+        dp = h.Dataplane(cfg, tmp)
+        with dp:
+            res.check("dpdk-dumpcap and dpdk-pdump may attach" in dp.output(),
+                      "with hugepages the data plane registers the pdump server")
+            out = os.path.join(tmp, "dumpcap.pcapng")
+            log = open(os.path.join(tmp, "dumpcap.log"), "w")
+            p = subprocess.Popen(["timeout", "30", "dpdk-dumpcap", "--file-prefix", "wscp-h", "-i",
+                                  "net_af_packet0", "-c", "20", "-w", out],
+                                 stdout=log, stderr=subprocess.STDOUT)
+            time.sleep(3)
+            h.sh(f"ping -c 15 -i 0.05 {DP_IP}", ns=peer.ns, check=False)
+            rc = p.wait(40)
+            with open(log.name) as f:
+                text = f.read()
+            frames = fields(out, "frame.number") if os.path.exists(out) else []
+            res.check(rc == 0 and len(frames) == 20,
+                      f"dpdk-dumpcap captured {len(frames)} of 20 frames (exit {rc})", text[-500:])
+
+
 def memif_config(tmp, role, services, lcore, metrics):
     d = os.path.join(tmp, role)
     os.makedirs(d, exist_ok=True)
@@ -308,6 +369,8 @@ def main():
             check_tcp(res, cfg, tmp)
             check_drops(res, cfg, tmp, mac, peer.peer_if)
             check_reader_killed(res, cfg, tmp, dp)
+    with tempfile.TemporaryDirectory() as tmp:
+        check_dpdk_dumpcap(res, tmp)
     with tempfile.TemporaryDirectory() as tmp:
         check_full_rate(res, tmp)
     return res.finish()
