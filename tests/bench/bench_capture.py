@@ -90,7 +90,9 @@ def bench_capture(ctx):
         for v, _ in variants:
             xs = [x * scale for x in steady(v, s) if x]
             meds[v] = b.med(xs) if xs else None
-            cells.append(f"{b.fmt(meds[v])} {unit} {b.spread(xs)}" if xs else "—")
+            sp = b.spread(xs)
+            cells.append(f"{b.fmt(meds[v])} {unit}" + (f" (±{sp / 2:.0f} %)" if sp is not None else "")
+                         if xs else "—")
         drops = [r.get("capture_dropped", 0) for r in runs[("on", s)] if r]
         written = [r.get("capture_written", 0) for r in runs[("on", s)] if r]
         cells.append(f"{b.fmt(b.med(written))} / {b.fmt(b.med(drops))}" if written else "—")
@@ -105,7 +107,7 @@ def bench_capture(ctx):
         headers.append("off / before")
     headers.append("on / off")
     rep.add_table("Steady-state rate of one source connection into the sink (median of "
-                  f"{ctx.reps}, spread in brackets).", headers, rows)
+                  f"{ctx.reps}; in brackets half the range over the median).", headers, rows)
     rep.note("With capture off a core pays one load and one predictable branch per RX burst "
              "and per TX flush. With it on, the sink's core copies each frame into its ring "
              "and the reader (a third process on this 2-core VM) formats pcapng; copies it "
