@@ -68,6 +68,9 @@ struct FaultConfig {
 
 struct DataplaneConfig {
   std::vector<uint32_t> lcores{0};  // one pipeline per lcore; each 0..127, unique
+  // `lcores: auto`: the CPUs this process may run on, less one for the OS when there are
+  // more than two; ports whose queue counts are not given get one queue pair per lcore.
+  bool lcores_auto = false;
   IdleMode idle = IdleMode::adaptive;
   std::string file_prefix = "wirespeed";  // DPDK --file-prefix
   bool hugepages = false;                 // false: EAL --no-huge with memory_mb of plain memory

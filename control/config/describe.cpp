@@ -51,8 +51,9 @@ std::string describe(const Config& c) {
   os << "Config version " << c.version << ": " << plural(dp.lcores.size(), "lcore", "lcores")
      << " [";
   for (size_t i = 0; i < dp.lcores.size(); ++i) os << (i ? " " : "") << dp.lcores[i];
-  os << "], idle " << to_string(dp.idle) << ", " << (dp.hugepages ? "hugepages" : "no hugepages")
-     << ", " << dp.memory_mb << " MB, file prefix " << dp.file_prefix << ". ";
+  os << "]" << (dp.lcores_auto ? " (auto: the CPUs this process may run on)" : "") << ", idle "
+     << to_string(dp.idle) << ", " << (dp.hugepages ? "hugepages" : "no hugepages") << ", "
+     << dp.memory_mb << " MB, file prefix " << dp.file_prefix << ". ";
 
   os << plural(c.ports.size(), "port", "ports") << ": ";
   for (size_t i = 0; i < c.ports.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 
+#include "control/config/environment.hpp"
 #include "control/config/schema.hpp"
 
 namespace ws::config {
@@ -55,7 +56,11 @@ LoadResult load_config_string(std::string_view yaml, const std::string& name_for
   LoadResult result;
   Diagnostics d(name_for_errors);
   try {
-    if (auto root = parse_document(d, yaml)) {
+    auto root = parse_document(d, yaml);
+    // Every unexpandable value is reported; the sections are not read with them in place,
+    // which would only repeat each as an invalid value.
+    if (root) detail::expand_environment(d, *root);
+    if (root && d.empty()) {
       Config config;
       detail::Origins origins;
       detail::parse_root(d, *root, config, origins);

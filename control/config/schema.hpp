@@ -17,6 +17,8 @@ struct PortOrigin {
   std::optional<Pos> name;
   std::optional<Pos> address;
   std::optional<Pos> mtu;
+  bool rx_queues_given = false;
+  bool tx_queues_given = false;
   Pos item;
 };
 

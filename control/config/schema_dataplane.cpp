@@ -1,4 +1,6 @@
 // dataplane: EAL and per-core settings.
+#include <sched.h>
+
 #include <algorithm>
 
 #include "control/config/schema.hpp"
@@ -20,7 +22,28 @@ bool valid_file_prefix(std::string_view s) {
 // RTE_MAX_LCORE in Debian's DPDK 22.11 build is 128.
 constexpr uint64_t kMaxLcore = 127;
 
-void parse_lcores(Diagnostics& d, const Value& v, std::vector<uint32_t>& out) {
+// The CPUs this process may run on (its affinity: a container's cpuset, taskset), less the
+// first when there are more than two, which is left to the OS and the control process.
+std::vector<uint32_t> auto_lcores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<uint32_t> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (uint32_t c = 0; c <= kMaxLcore; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.size() > 2) cpus.erase(cpus.begin());
+  return cpus;
+}
+
+void parse_lcores(Diagnostics& d, const Value& v, DataplaneConfig& dp) {
+  std::vector<uint32_t>& out = dp.lcores;
+  if (v.node.IsScalar() && v.node.Scalar() == "auto") {
+    out = auto_lcores();
+    dp.lcores_auto = true;
+    if (out.empty()) d.error(v.pos, v.path + ": auto found no CPU this process may run on");
+    return;
+  }
   auto items = read_list(d, v);
   if (!items) return;
   if (items->empty()) {
@@ -59,7 +82,7 @@ void parse_eal_args(Diagnostics& d, const Value& v, std::vector<std::string>& ou
 
 void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins) {
   Diagnostics& d = m.diag();
-  if (auto v = m.get("lcores")) parse_lcores(d, *v, out.lcores);
+  if (auto v = m.get("lcores")) parse_lcores(d, *v, out);
   m.enumeration<IdleMode>("idle", out.idle,
                           {{"adaptive", IdleMode::adaptive}, {"poll", IdleMode::poll}});
   if (auto v = m.get("file_prefix")) {

@@ -97,8 +97,8 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
   }
 
   if (m.uint("mtu", 68, 9600, p.mtu)) o.mtu = m.get("mtu")->pos;
-  m.uint("rx_queues", 1, 64, p.rx_queues);
-  m.uint("tx_queues", 1, 64, p.tx_queues);
+  o.rx_queues_given = m.uint("rx_queues", 1, 64, p.rx_queues);
+  o.tx_queues_given = m.uint("tx_queues", 1, 64, p.tx_queues);
   parse_descriptors(m, "rx_descriptors", p.rx_descriptors);
   parse_descriptors(m, "tx_descriptors", p.tx_descriptors);
   m.enumeration<FrameBuffers>("frame_buffers", p.frame_buffers,

@@ -1,4 +1,6 @@
 // The document root and the small `control` section.
+#include <algorithm>
+
 #include "control/config/schema.hpp"
 
 namespace ws::config::detail {
@@ -15,6 +17,17 @@ void section(const MapView& root, std::string_view key,
   if (!v) return;
   MapView m(root.diag(), *v, known);
   if (m.is_map()) parse(m);
+}
+
+// With `lcores: auto`, a port whose queue counts are not given gets one RX and one TX
+// queue per lcore, so every core has queues of its own.
+void follow_lcores(Config& out, const Origins& origins) {
+  if (!out.dataplane.lcores_auto) return;
+  auto n = static_cast<uint16_t>(std::min<size_t>(out.dataplane.lcores.size(), 64));
+  for (size_t i = 0; i < out.ports.size() && i < origins.ports.size(); ++i) {
+    if (!origins.ports[i].rx_queues_given) out.ports[i].rx_queues = n;
+    if (!origins.ports[i].tx_queues_given) out.ports[i].tx_queues = n;
+  }
 }
 
 }  // namespace
@@ -63,6 +76,7 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
           [&](const MapView& s) { parse_pipeline(s, out.pipeline, origins); });
   section(m, "control", {"metrics_listen"},
           [&](const MapView& s) { parse_control(s, out.control); });
+  follow_lcores(out, origins);
 }
 
 }  // namespace ws::config::detail
