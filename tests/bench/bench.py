@@ -1645,8 +1645,8 @@ def main():
     if args.duration and not 1 <= args.duration <= 10:
         ap.error("--duration must be 1..10")
     if os.geteuid() != 0:
-        print("the benchmarks need root (network namespaces, DPDK)", file=sys.stderr)
-        return 77
+        print("the benchmarks need root (network namespaces, DPDK): run as root", file=sys.stderr)
+        return 1
     for b in (DATAPLANE, CONTROL, WSPERF):
         if not os.access(b, os.X_OK):
             print(f"missing {b}: build first (meson setup build-bench && meson compile -C build-bench)",
