@@ -19,6 +19,17 @@ DATAPLANE = os.path.join(BUILD, "dataplane", "wirespeed-dataplane")
 CONTROL = os.path.join(BUILD, "control", "wirespeed-control")
 
 
+def terminate(proc, timeout=10):
+    """SIGTERM, then SIGKILL if `proc` has not exited within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def require(*programs):
     """Raises, naming the fix, unless every program is installed."""
     missing = [p for p in programs if shutil.which(p) is None]
@@ -73,13 +84,7 @@ class Capture:
 
     def stop(self):
         """Ends the capture (tcpdump writes its counts on SIGTERM); returns its messages."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
         self.log.close()
         return f"tcpdump exit {self.proc.returncode}: {self.output().strip()[-600:]}"
 

@@ -109,12 +109,7 @@ class Prometheus:
         return float(res[0]["value"][1]) if res else None
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        h.terminate(self.proc)
 
 
 def kill9(proc):
