@@ -69,7 +69,9 @@ bash deploy/install-deps.sh || { echo "cannot install dependencies"; exit 1; }
 JOBS=$(nproc)
 
 step "build (release)"
-if [[ ! -f build/build.ninja ]]; then
+if [[ -f build/build.ninja ]]; then
+  echo "build/ is configured already (its meson setup log: build/meson-logs/meson-log.txt)"
+else
   meson setup build || { echo "meson setup failed"; exit 1; }
 fi
 meson compile -C build -j "$JOBS" >build/meson-logs/compile.log 2>&1 ||
