@@ -5,13 +5,11 @@ Every test creates its own namespace and interfaces with unique names and remove
 them on exit, whatever happens. Traffic goes only to those namespaces.
 Runs as root under Debian's /usr/bin/python3 (it sees python3-scapy).
 """
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BUILD = os.environ.get("WS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
