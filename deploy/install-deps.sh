@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package that the build, the quickstart demo and the test
-# suites need. Idempotent: packages already present are left alone, and apt is not
-# touched at all when nothing is missing.
+# Installs every Debian 12 package that the build, the quickstart demo, the test suites and
+# the benchmarks need. Idempotent: packages already present are left alone, and apt is not
+# touched at all when nothing is missing. deploy/tools.txt names the package of every
+# program the scripts run; the unit test tests/lint/check_tools.py keeps the two in step.
 set -euo pipefail
 
 PACKAGES=(
   # build
-  build-essential pkg-config meson ninja-build python3
+  build-essential pkg-config meson ninja-build python3 git
   dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
+  # the shell tools the scripts use (present on most systems; listed so none is assumed)
+  bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf
   # the demo and integration tests: Linux peers in network namespaces
   iproute2 iputils-ping ethtool socat curl wrk nginx-light iperf3 sockperf
-  python3-scapy tshark hping3 prometheus procps psmisc
+  python3-scapy tcpdump tshark hping3 prometheus psmisc
+  # benchmark profiling (tests/bench)
+  linux-perf valgrind
 )
 
 missing=()

@@ -65,6 +65,9 @@ fi
 meson compile -C "$BUILD" >"$LOG/build.log" 2>&1 || { tail -50 "$LOG/build.log"; exit 1; }
 DP="$BUILD/dataplane/wirespeed-dataplane"
 CTL="$BUILD/control/wirespeed-control"
+for b in "$DP" "$CTL"; do
+  [[ -x "$b" ]] || { echo "quickstart: $b was not built (see $LOG/build.log)" >&2; exit 1; }
+done
 "$DP" --version
 
 say "Checking $CONFIG"
@@ -96,10 +99,8 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 grep "wirespeed:" "$LOG/dataplane.log" || true
-if [[ -x "$CTL" ]]; then
-  "$CTL" -c "$CONFIG" serve >"$LOG/control.log" 2>&1 &
-  CTL_PID=$!
-fi
+"$CTL" -c "$CONFIG" serve >"$LOG/control.log" 2>&1 &
+CTL_PID=$!
 
 say "The Linux peer pings the data plane"
 ip netns exec "$NS" ping -c 5 -i 0.2 "$DP_IP"
@@ -125,13 +126,11 @@ for i in range(1000):
 print("sent 1000 x 100 bytes")
 PY
 
-if [[ -x "$CTL" ]]; then
-  sleep 0.5
-  say "Counters (wirespeed-control status)"
-  "$CTL" -c "$CONFIG" status || true
-  echo
-  echo "Prometheus metrics: curl -s http://127.0.0.1:9550/metrics | grep wirespeed_"
-fi
+sleep 0.5
+say "Counters (wirespeed-control status)"
+"$CTL" -c "$CONFIG" status || { echo "quickstart: wirespeed-control status failed" >&2; exit 1; }
+echo
+echo "Prometheus metrics: curl -s http://127.0.0.1:9550/metrics | grep wirespeed_"
 
 say "Try next"
 cat <<TXT

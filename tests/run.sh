@@ -3,8 +3,10 @@
 #   1. unit + sim + fuzz smoke (release build)
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. integration: the real binaries against Linux peers in network namespaces (root)
-# Exits non-zero if any suite fails. Options: --quick (skip the sanitizer build),
-# --no-integration, --only-integration.
+# Exits non-zero if any suite fails. A test that meson reports as SKIP (exit 77) counts as
+# a failure unless --allow-skip is given; the skipped tests are listed either way.
+# Options: --quick (skip the sanitizer build), --no-integration, --only-integration,
+# --allow-skip.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,11 +14,13 @@ cd "$ROOT"
 QUICK=0
 INTEGRATION=1
 UNIT=1
+ALLOW_SKIP=0
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
     --no-integration) INTEGRATION=0 ;;
     --only-integration) UNIT=0; QUICK=1 ;;
+    --allow-skip) ALLOW_SKIP=1 ;;
     *) echo "tests/run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -25,37 +29,73 @@ status=0
 step() { printf '\n=== %s ===\n' "$*"; }
 fail() { echo "tests/run.sh: FAILED: $*"; status=1; }
 
+# skipped BUILD_DIR: the tests of the last `meson test` in BUILD_DIR that meson reported as
+# SKIP, one per line (from its JSON test log).
+skipped() {
+  /usr/bin/python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+try:
+    lines = open(sys.argv[1]).read().splitlines()
+except OSError as e:
+    sys.exit(f"tests/run.sh: no meson test log: {e}")
+for line in lines:
+    if line.strip():
+        t = json.loads(line)
+        if t.get("result") == "SKIP":
+            print(t["name"])
+PY
+}
+
+# suites WHAT BUILD_DIR MESON_TEST_ARGS...: runs meson test, then fails on SKIPs as well.
+suites() {
+  local what=$1 dir=$2
+  shift 2
+  meson test -C "$dir" --print-errorlogs "$@" || fail "$what"
+  local skips
+  skips=$(skipped "$dir") || { fail "$what: cannot read the test log"; return; }
+  if [[ -n "$skips" ]]; then
+    echo "tests/run.sh: skipped in $what: $(echo $skips)"
+    if ((ALLOW_SKIP)); then
+      echo "tests/run.sh: --allow-skip: not counted as failures"
+    else
+      fail "$what: a skipped test is a failure (see its log for the cause; --allow-skip to accept)"
+    fi
+  fi
+}
+
 step "dependencies"
 bash deploy/install-deps.sh || { echo "cannot install dependencies"; exit 1; }
 
 JOBS=$(nproc)
 
 step "build (release)"
-if [[ ! -f build/build.ninja ]]; then
-  meson setup build >/dev/null || { echo "meson setup failed"; exit 1; }
+if [[ -f build/build.ninja ]]; then
+  echo "build/ is configured already (its meson setup log: build/meson-logs/meson-log.txt)"
+else
+  meson setup build || { echo "meson setup failed"; exit 1; }
 fi
-meson compile -C build -j "$JOBS" >/tmp/ws-build.log 2>&1 || { tail -80 /tmp/ws-build.log; echo "build failed"; exit 1; }
-echo "ok"
+meson compile -C build -j "$JOBS" >build/meson-logs/compile.log 2>&1 ||
+  { tail -80 build/meson-logs/compile.log; echo "build failed"; exit 1; }
+echo "ok (log: build/meson-logs/compile.log)"
 
 if ((UNIT)); then
   step "unit, sim and fuzz-smoke suites (release)"
-  meson test -C build --suite unit --suite sim --print-errorlogs --num-processes "$JOBS" ||
-    fail "unit/sim suites (release)"
+  suites "unit/sim suites (release)" build --suite unit --suite sim --num-processes "$JOBS"
 fi
 
 if ((!QUICK)); then
   step "build (debug, ASan + UBSan)"
   if [[ ! -f build-asan/build.ninja ]]; then
-    meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined \
-      -Db_lundef=false >/dev/null || { echo "meson setup (asan) failed"; exit 1; }
+    meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false ||
+      { echo "meson setup (asan) failed"; exit 1; }
   fi
-  if meson compile -C build-asan -j "$JOBS" >/tmp/ws-build-asan.log 2>&1; then
+  if meson compile -C build-asan -j "$JOBS" >build-asan/meson-logs/compile.log 2>&1; then
     step "unit, sim and fuzz-smoke suites (ASan + UBSan)"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      meson test -C build-asan --suite unit --suite sim --print-errorlogs --num-processes "$JOBS" \
-      --timeout-multiplier 4 || fail "unit/sim suites (sanitizers)"
+      suites "unit/sim suites (sanitizers)" build-asan --suite unit --suite sim \
+      --num-processes "$JOBS" --timeout-multiplier 4
   else
-    tail -80 /tmp/ws-build-asan.log
+    tail -80 build-asan/meson-logs/compile.log
     fail "sanitizer build"
   fi
 fi
@@ -63,10 +103,10 @@ fi
 if ((INTEGRATION)); then
   step "integration suites (network namespaces, real binaries)"
   if [[ $(id -u) -ne 0 ]]; then
-    echo "skipped: integration tests need root"
+    echo "integration suites need root; run as root or pass --no-integration"
+    fail "integration suites"
   else
-    meson test -C build --suite integration --print-errorlogs --num-processes 1 ||
-      fail "integration suites"
+    suites "integration suites" build --suite integration --num-processes 1
   fi
 fi
 

@@ -31,6 +31,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("WS_BUILD_DIR", os.path.join(ROOT, "build-bench"))
@@ -94,12 +97,9 @@ signal.signal(signal.SIGINT, _on_signal)
 
 
 def sh(cmd, ns=None, check=True, timeout=30):
-    if ns:
-        cmd = f"ip netns exec {ns} {cmd}"
-    r = subprocess.run(cmd, shell=True, text=True, capture_output=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {cmd}\n{r.stdout}{r.stderr}")
-    return r
+    """The integration harness' sh(): a program that is not installed raises even with
+    check=False."""
+    return harness.sh(cmd, check=check, ns=ns, timeout=timeout)
 
 
 def spawn(argv, log_path, ns=None):
@@ -1645,8 +1645,8 @@ def main():
     if args.duration and not 1 <= args.duration <= 10:
         ap.error("--duration must be 1..10")
     if os.geteuid() != 0:
-        print("the benchmarks need root (network namespaces, DPDK)", file=sys.stderr)
-        return 77
+        print("the benchmarks need root (network namespaces, DPDK): run as root", file=sys.stderr)
+        return 1
     for b in (DATAPLANE, CONTROL, WSPERF):
         if not os.access(b, os.X_OK):
             print(f"missing {b}: build first (meson setup build-bench && meson compile -C build-bench)",

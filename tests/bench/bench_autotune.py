@@ -43,12 +43,12 @@ def run(peer, tmp, direction, buffer, seconds, delay_ms, wsperf):
                      f"--report {report} --quiet --cpu 0", ns=peer.ns, check=False, timeout=seconds + 30)
         try:
             return json.load(open(report))["bits_per_second"] / 1e6
-        except Exception:
-            print(r.stdout, r.stderr)
-            return 0.0
+        except Exception as e:
+            raise RuntimeError(f"no report from wsperf source ({e}):\n{r.stdout}\n{r.stderr}")
+    sink_log = os.path.join(tmp, f"sink-{buffer}.log")
     sink = subprocess.Popen(["ip", "netns", "exec", peer.ns, wsperf, "sink", "--listen", f"{PEER_IP}:5009",
                              "--duration", str(seconds + 20), "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=open(sink_log, "w"), stderr=subprocess.STDOUT)
     time.sleep(0.5)
     cfg = h.write_config(tmp, device=peer.device(), address=f"{DP_IP}/24", prefix="wsb-auto",
                          idle="poll", extra_dataplane=faults, extra=tcp, metrics_port=9590,
@@ -64,9 +64,9 @@ def run(peer, tmp, direction, buffer, seconds, delay_ms, wsperf):
     sink.wait()
     try:
         return json.load(open(report))["bits_per_second"] / 1e6
-    except Exception:
-        print(dp.output()[-1000:])
-        return 0.0
+    except Exception as e:
+        raise RuntimeError(f"no report from the data plane's source ({e}):\n{dp.output()[-1000:]}\n"
+                           f"wsperf sink: {open(sink_log).read()[-500:]}")
 
 
 def main():

@@ -117,8 +117,8 @@ def main():
     ap.add_argument("--no-doc", action="store_true")
     a = ap.parse_args()
     if os.geteuid() != 0:
-        print("bench_iperf3: needs root (network namespaces, DPDK)", file=sys.stderr)
-        return 77
+        print("bench_iperf3: needs root (network namespaces, DPDK): run as root", file=sys.stderr)
+        return 1
     ctx = Ctx(a)
     errors = []
     load_before = os.getloadavg()[0]

@@ -519,8 +519,8 @@ def main():
     if not 5 <= args.phase_s <= 60:
         ap.error("--phase-s must be 5..60")
     if os.geteuid() != 0:
-        print("the benchmarks need root (network namespaces, DPDK)", file=sys.stderr)
-        return 77
+        print("the benchmarks need root (network namespaces, DPDK): run as root", file=sys.stderr)
+        return 1
     for b in (B.DATAPLANE, B.WSPERF):
         if not os.access(b, os.X_OK):
             print(f"missing {b}: build first", file=sys.stderr)

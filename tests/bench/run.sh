@@ -24,8 +24,8 @@ for a in "$@"; do [[ $a == stability ]] && limit=2400; done
 for a in "$@"; do [[ ($a == sweep || $a == backoff) && $limit -lt 1500 ]] && limit=1500; done
 
 if [[ $(id -u) != 0 ]]; then
-  echo "run.sh: needs root (network namespaces, DPDK)" >&2
-  exit 77
+  echo "run.sh: needs root (network namespaces, DPDK): run it as root" >&2
+  exit 1
 fi
 for t in sockperf ethtool taskset wrk nginx; do
   command -v $t >/dev/null || { echo "run.sh: $t is missing (deploy/install-deps.sh)" >&2; exit 1; }

@@ -5,12 +5,11 @@ Every test creates its own namespace and interfaces with unique names and remove
 them on exit, whatever happens. Traffic goes only to those namespaces.
 Runs as root under Debian's /usr/bin/python3 (it sees python3-scapy).
 """
-import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BUILD = os.environ.get("WS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
@@ -18,13 +17,78 @@ DATAPLANE = os.path.join(BUILD, "dataplane", "wirespeed-dataplane")
 CONTROL = os.path.join(BUILD, "control", "wirespeed-control")
 
 
+def terminate(proc, timeout=10):
+    """SIGTERM, then SIGKILL if `proc` has not exited within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def require(*programs):
+    """Raises, naming the fix, unless every program is installed."""
+    missing = [p for p in programs if shutil.which(p) is None]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise RuntimeError(f"{', '.join(missing)} {verb} not installed: run deploy/install-deps.sh")
+
+
 def sh(cmd, check=True, ns=None, capture=True, timeout=60):
+    """Runs a shell command. Even with check=False, a program that is not installed
+    (the shell's exit 127) raises: its empty output must not read as a result."""
     if ns:
         cmd = f"ip netns exec {ns} {cmd}"
     r = subprocess.run(cmd, shell=True, text=True, capture_output=capture, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {cmd}\n{r.stdout}\n{r.stderr}")
+    if r.returncode == 127 or (check and r.returncode != 0):
+        hint = " (a program is not installed: run deploy/install-deps.sh)" if r.returncode == 127 else ""
+        raise RuntimeError(f"command failed ({r.returncode}){hint}: {cmd}\n{r.stdout}\n{r.stderr}")
     return r
+
+
+class Capture:
+    """tcpdump writing `pcap` from `iface` in namespace `ns`. Its messages go to a log that
+    stop() returns, so an empty or short capture comes with tcpdump's own account of it."""
+
+    def __init__(self, ns, iface, pcap, args, timeout=10):
+        require("tcpdump")
+        self.log_path = pcap + ".log"
+        self.argv = ["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-w", pcap] + list(args)
+        self.timeout = timeout
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def start(self):
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + self.timeout
+        while "listening on" not in self.output():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"tcpdump exited with {self.proc.returncode}: "
+                                   f"{' '.join(self.argv)}\n{self.output()}")
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError(f"tcpdump did not start in {self.timeout}s:\n{self.output()}")
+            time.sleep(0.05)
+        return self
+
+    def output(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        """Ends the capture (tcpdump writes its counts on SIGTERM); returns its messages."""
+        terminate(self.proc)
+        self.log.close()
+        return f"tcpdump exit {self.proc.returncode}: {self.output().strip()[-600:]}"
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.stop()
 
 
 class Results:
@@ -62,6 +126,7 @@ class VethPeer:
         self.mtu = mtu
 
     def __enter__(self):
+        require("ip", "sysctl", "ethtool")
         self.teardown()
         sh(f"ip netns add {self.ns}")
         sh(f"ip link add {self.dp_if} mtu {self.mtu} type veth peer name {self.peer_if} mtu {self.mtu}")
@@ -106,6 +171,7 @@ class TapPeer:
         self.prefix = prefix
 
     def __enter__(self):
+        require("ip", "sysctl")
         self.teardown()
         sh(f"ip netns add {self.ns}")
         return self
@@ -275,6 +341,8 @@ class Control:
 
 
 def need_root():
+    """Not root is a failure, not a skip: the suite cannot vouch for anything without it."""
     if os.geteuid() != 0:
-        print("integration tests need root (network namespaces, DPDK)")
-        sys.exit(77)  # meson: skipped
+        print("integration tests need root (network namespaces, DPDK): run them as root "
+              "(tests/run.sh), or leave them out with tests/run.sh --no-integration")
+        sys.exit(1)

@@ -109,12 +109,7 @@ class Prometheus:
         return float(res[0]["value"][1]) if res else None
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        h.terminate(self.proc)
 
 
 def kill9(proc):
@@ -124,10 +119,8 @@ def kill9(proc):
 
 def main():
     h.need_root()
+    h.require("prometheus", "promtool")
     r = h.Results("control")
-    if shutil.which("prometheus") is None or shutil.which("promtool") is None:
-        print("prometheus/promtool not installed (deploy/install-deps.sh installs them)")
-        return 1
     tmp = tempfile.mkdtemp(prefix="wst-ctl-")
     metrics_port = free_port()
     received = lambda c: c.value("wirespeed_service_messages_total", service="sink-udp",  # noqa: E731

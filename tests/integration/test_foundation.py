@@ -102,6 +102,7 @@ print(",".join(kinds))
 
 def main():
     h.need_root()
+    h.require("ping", "promtool", "dpdk-telemetry.py")
     kind = sys.argv[1] if len(sys.argv) > 1 else "af_packet"
     n = {"af_packet": 1, "tap": 2}[kind]
     dp_ip, peer_ip = DP_IP.format(n=n), PEER_IP.format(n=n)

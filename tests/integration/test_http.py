@@ -111,6 +111,7 @@ def curl(ns, url, tmp, extra=""):
 
 def main():
     h.need_root()
+    h.require("curl", "wrk")
     res = h.Results("http")
     tmp = tempfile.mkdtemp(prefix="ws-http-")
     with h.VethPeer("ht", PEER_IP) as peer:

@@ -62,6 +62,7 @@ def within(receiver, sender, streams=1):
 
 def main():
     h.need_root()
+    h.require("iperf3", "timeout")
     res = h.Results("iperf3")
     tmp = tempfile.mkdtemp(prefix="ws-iperf3-")
     with h.VethPeer("ip3", PEER_IP) as peer:
@@ -214,12 +215,15 @@ def main():
                 """Starts a client, waits until data moves (the counter `kind` grows), kills
                 it with SIGKILL; True if data was moving when it died."""
                 before = counter(kind)
+                log = os.path.join(tmp, "killed-client.log")
                 p = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-c", DP_IP] + args,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=open(log, "w"), stderr=subprocess.STDOUT)
                 moving = ctl.wait_for(lambda: counter(kind) > before, 10)
                 time.sleep(0.5)
                 p.send_signal(signal.SIGKILL)
                 p.wait()
+                if not moving:  # the client's own words say why no data moved
+                    print(f"  iperf3 {' '.join(args)}: {open(log).read()[-600:]}")
                 return moving
 
             res.check(kill_mid_test(["-t", "20", "-P", "2"], "received"),

@@ -157,6 +157,7 @@ def udp_echo(ns, tmp, sizes, deadline_s, timeout):
 
 def main():
     h.need_root()
+    h.require("ping", "ss")
     quick = "--quick" in sys.argv
     res = h.Results("jumbo")
     tmp = tempfile.mkdtemp(prefix="wsj-")

@@ -10,7 +10,6 @@ usage: test_offloads.py
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -97,7 +96,7 @@ def free_port():
 
 def frame_lengths(pcap):
     """Ethernet frame lengths in a capture, from tcpdump -e."""
-    r = h.sh(f"tcpdump -r {pcap} -nn -e", check=False, timeout=120)
+    r = h.sh(f"tcpdump -r {pcap} -nn -e", timeout=120)
     return [int(m.group(1)) for m in re.finditer(r", length (\d+):", r.stdout)]
 
 
@@ -124,32 +123,30 @@ def run_mode(res, mode, n, tmp):
                 res.check("TSO off (offloads: software)" in port_line,
                           "software: TSO off at start, named cause", port_line)
             pcap = os.path.join(tmp, f"{mode}.pcap")
-            cap = subprocess.Popen(
-                ["ip", "netns", "exec", peer.ns, "tcpdump", "-i", peer.peer_if, "-nn", "-s", "80",
-                 "-c", "600000", "-w", pcap, "tcp", "and", "(src", "port", "7", "or", "src", "port", "80)"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(1.0)
-            path = os.path.join(tmp, "client.py")
-            open(path, "w").write(CLIENT)
-            r = h.sh(f"/usr/bin/python3 {path} {dp_ip} {TOTAL}", ns=peer.ns, check=False, timeout=300)
-            out = r.stdout.strip()
-            print(f"  {mode}: {out} {r.stderr.strip()[-300:]}")
-            res.check(f"received={TOTAL} equal=1" in out,
-                      f"{mode}: {TOTAL >> 20} MiB echoed, every byte equal (SHA-256)", out)
-            path = os.path.join(tmp, "http_client.py")
-            open(path, "w").write(HTTP_CLIENT)
-            r = h.sh(f"/usr/bin/python3 {path} {dp_ip} {BODY}", ns=peer.ns, check=False, timeout=300)
-            out = r.stdout.strip()
-            print(f"  {mode}: GET {out} {r.stderr.strip()[-300:]}")
-            res.check(f"status=200 body={BODY} bad_chunks=0" in out,
-                      f"{mode}: {BODY >> 20} MiB HTTP body from the data plane, every byte as generated", out)
-            time.sleep(0.5)
-            cap.terminate()
-            cap.wait(10)
+            cap = h.Capture(peer.ns, peer.peer_if, pcap,
+                            ["-nn", "-s", "80", "-c", "600000", "tcp", "and", "(src", "port", "7",
+                             "or", "src", "port", "80)"])
+            with cap:
+                path = os.path.join(tmp, "client.py")
+                open(path, "w").write(CLIENT)
+                r = h.sh(f"/usr/bin/python3 {path} {dp_ip} {TOTAL}", ns=peer.ns, check=False, timeout=300)
+                out = r.stdout.strip()
+                print(f"  {mode}: {out} {r.stderr.strip()[-300:]}")
+                res.check(f"received={TOTAL} equal=1" in out,
+                          f"{mode}: {TOTAL >> 20} MiB echoed, every byte equal (SHA-256)", out)
+                path = os.path.join(tmp, "http_client.py")
+                open(path, "w").write(HTTP_CLIENT)
+                r = h.sh(f"/usr/bin/python3 {path} {dp_ip} {BODY}", ns=peer.ns, check=False, timeout=300)
+                out = r.stdout.strip()
+                print(f"  {mode}: GET {out} {r.stderr.strip()[-300:]}")
+                res.check(f"status=200 body={BODY} bad_chunks=0" in out,
+                          f"{mode}: {BODY >> 20} MiB HTTP body from the data plane, every byte as generated", out)
+                time.sleep(0.5)
+                cap_log = cap.stop()
             lengths = frame_lengths(pcap)
             res.check(len(lengths) > 1000 and max(lengths) <= 1514,
                       f"{mode}: every frame the kernel received fits the MTU "
-                      f"({len(lengths)} captured, largest {max(lengths) if lengths else 0})")
+                      f"({len(lengths)} captured, largest {max(lengths) if lengths else 0})", cap_log)
             time.sleep(0.3)
             tso = ctl.value("wirespeed_tcp_tso_super_segments_total")
             tso_frames = ctl.value("wirespeed_tx_tso_frames_total")
@@ -180,6 +177,7 @@ def run_mode(res, mode, n, tmp):
 
 def main():
     h.need_root()
+    h.require("tcpdump")
     res = h.Results("offloads")
     for n, mode in ((1, "tso"), (2, "software")):
         tmp = tempfile.mkdtemp(prefix=f"ws-offload-{mode}-")

@@ -207,6 +207,7 @@ def phase(res, path, what, router_mtu, metrics_port, again=False):
 def main():
     global TMP
     h.need_root()
+    h.require("ping")
     res = h.Results("pmtu")
     TMP = tempfile.mkdtemp(prefix="wsp-")
     with MixedPath() as path:

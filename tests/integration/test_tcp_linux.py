@@ -134,6 +134,7 @@ def echo_ok(res, total):
 
 def main():
     h.need_root()
+    h.require("tcpdump", "tshark", "ss")
     quick = "--quick" in sys.argv
     res = h.Results("tcp-linux")
     tmp = tempfile.mkdtemp(prefix="ws-tcp-")
@@ -149,23 +150,19 @@ def main():
         with dp, h.Control(cfg, tmp, 9580) as ctl:
             # --- 1 GiB echo, with ss -ti sampled during it and a capture for tshark.
             cap = os.path.join(tmp, "capture.pcap")
-            dump = subprocess.Popen(
-                ["ip", "netns", "exec", ns, "tcpdump", "-i", peer.peer_if, "-c", "4000", "-w", cap, "tcp"],
-                stderr=subprocess.DEVNULL)
-            time.sleep(1)
-            holder = {}
-            t = threading.Thread(target=lambda: holder.update(run_echo(ns, tmp, big)))
-            t.start()
-            ss_out = ""
-            for _ in range(50):
-                time.sleep(0.2)
-                r = h.sh(f"ss -tin dst {DP_IP}", ns=ns, check=False)
-                if "mss:" in r.stdout:
-                    ss_out = r.stdout
-                    break
-            t.join()
-            dump.terminate()
-            dump.wait()
+            with h.Capture(ns, peer.peer_if, cap, ["-c", "4000", "tcp"]) as dump:
+                holder = {}
+                t = threading.Thread(target=lambda: holder.update(run_echo(ns, tmp, big)))
+                t.start()
+                ss_out = ""
+                for _ in range(50):
+                    time.sleep(0.2)
+                    r = h.sh(f"ss -tin dst {DP_IP}", ns=ns, check=False)
+                    if "mss:" in r.stdout:
+                        ss_out = r.stdout
+                        break
+                t.join()
+                dump_log = dump.stop()
             e = holder
             mbps = e.get("received", 0) * 8 / max(e.get("seconds", 1), 1e-9) / 1e6
             res.check(echo_ok(e, big), f"{big >> 20} MiB echoed through the data plane, SHA-256 equal ({mbps:.0f} Mbit/s)",
@@ -179,7 +176,7 @@ def main():
             # the capture shows what was negotiated instead.
             def tshark(expr, fields="frame.number"):
                 r = h.sh(f"tshark -r {cap} -o tcp.check_checksum:TRUE -o ip.check_checksum:TRUE "
-                         f"-Y '{expr}' -T fields -e {fields}", check=False, timeout=120)
+                         f"-Y '{expr}' -T fields -e {fields}", timeout=120)
                 return [l for l in r.stdout.splitlines() if l.strip()]
             synack = tshark(f"tcp.flags.syn == 1 && tcp.flags.ack == 1 && ip.src == {DP_IP}",
                             "tcp.options.sack_perm -e tcp.options.timestamp.tsval -e tcp.options.wscale.shift -e tcp.options.mss_val")
@@ -197,7 +194,8 @@ def main():
             bad = tshark("_ws.malformed || tcp.checksum.status == 0 || ip.checksum.status == 0")
             n_total = len(tshark("frame"))
             res.check(not bad and n_total > 1000,
-                      f"tshark: no malformed segment or bad checksum in {n_total} captured frames", str(bad[:10]))
+                      f"tshark: no malformed segment or bad checksum in {n_total} captured frames",
+                      f"{bad[:10]} {dump_log}")
             print(f"  (SACK blocks sent by the data plane in the capture: {len(sacks)})")
 
             # --- 1,000 concurrent connections from the kernel.

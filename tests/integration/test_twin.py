@@ -19,7 +19,6 @@ The whole test is bounded to about three minutes.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -163,11 +162,10 @@ def run_size(res, peer, tmp, size, n, t_end):
     res.check(pipe_msgs == 3 * n and pipe_pulled == 3 * n * (size + 4),
               f"{tag}: wirespeed_pipeline_messages_total = {pipe_msgs:.0f} (3 x {n}), "
               f"pulled bytes match", f"pulled={pipe_pulled:.0f}")
-    if shutil.which("promtool"):
-        r = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
-                           capture_output=True, timeout=20)
-        res.check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
-                  f"{tag}: promtool check metrics is clean", (r.stdout + r.stderr)[:400])
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                       capture_output=True, timeout=20)
+    res.check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+              f"{tag}: promtool check metrics is clean", (r.stdout + r.stderr)[:400])
 
 
 def svc_value(m, service, direction):
@@ -177,6 +175,7 @@ def svc_value(m, service, direction):
 
 def main():
     h.need_root()
+    h.require("ss", "promtool")
     if not os.path.exists(WSPERF):
         print(f"missing {WSPERF}")
         return 1

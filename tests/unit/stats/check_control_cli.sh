@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# wirespeed-control end to end against a stand-in data plane (stats_fixture): the
-# lifetimes of issue 5 (control first, data plane killed and restarted, clean stop),
+# wirespeed-control end to end against a stand-in data plane (stats_fixture): its
+# lifetimes (control first, data plane killed and restarted, clean stop),
 # `promtool check metrics` on real scrapes, `status` and `status --json`, SIGTERM.
 #   check_control_cli.sh WIRESPEED_CONTROL STATS_FIXTURE
 set -euo pipefail
 control="${1:?usage: check_control_cli.sh WIRESPEED_CONTROL STATS_FIXTURE}"
 fixture="${2:?}"
-for tool in curl python3; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+for tool in curl python3 promtool; do
+  command -v "$tool" >/dev/null ||
+    { echo "FAIL: $tool is not installed: run deploy/install-deps.sh" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
 pids=()
@@ -43,10 +44,8 @@ wait_for() {
   fail "no scrape matched '$1'; last: $(scrape | grep -v '^#' | head -5)"
 }
 check_metrics() {
-  if command -v promtool >/dev/null; then
-    problems=$(scrape | promtool check metrics 2>&1) || fail "promtool check metrics: $problems"
-    [[ -z "$problems" ]] || fail "promtool check metrics: $problems"
-  fi
+  problems=$(scrape | promtool check metrics 2>&1) || fail "promtool check metrics: $problems"
+  [[ -z "$problems" ]] || fail "promtool check metrics: $problems"
 }
 
 "$control" --help | grep -q "serve" || fail "--help"

@@ -8,13 +8,11 @@ root="${1:?usage: check_deploy_files.sh SOURCE_ROOT}"
 deploy="$root/deploy"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if command -v promtool >/dev/null; then
-  promtool check config "$deploy/prometheus/prometheus.yml"
-  promtool check rules "$deploy/prometheus/alerts.yml"
-  (cd "$deploy/prometheus" && promtool test rules alerts_test.yml)
-else
-  echo "SKIP: promtool not installed (Debian package prometheus)"
-fi
+command -v promtool >/dev/null ||
+  fail "promtool is not installed (Debian package prometheus): run deploy/install-deps.sh"
+promtool check config "$deploy/prometheus/prometheus.yml"
+promtool check rules "$deploy/prometheus/alerts.yml"
+(cd "$deploy/prometheus" && promtool test rules alerts_test.yml)
 
 python3 - "$deploy/grafana/wirespeed.json" <<'PY'
 import json, sys

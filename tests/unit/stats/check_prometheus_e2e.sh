@@ -8,7 +8,8 @@ set -euo pipefail
 control="${1:?usage: check_prometheus_e2e.sh WIRESPEED_CONTROL STATS_FIXTURE}"
 fixture="${2:?}"
 for tool in prometheus curl python3; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v "$tool" >/dev/null ||
+    { echo "FAIL: $tool is not installed: run deploy/install-deps.sh" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
 pids=()
