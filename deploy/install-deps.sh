@@ -14,7 +14,7 @@ PACKAGES=(
   bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf
   # the demo and integration tests: Linux peers in network namespaces
   iproute2 iputils-ping ethtool socat curl wrk nginx-light iperf3 sockperf
-  python3-scapy tcpdump tshark hping3 prometheus psmisc
+  python3-scapy tcpdump tshark wireshark-common hping3 prometheus psmisc
   # benchmark profiling (tests/bench)
   linux-perf valgrind
 )
