@@ -35,6 +35,14 @@ control:
 YAML
 
 scrape() { curl -sf "http://127.0.0.1:$port/metrics"; }
+# HTTP status of a health path, then its body.
+health() { curl -s -o "$tmp/health.body" -w '%{http_code}' "http://127.0.0.1:$port/$1"; }
+expect_health() {
+  local got
+  got=$(health "$1")
+  [[ $got == "$2" ]] || fail "/$1: HTTP $got, expected $2 ($(cat "$tmp/health.body"))"
+  grep -q "$3" "$tmp/health.body" || fail "/$1 body: $(cat "$tmp/health.body"), expected $3"
+}
 # wait_for PATTERN: poll the exporter until a scrape matches (the fixture publishes 100 Hz).
 wait_for() {
   for _ in $(seq 1 50); do
@@ -64,7 +72,9 @@ pids+=("$serve_pid")
 wait_for '^wirespeed_up 0'
 scrape | grep -q '^wirespeed_build_info{version=' || fail "no build_info"
 check_metrics
-echo "control first: wirespeed_up 0, promtool clean"
+expect_health healthz 503 "data plane absent"
+expect_health readyz 503 "data plane absent"
+echo "control first: wirespeed_up 0, promtool clean, /healthz and /readyz 503"
 
 # The data plane starts: picked up without restarting the control process.
 "$fixture" "$segment" 10000 &
@@ -75,7 +85,9 @@ wait_for 'wirespeed_port_receive_packets_total{port="p0"} [1-9]'
 scrape | grep -q 'wirespeed_ping_rtt_seconds_bucket{service="rtt",le="+Inf"}' || fail "no histogram"
 scrape | grep -q 'wirespeed_core_busy_seconds_total{core="2"}' || fail "no per-core series"
 check_metrics
-echo "data plane up: wirespeed_up 1, promtool clean"
+expect_health healthz 200 "data plane live"
+expect_health readyz 200 "every link up"
+echo "data plane up: wirespeed_up 1, promtool clean, /healthz and /readyz 200"
 
 # status, text and JSON: rates from two snapshots (the fixture sends 10000 packets/s).
 "$control" -c "$tmp/ws.yaml" status --interval 0.5 | tee "$tmp/status.txt"
@@ -100,7 +112,8 @@ kill -9 "$fx"
 wait "$fx" 2>/dev/null || true
 wait_for '^wirespeed_up 0'
 [[ -e "$segment" ]] || fail "a crash should leave the segment behind"
-echo "data plane killed: wirespeed_up 0 (counter was $before)"
+expect_health healthz 503 "data plane dead"
+echo "data plane killed: wirespeed_up 0 (counter was $before), /healthz 503"
 
 # Restarted: a new lifetime is picked up, its counters start over.
 "$fixture" "$segment" 10000 &
