@@ -14,6 +14,7 @@ PACKAGES=(
   bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf
   # the demo and integration tests: Linux peers in network namespaces
   iproute2 iputils-ping ethtool socat curl wrk nginx-light iperf3 sockperf
+  nodejs npm
   python3-scapy tcpdump tshark wireshark-common hping3 prometheus psmisc
   # benchmark profiling (tests/bench)
   linux-perf valgrind
@@ -21,14 +22,27 @@ PACKAGES=(
 
 missing=()
 for p in "${PACKAGES[@]}"; do
+  # A Node.js that ships its own npm (NodeSource's) conflicts with Debian's npm package.
+  if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi
 done
 
+# The Kubernetes manifest check (tests/k8s) validates with npm's kubernetes-models,
+# installed next to it; versions are pinned in tests/k8s/package.json.
+npm_modules() {
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/k8s" && pwd)
+  [[ -d $dir/node_modules/kubernetes-models ]] && return 0
+  echo "install-deps: npm install in $dir"
+  npm install --prefix "$dir" --no-package-lock --no-audit --no-fund --loglevel=error
+}
+
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+  npm_modules
+  exit
 fi
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -43,4 +57,5 @@ export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+npm_modules
 echo "install-deps: done"
