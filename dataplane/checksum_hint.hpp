@@ -1,0 +1,33 @@
+// Explaining TCP/UDP checksum failures on af_packet ports. A veth whose peer has TX
+// checksum offload on hands locally sent frames over with the checksum unfinished
+// (CHECKSUM_PARTIAL): the kernel marks them TP_STATUS_CSUMNOTREADY in the packet ring,
+// but DPDK 22.11's af_packet PMD copies the frame and drops that status (it sets no RX
+// checksum flags at all), so the stack sees a wrong checksum and drops the datagram.
+// The data plane cannot tell those frames from corrupt ones, so it names the likely
+// cause and the fix instead (docs/troubleshooting.md).
+#pragma once
+
+#include <string>
+
+namespace ws::dp {
+
+// The other end of `iface` when it is one end of a linked pair such as a veth.
+struct LinkPeer {
+  bool linked = false;  // iflink names another interface
+  std::string name;     // the peer, when it is in this network namespace; else ""
+};
+
+// Reads <sysfs_net>/<iface>/{ifindex,iflink} (sysfs_net is normally /sys/class/net):
+// a veth's iflink is its peer's ifindex. A candidate of that index counts as the peer
+// only if its own iflink points back, as an index in another namespace may be reused.
+LinkPeer find_link_peer(const std::string& sysfs_net, const std::string& iface);
+
+// The driver of a network interface as `ethtool -i` shows it ("veth", "tun"), or "".
+std::string interface_driver(const std::string& iface);
+
+// The one-line explanation: the likely cause and the command that fixes it, naming
+// the peer interface when known. `driver` and `peer` describe `iface`.
+std::string checksum_hint(const std::string& iface, const std::string& driver,
+                          const LinkPeer& peer);
+
+}  // namespace ws::dp

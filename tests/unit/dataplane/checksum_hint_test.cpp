@@ -1,0 +1,86 @@
+// The checksum hint: finding a veth's peer through a sysfs-like tree, and the text
+// that names the cause and the fix.
+#include "dataplane/checksum_hint.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ws::dp {
+namespace {
+
+class FakeSysfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ws-sysfs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(root); }
+  void add(const std::string& name, int index, int link) {
+    std::filesystem::create_directories(root + "/" + name);
+    std::ofstream(root + "/" + name + "/ifindex") << index << "\n";
+    std::ofstream(root + "/" + name + "/iflink") << link << "\n";
+  }
+  std::string root;
+};
+
+TEST_F(FakeSysfs, FindsAPeerThatPointsBack) {
+  add("eth0", 2, 2);
+  add("veth-dp", 7, 8);
+  add("veth-pr", 8, 7);
+  LinkPeer p = find_link_peer(root, "veth-dp");
+  EXPECT_TRUE(p.linked);
+  EXPECT_EQ(p.name, "veth-pr");
+  EXPECT_EQ(find_link_peer(root, "veth-pr").name, "veth-dp");
+}
+
+TEST_F(FakeSysfs, PeerInAnotherNamespaceIsLinkedButUnnamed) {
+  // The peer's index 8 was taken by an unrelated interface in this namespace.
+  add("veth-dp", 7, 8);
+  add("other", 8, 8);
+  LinkPeer p = find_link_peer(root, "veth-dp");
+  EXPECT_TRUE(p.linked);
+  EXPECT_EQ(p.name, "");
+}
+
+TEST_F(FakeSysfs, UnlinkedMissingOrBadInterfaces) {
+  add("eth0", 2, 2);
+  EXPECT_FALSE(find_link_peer(root, "eth0").linked);
+  EXPECT_FALSE(find_link_peer(root, "nope").linked);
+  EXPECT_FALSE(find_link_peer(root, "").linked);
+  EXPECT_FALSE(find_link_peer(root, "../eth0").linked);
+  std::filesystem::create_directories(root + "/junk");
+  std::ofstream(root + "/junk/ifindex") << "x\n";
+  EXPECT_FALSE(find_link_peer(root, "junk").linked);
+}
+
+TEST(ChecksumHint, NamesThePeerAndTheCommand) {
+  std::string h = checksum_hint("veth-dp", "veth", LinkPeer{true, "veth-pr"});
+  EXPECT_NE(h.find("ethtool -K veth-pr tx off"), std::string::npos) << h;
+  EXPECT_NE(h.find("veth-dp"), std::string::npos) << h;
+  EXPECT_EQ(h.find('\n'), std::string::npos);
+}
+
+TEST(ChecksumHint, UnknownPeerFallsBackToADescription) {
+  std::string h = checksum_hint("veth-dp", "veth", LinkPeer{true, ""});
+  EXPECT_NE(h.find("ethtool -K <the veth peer of veth-dp> tx off"), std::string::npos) << h;
+  // Without the driver's name, a linked interface is still treated as a veth.
+  EXPECT_EQ(checksum_hint("veth-dp", "", LinkPeer{true, ""}), h);
+}
+
+TEST(ChecksumHint, OtherInterfacesGetTheGeneralCause) {
+  std::string h = checksum_hint("eth0", "e1000", LinkPeer{});
+  EXPECT_NE(h.find("ethtool -K <sending interface> tx off"), std::string::npos) << h;
+  EXPECT_EQ(h.find("veth"), std::string::npos) << h;
+}
+
+TEST(ChecksumHint, DriverOfAMissingInterfaceIsEmpty) {
+  EXPECT_EQ(interface_driver("no-such-if-xyz"), "");
+  EXPECT_EQ(interface_driver(std::string(40, 'x')), "");
+}
+
+}  // namespace
+}  // namespace ws::dp
