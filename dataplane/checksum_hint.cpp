@@ -63,22 +63,17 @@ std::string interface_driver(const std::string& iface) {
 
 std::string checksum_hint(const std::string& iface, const std::string& driver,
                           const LinkPeer& peer) {
-  const std::string partial =
-      " has TX checksum offload on and hands locally sent frames over with unfinished "
-      "(partial) TCP/UDP checksums, which the af_packet PMD does not report";
+  // Short enough for a stats info value (kInfoValueMax) with 15-character names.
+  const std::string cause = "likely cause: TX checksum offload on ";
+  const std::string unfinished = " leaves its frames' checksums unfinished; fix: ethtool -K ";
   if (driver == "veth" || (driver.empty() && peer.linked)) {
     if (!peer.name.empty()) {
-      return "TCP/UDP checksum failures on " + iface + ": likely cause: its veth peer " +
-             peer.name + partial + "; fix: ethtool -K " + peer.name + " tx off";
+      return cause + "its veth peer " + peer.name + unfinished + peer.name + " tx off";
     }
-    return "TCP/UDP checksum failures on " + iface + ": likely cause: the veth peer of " + iface +
-           " (in another network namespace)" + partial + "; fix: ethtool -K <the veth peer of " +
-           iface + "> tx off (run it in the peer's namespace: ip netns exec NS ethtool ...)";
+    return cause + "the veth peer of " + iface + unfinished + "<the veth peer of " + iface +
+           "> tx off (in its namespace)";
   }
-  std::string where = iface.empty() ? std::string("the port") : iface;
-  return "TCP/UDP checksum failures on " + where +
-         ": if the senders are on this host, likely cause: the sending interface" + partial +
-         "; fix: ethtool -K <sending interface> tx off";
+  return cause + "a sender on this host" + unfinished + "<sending interface> tx off";
 }
 
 }  // namespace ws::dp

@@ -25,8 +25,9 @@ LinkPeer find_link_peer(const std::string& sysfs_net, const std::string& iface);
 // The driver of a network interface as `ethtool -i` shows it ("veth", "tun"), or "".
 std::string interface_driver(const std::string& iface);
 
-// The one-line explanation: the likely cause and the command that fixes it, naming
-// the peer interface when known. `driver` and `peer` describe `iface`.
+// The explanation that follows "TCP/UDP checksum failures; ": the likely cause and the
+// command that fixes it, naming the peer interface when known. `driver` and `peer`
+// describe `iface`. At most 190 characters for names of at most 15 (IFNAMSIZ - 1).
 std::string checksum_hint(const std::string& iface, const std::string& driver,
                           const LinkPeer& peer);
 

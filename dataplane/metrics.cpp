@@ -169,6 +169,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
         std::string iface = af_packet_iface(pc.device);
         auto d = std::make_shared<AfPacketDrops>();
         if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
+        ps.iface = iface;
         ps.hint =
             checksum_hint(iface, interface_driver(iface), find_link_peer("/sys/class/net", iface));
         writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
@@ -563,7 +564,8 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
       // Once per port: the counter says that it happens, the line says why.
       s.hint_given = true;
       g[s.l4_hint.offset] = 1;
-      std::fprintf(stderr, "wirespeed: port %s: %s\n", p.name.c_str(), s.hint.c_str());
+      std::fprintf(stderr, "wirespeed: port %s (af_packet on %s): TCP/UDP checksum failures; %s\n",
+                   p.name.c_str(), s.iface.c_str(), s.hint.c_str());
     }
     g[s.pool_size.offset] = p.pool_size;
     g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;

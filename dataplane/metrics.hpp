@@ -56,7 +56,7 @@ class Metrics {
     // TCP/UDP checksum failures (per core) and, for af_packet ports, the explanation
     // logged once and flagged when they first appear (checksum_hint.hpp).
     stats::Slot l4_errors, l4_hint;
-    std::string hint;
+    std::string iface, hint;
     bool hint_given = false;
   };
   struct ServiceSlots {

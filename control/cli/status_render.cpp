@@ -63,7 +63,8 @@ std::string render_text(const StatusReport& r) {
   }
   for (const auto& p : r.ports) {
     if (!p.checksum_hint.empty()) {
-      out += fmt("HINT port %s: %s\n", p.name.c_str(), p.checksum_hint.c_str());
+      out += fmt("HINT port %s: TCP/UDP checksum failures; %s\n", p.name.c_str(),
+                 p.checksum_hint.c_str());
     }
   }
 

@@ -51,15 +51,17 @@ class Results:
 
 class VethPeer:
     """A namespace `ns` holding `peer_if`; `dp_if` stays in the root namespace for
-    the data plane's af_packet port."""
+    the data plane's af_packet port. `tx_checksum_offload=True` leaves the peer's TX
+    checksumming on (the kernel default), as a user's own veth setup would."""
 
-    def __init__(self, tag, peer_ip, prefix=24, mtu=1500):
+    def __init__(self, tag, peer_ip, prefix=24, mtu=1500, tx_checksum_offload=False):
         self.ns = f"wst-{tag}"
         self.dp_if = f"wst-{tag}-dp"[:15]
         self.peer_if = f"wst-{tag}-pr"[:15]
         self.peer_ip = peer_ip
         self.prefix = prefix
         self.mtu = mtu
+        self.tx_checksum_offload = tx_checksum_offload
 
     def __enter__(self):
         self.teardown()
@@ -74,8 +76,12 @@ class VethPeer:
         sh("ip link set lo up", ns=self.ns)
         # Locally generated packets leave veth with checksums unfinished
         # (CHECKSUM_PARTIAL); af_packet would hand them to us that way.
-        sh(f"ethtool -K {self.peer_if} tx off", ns=self.ns)
+        if not self.tx_checksum_offload:
+            self.set_tx_checksum_offload(False)
         return self
+
+    def set_tx_checksum_offload(self, on):
+        sh(f"ethtool -K {self.peer_if} tx {'on' if on else 'off'}", ns=self.ns)
 
     def teardown(self):
         sh(f"ip netns del {self.ns}", check=False)

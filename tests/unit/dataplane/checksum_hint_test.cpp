@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "control/stats/layout.hpp"
+
 namespace ws::dp {
 namespace {
 
@@ -60,7 +62,7 @@ TEST_F(FakeSysfs, UnlinkedMissingOrBadInterfaces) {
 TEST(ChecksumHint, NamesThePeerAndTheCommand) {
   std::string h = checksum_hint("veth-dp", "veth", LinkPeer{true, "veth-pr"});
   EXPECT_NE(h.find("ethtool -K veth-pr tx off"), std::string::npos) << h;
-  EXPECT_NE(h.find("veth-dp"), std::string::npos) << h;
+  EXPECT_NE(h.find("its veth peer veth-pr"), std::string::npos) << h;
   EXPECT_EQ(h.find('\n'), std::string::npos);
 }
 
@@ -75,6 +77,15 @@ TEST(ChecksumHint, OtherInterfacesGetTheGeneralCause) {
   std::string h = checksum_hint("eth0", "e1000", LinkPeer{});
   EXPECT_NE(h.find("ethtool -K <sending interface> tx off"), std::string::npos) << h;
   EXPECT_EQ(h.find("veth"), std::string::npos) << h;
+}
+
+TEST(ChecksumHint, FitsAStatsInfoValueWithTheLongestNames) {
+  std::string a(15, 'a'), b(15, 'b');
+  for (const auto& h :
+       {checksum_hint(a, "veth", LinkPeer{true, b}), checksum_hint(a, "veth", LinkPeer{true, ""}),
+        checksum_hint(a, "tun", LinkPeer{})}) {
+    EXPECT_LT(h.size(), stats::kInfoValueMax) << h;
+  }
 }
 
 TEST(ChecksumHint, DriverOfAMissingInterfaceIsEmpty) {

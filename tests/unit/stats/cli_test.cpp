@@ -180,7 +180,9 @@ TEST(Status, RatesTotalsBusyDropsAndJson) {
   EXPECT_NE(txt.find("sink-udp     -             1000         100000          0              0"),
             std::string::npos)
       << txt;
-  EXPECT_NE(txt.find("HINT port p0: fix: ethtool -K peer0 tx off\n"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("HINT port p0: TCP/UDP checksum failures; fix: ethtool -K peer0 tx off\n"),
+            std::string::npos)
+      << txt;
   w.remove();
 }
 
