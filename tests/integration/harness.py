@@ -134,6 +134,38 @@ class TapPeer:
         return f"net_tap_{self.ns.replace('-', '_')},iface={self.peer_if}"
 
 
+# A UDP echo client to run in a peer's namespace: sends `count` datagrams to port 7 of
+# `dst`, each first also to `sink_port` when given, and prints how many came back intact.
+#   python3 SCRIPT DST COUNT [SINK_PORT]
+UDP_ECHO_CLIENT = r"""
+import socket, sys
+dst, count = sys.argv[1], int(sys.argv[2])
+sink = int(sys.argv[3]) if len(sys.argv) > 3 else None
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+ok = 0
+for i in range(count):
+    msg = b"echo-%06d" % i
+    if sink is not None:
+        s.sendto(msg, (dst, sink))
+    s.sendto(msg, (dst, 7))
+    try:
+        data, _ = s.recvfrom(2048)
+        ok += data == msg
+    except socket.timeout:
+        pass
+print(ok, flush=True)
+"""
+
+
+def write_script(tmpdir, name, text):
+    """Writes `text` to tmpdir/name and returns the path."""
+    path = os.path.join(tmpdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
                  lcores=(1,), extra_dataplane="", extra="", metrics_port=9551):
     svc = "\n".join(f"  - {s}" for s in services) or "  []"

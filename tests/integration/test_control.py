@@ -57,24 +57,6 @@ while True:
 print(sent, flush=True)
 """
 
-ECHO = r"""
-import socket, sys
-dst, count = sys.argv[1], int(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.5)
-ok = 0
-for i in range(count):
-    msg = b"echo-%06d" % i
-    s.sendto(msg, (dst, 7))
-    try:
-        data, _ = s.recvfrom(2048)
-        ok += data == msg
-    except socket.timeout:
-        pass
-print(ok, flush=True)
-"""
-
-
 def free_port():
     import socket
     s = socket.socket()
@@ -216,9 +198,7 @@ def main():
             sampler.join()
             before = received(ctl)
             kill9(ctl.proc)
-            echo_path = os.path.join(tmp, "echo.py")
-            with open(echo_path, "w") as f:
-                f.write(ECHO)
+            echo_path = h.write_script(tmp, "echo.py", h.UDP_ECHO_CLIENT)
             e = h.sh(f"/usr/bin/python3 {echo_path} {DP_IP} 300", ns=peer.ns, timeout=60)
             r.check(int(e.stdout.strip() or 0) == 300,
                     "UDP echo answers every datagram while the control process is down",
