@@ -9,21 +9,9 @@
 
 #include <string>
 
+#include "dataplane/link_peer.hpp"
+
 namespace ws::dp {
-
-// The other end of `iface` when it is one end of a linked pair such as a veth.
-struct LinkPeer {
-  bool linked = false;  // iflink names another interface
-  std::string name;     // the peer, when it is in this network namespace; else ""
-};
-
-// Reads <sysfs_net>/<iface>/{ifindex,iflink} (sysfs_net is normally /sys/class/net):
-// a veth's iflink is its peer's ifindex. A candidate of that index counts as the peer
-// only if its own iflink points back, as an index in another namespace may be reused.
-LinkPeer find_link_peer(const std::string& sysfs_net, const std::string& iface);
-
-// The driver of a network interface as `ethtool -i` shows it ("veth", "tun"), or "".
-std::string interface_driver(const std::string& iface);
 
 // The explanation that follows "TCP/UDP checksum failures; ": the likely cause and the
 // command that fixes it, naming the peer interface when known. `driver` and `peer`

@@ -170,8 +170,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
         auto d = std::make_shared<AfPacketDrops>();
         if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
         ps.iface = iface;
-        ps.hint =
-            checksum_hint(iface, interface_driver(iface), find_link_peer("/sys/class/net", iface));
+        ps.hint = checksum_hint(iface, interface_driver(iface), find_veth_peer(iface));
         writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
       }
     }

@@ -6,8 +6,8 @@ reach the data plane's af_packet port with unfinished (partial) TCP/UDP checksum
 While that lasts:
 - UDP and TCP fail, and the failures are counted per port
   (wirespeed_port_l4_checksum_errors_total{port}), and the count rises with traffic;
-- the data plane logs one line, once, naming the likely cause and the `ethtool -K ... tx off`
-  fix for the port's interface;
+- the data plane logs one line, once, naming the likely cause and the fix, with the veth
+  peer and its namespace: `ip netns exec NS ethtool -K PEER tx off`;
 - `wirespeed-control status` shows the hint (text and JSON).
 Then the test turns the peer's TX checksumming off, and UDP and TCP echo work, with no new
 checksum failures.
@@ -112,8 +112,9 @@ def main():
                     and "likely cause: TX checksum offload" in line and "ethtool -K" in line
                     and "tx off" in line,
                     "the line names the port, its interface and the ethtool fix")
-            r.check(peer.peer_if in line or f"<the veth peer of {peer.dp_if}>" in line,
-                    "the line names the veth peer, or says where to find it")
+            # The peer is in the test's namespace: found through rtnetlink, named with it.
+            r.check(f"fix: ip netns exec {peer.ns} ethtool -K {peer.peer_if} tx off" in line,
+                    "the line names the veth peer in its namespace and the exact command")
 
             # 3. The status screen shows the count and the hint (text and JSON).
             st = status(cfg)
