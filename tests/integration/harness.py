@@ -312,6 +312,15 @@ class Control:
             time.sleep(0.1)
 
 
+def print_log_tails(log_dir, names=("dataplane.log", "control.log"), lines=20):
+    """The last lines of each log that exists, for a failed test's output."""
+    for name in names:
+        p = os.path.join(log_dir, name)
+        if os.path.exists(p):
+            with open(p) as f:
+                print(f"--- {name} (tail)\n" + "".join(f.readlines()[-lines:]))
+
+
 def need_root():
     if os.geteuid() != 0:
         print("integration tests need root (network namespaces, DPDK)")

@@ -152,10 +152,7 @@ def main():
             rc = dp.stop()
             r.check(rc == 0, "the data plane stops cleanly", str(rc))
             if r.failed:
-                for name in ("dataplane.log", "control.log"):
-                    p = os.path.join(tmp, name)
-                    if os.path.exists(p):
-                        print(f"--- {name} (tail)\n" + "".join(open(p).readlines()[-20:]))
+                h.print_log_tails(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
     return r.finish()
 

@@ -275,10 +275,7 @@ def main():
             ctl.__exit__(None, None, None)
             dp.stop()
             if r.failed:
-                for name in ("dataplane.log", "control.log"):
-                    p = os.path.join(tmp, name)
-                    if os.path.exists(p):
-                        print(f"--- {name} (tail)\n" + "".join(open(p).readlines()[-20:]))
+                h.print_log_tails(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
     return r.finish()
 
