@@ -4,7 +4,9 @@
 #include <rte_mempool.h>
 
 #include <cstddef>
+#include <cstdio>
 
+#include "dataplane/checksum_hint.hpp"
 #include "dataplane/unmap_guard.hpp"
 #include "ws_version.h"
 
@@ -157,12 +159,24 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
           must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c,
                    {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
     }
+    ps.l4_errors = must(reg("wirespeed_port_l4_checksum_errors_total",
+                            "TCP and UDP datagrams received on the port and dropped for a bad "
+                            "checksum (part of tcp_bad_checksum and udp_bad_checksum).",
+                            c, l, Scope::kPerCoreSum, error));
+    ps.l4_hint = must(reg("wirespeed_port_l4_checksum_hint",
+                          "1 once an af_packet port has seen TCP/UDP checksum failures and the "
+                          "data plane has logged their likely cause (a local peer's TX checksum "
+                          "offload); the status screen shows the hint.",
+                          g, l, Scope::kGlobal, error));
     if (p.driver == "net_af_packet") {
       for (const auto& pc : cfg.ports) {
         if (pc.name != p.name) continue;
         std::string iface = af_packet_iface(pc.device);
         auto d = std::make_shared<AfPacketDrops>();
         if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
+        ps.iface = iface;
+        ps.hint = checksum_hint(iface, interface_driver(iface), find_veth_peer(iface));
+        writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
       }
     }
     ports_.push_back(ps);
@@ -178,6 +192,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (size_t i = 0; i < cfg.ports.size(); ++i) {
     writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
   }
+  l4_seen_ = std::make_unique<std::atomic<bool>[]>(ports_.size());
   // The unmap guard (unmap_guard.hpp): process-wide, so global and unlabelled.
   unmap_guarded_ = must(reg("wirespeed_unmap_guarded_total",
                             "munmap calls from threads other than the pipeline cores while "
@@ -486,6 +501,12 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     v[tcp_retrans_.offset] = t.retransmits;
     for (const auto& [field, slot] : tcp_) v[slot.offset] = t.*field;
   }
+  for (size_t i = 0; i < ports_.size() && i < s.ports.size(); ++i) {
+    if (s.ports[i] == nullptr) continue;
+    uint64_t n = s.ports[i]->l4_checksum_errors;
+    v[ports_[i].l4_errors.offset] = n;
+    if (n != 0) l4_seen_[i].store(true, std::memory_order_relaxed);
+  }
   v[busy_.offset] = s.busy_ns;
   v[idle_.offset] = s.idle_ns;
   v[loops_.offset] = s.loops;
@@ -524,7 +545,7 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
   uint64_t* g = writer_.global_values();
   for (size_t i = 0; i < ports.size() && i < ports_.size(); ++i) {
     const auto& p = ports[i];
-    const auto& s = ports_[i];
+    auto& s = ports_[i];
     rte_eth_stats st{};
     if (rte_eth_stats_get(p.port_id, &st) == 0) {
       g[s.rx_packets.offset] = st.ipackets;
@@ -543,6 +564,13 @@ void Metrics::update_ports(const std::vector<PortInfo>& ports) {
     rte_eth_link link{};
     if (rte_eth_link_get_nowait(p.port_id, &link) == 0) g[s.link_up.offset] = link.link_status;
     g[s.mtu.offset] = p.mtu;
+    if (!s.hint.empty() && !s.hint_given && l4_seen_[i].load(std::memory_order_relaxed)) {
+      // Once per port: the counter says that it happens, the line says why.
+      s.hint_given = true;
+      g[s.l4_hint.offset] = 1;
+      std::fprintf(stderr, "wirespeed: port %s (af_packet on %s): TCP/UDP checksum failures; %s\n",
+                   p.name.c_str(), s.iface.c_str(), s.hint.c_str());
+    }
     g[s.pool_size.offset] = p.pool_size;
     g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;
   }

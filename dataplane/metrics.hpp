@@ -3,6 +3,7 @@
 // block on a deadline and publishes it. Names follow CONTRACT.md.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/iface/stack.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::dp {
@@ -25,6 +27,8 @@ struct CoreSample {
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
   std::vector<const Service*> services;
+  // Per port, in the order of the ports given to Metrics::init.
+  std::vector<const InterfaceCounters*> ports;
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
   uint64_t loops = 0;
@@ -49,6 +53,11 @@ class Metrics {
     std::vector<stats::Slot> q_rx_packets, q_tx_packets;
     // af_packet ports: the kernel's ring-full drops, added to rx_missed.
     std::shared_ptr<AfPacketDrops> kernel_drops;
+    // TCP/UDP checksum failures (per core) and, for af_packet ports, the explanation
+    // logged once and flagged when they first appear (checksum_hint.hpp).
+    stats::Slot l4_errors, l4_hint;
+    std::string iface, hint;
+    bool hint_given = false;
   };
   struct ServiceSlots {
     stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
@@ -60,6 +69,9 @@ class Metrics {
 
   stats::Writer writer_;
   std::vector<PortSlots> ports_;
+  // Set by any core whose stack counted a checksum failure on the port; read by the
+  // main lcore, which logs and flags the hint (not on the per-packet path).
+  std::unique_ptr<std::atomic<bool>[]> l4_seen_;
   std::vector<stats::Slot> drops_;
   std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
   std::vector<ServiceSlots> services_;

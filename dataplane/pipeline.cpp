@@ -163,6 +163,8 @@ bool Pipeline::start(std::string& error) {
   for (const auto& sc : cfg_.services) has_servers_ = has_servers_ || !config::is_client(sc.kind);
   sample_.stack = &stack_.counters();
   sample_.drops = &stack_.drops();
+  for (const auto& p : ports_)
+    sample_.ports.push_back(&stack_.interface_counters(iface_of_port_[p.port_id]));
   sample_.tcp = &tcp_;
   // Only the core that owns RX queue 0 announces: ARP arrives there.
   if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);

@@ -127,8 +127,19 @@ print("sent 1000 x 100 bytes")
 PY
 
 sleep 0.5
-say "Counters (wirespeed-control status)"
+say "Counters (wirespeed-control status: totals since start, rates over the last second)"
 "$CTL" -c "$CONFIG" status || { echo "quickstart: wirespeed-control status failed" >&2; exit 1; }
+# The discard service's total must show every datagram of the demo (when the config has the
+# quickstart's sink-udp; "-" when it has not).
+counted=$("$CTL" -c "$CONFIG" status --json --interval 0.2 | /usr/bin/python3 -c '
+import json, sys
+print(next((s["messages"].get("received", 0) for s in json.load(sys.stdin)["services"]
+            if s["name"] == "sink-udp"), "-"))') ||
+  { echo "quickstart: wirespeed-control status --json failed" >&2; exit 1; }
+if [[ "$counted" != "-" ]]; then
+  echo "the discard service (sink-udp) counted $counted of 1000 datagrams"
+  [[ "$counted" == 1000 ]] || { echo "quickstart: the sink did not count every datagram" >&2; exit 1; }
+fi
 echo
 echo "Prometheus metrics: curl -s http://127.0.0.1:9550/metrics | grep wirespeed_"
 

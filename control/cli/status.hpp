@@ -1,5 +1,6 @@
 // `wirespeed-control status`: one screen about a running data plane, built from two
-// snapshots `interval` apart (rates are differences over that interval).
+// snapshots `interval` apart: totals since the data plane started (from the second
+// snapshot) next to rates (differences over the interval).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,10 @@ struct PortStatus {
   std::optional<bool> link_up;  // wirespeed_port_link_up, when registered
   std::optional<int64_t> mtu;   // wirespeed_port_mtu_bytes, else the config
   double rx_packets_per_s = 0, rx_bits_per_s = 0, tx_packets_per_s = 0, tx_bits_per_s = 0;
-  uint64_t rx_packets = 0, tx_packets = 0, rx_missed = 0;
+  uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, rx_missed = 0;
+  uint64_t l4_checksum_errors = 0;  // wirespeed_port_l4_checksum_errors_total
+  // The data plane's explanation of those errors, once it has given one; else "".
+  std::string checksum_hint;
   std::optional<int64_t> mempool_in_use, mempool_size;
 };
 
@@ -28,10 +32,17 @@ struct CoreStatus {
   std::optional<double> busy_ratio;  // from wirespeed_core_{busy,idle}_seconds_total
 };
 
+struct MessageCount {
+  std::string direction;  // "received" or "sent"
+  uint64_t total = 0;
+  double per_s = 0;
+};
+
 struct ServiceStatus {
   std::string name, kind;
+  uint64_t rx_bytes = 0, tx_bytes = 0;
   double rx_bytes_per_s = 0, tx_bytes_per_s = 0;
-  std::vector<std::pair<std::string, double>> messages_per_s;  // by direction
+  std::vector<MessageCount> messages;  // by direction, in registration order
 };
 
 struct DropStatus {
@@ -53,7 +64,8 @@ struct StatusReport {
   std::vector<std::pair<std::string, int64_t>> tcp_connections;  // by state
   uint64_t tcp_retransmitted_segments = 0;
   uint64_t drops_total = 0;
-  std::vector<DropStatus> top_drops;  // highest totals first, at most 10, non-zero only
+  std::vector<DropStatus> drops;      // every non-zero reason, highest totals first
+  std::vector<DropStatus> top_drops;  // the first 10 of `drops`
 };
 
 // Pure: both snapshots must come from the same data-plane instance, `b` taken after `a`.

@@ -43,23 +43,38 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 std::string render_text(const StatusReport& r) {
   std::string out;
-  out += fmt("wirespeed data plane: pid %" PRId64 ", up %s, version %s (rates over %.1f s)\n",
+  out += fmt("wirespeed data plane: pid %" PRId64
+             ", up %s, version %s (totals since start, "
+             "rates over %.1f s)\n",
              r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
 
-  out += fmt("\n%-10s %-5s %-5s %-17s %-18s %9s %9s %9s %9s %9s\n", "PORT", "LINK", "MTU", "MAC",
-             "ADDRESS", "RX pps", "RX bit/s", "TX pps", "TX bit/s", "RX missed");
+  out += fmt("\n%-10s %-5s %-5s %-17s %-18s %10s %12s\n", "PORT", "LINK", "MTU", "MAC", "ADDRESS",
+             "RX missed", "L4 csum err");
   for (const auto& p : r.ports) {
     std::string link = p.link_up ? (*p.link_up ? "up" : "down") : "-";
     std::string mtu = p.mtu ? std::to_string(*p.mtu) : "-";
-    out += fmt("%-10s %-5s %-5s %-17s %-18s %9s %9s %9s %9s %9s\n", p.name.c_str(), link.c_str(),
-               mtu.c_str(), or_dash(p.mac).c_str(), or_dash(p.address).c_str(),
-               si(p.rx_packets_per_s).c_str(), si(p.rx_bits_per_s).c_str(),
-               si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str(),
-               si(static_cast<double>(p.rx_missed)).c_str());
+    out += fmt("%-10s %-5s %-5s %-17s %-18s %10" PRIu64 " %12" PRIu64 "\n", p.name.c_str(),
+               link.c_str(), mtu.c_str(), or_dash(p.mac).c_str(), or_dash(p.address).c_str(),
+               p.rx_missed, p.l4_checksum_errors);
     if (p.mempool_in_use && p.mempool_size) {
       out += fmt("%-10s mempool %" PRId64 "/%" PRId64 " mbufs in use\n", "", *p.mempool_in_use,
                  *p.mempool_size);
     }
+  }
+  for (const auto& p : r.ports) {
+    if (!p.checksum_hint.empty()) {
+      out += fmt("HINT port %s: TCP/UDP checksum failures; %s\n", p.name.c_str(),
+                 p.checksum_hint.c_str());
+    }
+  }
+
+  out += fmt("\n%-10s %12s %14s %12s %14s %9s %9s %9s %9s\n", "PORT", "RX packets", "RX bytes",
+             "TX packets", "TX bytes", "RX pps", "RX bit/s", "TX pps", "TX bit/s");
+  for (const auto& p : r.ports) {
+    out += fmt("%-10s %12" PRIu64 " %14" PRIu64 " %12" PRIu64 " %14" PRIu64 " %9s %9s %9s %9s\n",
+               p.name.c_str(), p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes,
+               si(p.rx_packets_per_s).c_str(), si(p.rx_bits_per_s).c_str(),
+               si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str());
   }
 
   out += fmt("\n%-6s %6s\n", "CORE", "BUSY");
@@ -69,13 +84,25 @@ std::string render_text(const StatusReport& r) {
   }
 
   if (!r.services.empty()) {
-    out += fmt("\n%-12s %-7s %10s %10s  %s\n", "SERVICE", "KIND", "RX B/s", "TX B/s", "MSG/s");
+    // Messages by direction: "received" and "sent" are the only ones the data plane
+    // registers; a service without one shows "-".
+    auto msgs = [](const ServiceStatus& s, std::string_view dir) -> const MessageCount* {
+      for (const auto& m : s.messages) {
+        if (m.direction == dir) return &m;
+      }
+      return nullptr;
+    };
+    out += fmt("\n%-12s %-7s %10s %14s %10s %14s %9s %9s %9s %9s\n", "SERVICE", "KIND", "RX msgs",
+               "RX bytes", "TX msgs", "TX bytes", "RX msg/s", "RX B/s", "TX msg/s", "TX B/s");
     for (const auto& s : r.services) {
-      std::string msgs;
-      for (const auto& [dir, v] : s.messages_per_s) msgs += dir + " " + si(v) + "  ";
-      out += fmt("%-12s %-7s %10s %10s  %s\n", s.name.c_str(), or_dash(s.kind).c_str(),
-                 si(s.rx_bytes_per_s).c_str(), si(s.tx_bytes_per_s).c_str(),
-                 msgs.empty() ? "-" : msgs.c_str());
+      const MessageCount* rx = msgs(s, "received");
+      const MessageCount* tx = msgs(s, "sent");
+      auto total = [](const MessageCount* m) { return m ? std::to_string(m->total) : "-"; };
+      auto per_s = [](const MessageCount* m) { return m ? si(m->per_s) : "-"; };
+      out += fmt("%-12s %-7s %10s %14" PRIu64 " %10s %14" PRIu64 " %9s %9s %9s %9s\n",
+                 s.name.c_str(), or_dash(s.kind).c_str(), total(rx).c_str(), s.rx_bytes,
+                 total(tx).c_str(), s.tx_bytes, per_s(rx).c_str(), si(s.rx_bytes_per_s).c_str(),
+                 per_s(tx).c_str(), si(s.tx_bytes_per_s).c_str());
     }
   }
 
@@ -123,7 +150,10 @@ std::string render_json(const StatusReport& r) {
     else
       j.value(std::nan(""));
     j.field("rx_packets", p.rx_packets).field("tx_packets", p.tx_packets);
+    j.field("rx_bytes", p.rx_bytes).field("tx_bytes", p.tx_bytes);
     j.field("rx_missed_packets", p.rx_missed);
+    j.field("l4_checksum_errors", p.l4_checksum_errors);
+    j.field("checksum_hint", std::string_view(p.checksum_hint));
     j.field("rx_packets_per_second", p.rx_packets_per_s)
         .field("rx_bits_per_second", p.rx_bits_per_s);
     j.field("tx_packets_per_second", p.tx_packets_per_s)
@@ -147,10 +177,14 @@ std::string render_json(const StatusReport& r) {
     j.begin_object()
         .field("name", std::string_view(s.name))
         .field("kind", std::string_view(s.kind));
+    j.field("received_bytes", s.rx_bytes).field("sent_bytes", s.tx_bytes);
     j.field("received_bytes_per_second", s.rx_bytes_per_s);
     j.field("sent_bytes_per_second", s.tx_bytes_per_s);
+    j.key("messages").begin_object();
+    for (const auto& m : s.messages) j.field(m.direction, m.total);
+    j.end_object();
     j.key("messages_per_second").begin_object();
-    for (const auto& [dir, v] : s.messages_per_s) j.field(dir, v);
+    for (const auto& m : s.messages) j.field(m.direction, m.per_s);
     j.end_object().end_object();
   }
   j.end_array();
@@ -163,6 +197,9 @@ std::string render_json(const StatusReport& r) {
   j.end_object();
 
   j.key("drops").begin_object().field("total", r.drops_total);
+  j.key("by_reason").begin_object();
+  for (const auto& d : r.drops) j.field(d.reason, d.total);
+  j.end_object();
   j.key("top").begin_array();
   for (const auto& d : r.top_drops) {
     j.begin_object().field("reason", std::string_view(d.reason)).field("total", d.total);

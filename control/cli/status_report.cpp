@@ -31,6 +31,8 @@ constexpr const char* kSvcMsgs = "wirespeed_service_messages_total";
 constexpr const char* kTcpConns = "wirespeed_tcp_connections";
 constexpr const char* kRetrans = "wirespeed_tcp_retransmitted_segments_total";
 constexpr const char* kDrops = "wirespeed_drops_total";
+constexpr const char* kL4Errors = "wirespeed_port_l4_checksum_errors_total";
+constexpr const char* kL4Hint = "wirespeed_port_l4_checksum_hint";
 
 bool has(const Snapshot& s, std::string_view name, const ws::stats::Labels& match = {}) {
   for (const MetricInfo& m : s.catalog->metrics) {
@@ -105,11 +107,15 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
     if (!p.mtu && cfg) p.mtu = cfg->mtu;
     p.rx_packets = b.sum(kRxPackets, sel);
     p.tx_packets = b.sum(kTxPackets, sel);
+    p.rx_bytes = b.sum(kRxBytes, sel);
+    p.tx_bytes = b.sum(kTxBytes, sel);
     p.rx_missed = b.sum(kRxMissed, sel);
+    p.l4_checksum_errors = b.sum(kL4Errors, sel);
+    if (gauge(b, kL4Hint, sel).value_or(0) != 0) p.checksum_hint = info("l4_checksum_hint", "");
     p.rx_packets_per_s = rate(a.sum(kRxPackets, sel), p.rx_packets, dt);
     p.tx_packets_per_s = rate(a.sum(kTxPackets, sel), p.tx_packets, dt);
-    p.rx_bits_per_s = 8 * rate(a.sum(kRxBytes, sel), b.sum(kRxBytes, sel), dt);
-    p.tx_bits_per_s = 8 * rate(a.sum(kTxBytes, sel), b.sum(kTxBytes, sel), dt);
+    p.rx_bits_per_s = 8 * rate(a.sum(kRxBytes, sel), p.rx_bytes, dt);
+    p.tx_bits_per_s = 8 * rate(a.sum(kTxBytes, sel), p.tx_bytes, dt);
     p.mempool_in_use = gauge(b, kMempoolInUse, sel);
     p.mempool_size = gauge(b, kMempoolSize, sel);
     r.ports.push_back(std::move(p));
@@ -146,12 +152,15 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
       if (cfg.name == name && s.kind.empty()) s.kind = cfg.kind;
     }
     ws::stats::Labels sel = {{"service", name}};
-    s.rx_bytes_per_s = rate(a.sum(kSvcRx, sel), b.sum(kSvcRx, sel), dt);
-    s.tx_bytes_per_s = rate(a.sum(kSvcTx, sel), b.sum(kSvcTx, sel), dt);
+    s.rx_bytes = b.sum(kSvcRx, sel);
+    s.tx_bytes = b.sum(kSvcTx, sel);
+    s.rx_bytes_per_s = rate(a.sum(kSvcRx, sel), s.rx_bytes, dt);
+    s.tx_bytes_per_s = rate(a.sum(kSvcTx, sel), s.tx_bytes, dt);
     for (const auto& dir : label_values(b, kSvcMsgs, "direction")) {
       ws::stats::Labels both = {{"service", name}, {"direction", dir}};
       if (has(b, kSvcMsgs, both)) {
-        s.messages_per_s.emplace_back(dir, rate(a.sum(kSvcMsgs, both), b.sum(kSvcMsgs, both), dt));
+        uint64_t total = b.sum(kSvcMsgs, both);
+        s.messages.push_back({dir, total, rate(a.sum(kSvcMsgs, both), total, dt)});
       }
     }
     r.services.push_back(std::move(s));
@@ -167,11 +176,11 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
     ws::stats::Labels sel = {{"reason", reason}};
     DropStatus d{reason, b.sum(kDrops, sel), rate(a.sum(kDrops, sel), b.sum(kDrops, sel), dt)};
     r.drops_total += d.total;
-    if (d.total > 0) r.top_drops.push_back(d);
+    if (d.total > 0) r.drops.push_back(d);
   }
-  std::stable_sort(r.top_drops.begin(), r.top_drops.end(),
+  std::stable_sort(r.drops.begin(), r.drops.end(),
                    [](const DropStatus& x, const DropStatus& y) { return x.total > y.total; });
-  if (r.top_drops.size() > 10) r.top_drops.resize(10);
+  r.top_drops.assign(r.drops.begin(), r.drops.begin() + std::min<size_t>(r.drops.size(), 10));
   return r;
 }
 

@@ -23,6 +23,7 @@ struct Stack::Interface final : public ArpActions {
   PacketIo& io;
   ArpCache arp;
   TxOffloads offloads;
+  InterfaceCounters counters;
 };
 
 }  // namespace ws

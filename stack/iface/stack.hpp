@@ -34,6 +34,14 @@ struct InterfaceConfig {
   bool software_checksums = false;  // ignore the port's checksum offloads
 };
 
+// Per-interface counters: plain integers of the owning core, like StackCounters.
+struct InterfaceCounters {
+  // TCP and UDP datagrams dropped for a bad checksum (tcp_bad_checksum and
+  // udp_bad_checksum, attributed to the interface they arrived on). The data plane
+  // reads them to explain failures such as a local peer's unfinished checksums.
+  uint64_t l4_checksum_errors = 0;
+};
+
 // A transport above IPv4 (TCP): gets validated datagrams, ICMP errors that quote
 // its segments, and a poll for its timers.
 class TransportHandler {
@@ -73,6 +81,7 @@ class Stack final : public L4Output {
   uint16_t add_interface(const InterfaceConfig& cfg, PacketIo& io);
   size_t interface_count() const { return ifaces_.size(); }
   const InterfaceConfig& interface_config(uint16_t i) const;
+  const InterfaceCounters& interface_counters(uint16_t i) const;
 
   // Announces our addresses (gratuitous ARP, RFC 5227 section 3).
   void start(Instant now);
@@ -148,6 +157,9 @@ class Stack final : public L4Output {
   bool icmp_error_allowed(Instant now);
   std::optional<Route> route(Ipv4Addr dst) const;
   bool is_local(Ipv4Addr a, bool& broadcast) const;
+  uint64_t l4_checksum_drops() const {
+    return drops_.get(DropReason::kTcpBadChecksum) + drops_.get(DropReason::kUdpBadChecksum);
+  }
   void transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst);
   // Sends a built frame (Ethernet source and type written) to `dst`'s next hop,
   // now or behind ARP resolution.

@@ -115,15 +115,17 @@ class Results:
 
 class VethPeer:
     """A namespace `ns` holding `peer_if`; `dp_if` stays in the root namespace for
-    the data plane's af_packet port."""
+    the data plane's af_packet port. `tx_checksum_offload=True` leaves the peer's TX
+    checksumming on (the kernel default), as a user's own veth setup would."""
 
-    def __init__(self, tag, peer_ip, prefix=24, mtu=1500):
+    def __init__(self, tag, peer_ip, prefix=24, mtu=1500, tx_checksum_offload=False):
         self.ns = f"wst-{tag}"
         self.dp_if = f"wst-{tag}-dp"[:15]
         self.peer_if = f"wst-{tag}-pr"[:15]
         self.peer_ip = peer_ip
         self.prefix = prefix
         self.mtu = mtu
+        self.tx_checksum_offload = tx_checksum_offload
 
     def __enter__(self):
         require("ip", "sysctl", "ethtool")
@@ -139,8 +141,12 @@ class VethPeer:
         sh("ip link set lo up", ns=self.ns)
         # Locally generated packets leave veth with checksums unfinished
         # (CHECKSUM_PARTIAL); af_packet would hand them to us that way.
-        sh(f"ethtool -K {self.peer_if} tx off", ns=self.ns)
+        if not self.tx_checksum_offload:
+            self.set_tx_checksum_offload(False)
         return self
+
+    def set_tx_checksum_offload(self, on):
+        sh(f"ethtool -K {self.peer_if} tx {'on' if on else 'off'}", ns=self.ns)
 
     def teardown(self):
         sh(f"ip netns del {self.ns}", check=False)
@@ -192,6 +198,38 @@ class TapPeer:
 
     def device(self):
         return f"net_tap_{self.ns.replace('-', '_')},iface={self.peer_if}"
+
+
+# A UDP echo client to run in a peer's namespace: sends `count` datagrams to port 7 of
+# `dst`, each first also to `sink_port` when given, and prints how many came back intact.
+#   python3 SCRIPT DST COUNT [SINK_PORT]
+UDP_ECHO_CLIENT = r"""
+import socket, sys
+dst, count = sys.argv[1], int(sys.argv[2])
+sink = int(sys.argv[3]) if len(sys.argv) > 3 else None
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+ok = 0
+for i in range(count):
+    msg = b"echo-%06d" % i
+    if sink is not None:
+        s.sendto(msg, (dst, sink))
+    s.sendto(msg, (dst, 7))
+    try:
+        data, _ = s.recvfrom(2048)
+        ok += data == msg
+    except socket.timeout:
+        pass
+print(ok, flush=True)
+"""
+
+
+def write_script(tmpdir, name, text):
+    """Writes `text` to tmpdir/name and returns the path."""
+    path = os.path.join(tmpdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
@@ -338,6 +376,15 @@ class Control:
             if time.time() > deadline:
                 return False
             time.sleep(0.1)
+
+
+def print_log_tails(log_dir, names=("dataplane.log", "control.log"), lines=20):
+    """The last lines of each log that exists, for a failed test's output."""
+    for name in names:
+        p = os.path.join(log_dir, name)
+        if os.path.exists(p):
+            with open(p) as f:
+                print(f"--- {name} (tail)\n" + "".join(f.readlines()[-lines:]))
 
 
 def need_root():

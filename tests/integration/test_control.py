@@ -11,7 +11,9 @@ UDP sink over af_packet. While it runs:
   within one data-plane lifetime; the data plane is killed with SIGKILL and restarted and
   is picked up again; a clean stop gives wirespeed_up 0;
 - `promtool check metrics` is clean on a scrape of the live data plane, and `status`
-  names the cause when the data plane is absent.
+  names the cause when the data plane is absent;
+- once the traffic is over, `status` (text and JSON) shows the totals since start: the
+  sink's messages and bytes equal what the peer sent.
 
 Usage: test_control.py   (root; WS_BUILD_DIR = the build directory)
 """
@@ -54,24 +56,6 @@ while True:
     time.sleep(0.001)
 print(sent, flush=True)
 """
-
-ECHO = r"""
-import socket, sys
-dst, count = sys.argv[1], int(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.5)
-ok = 0
-for i in range(count):
-    msg = b"echo-%06d" % i
-    s.sendto(msg, (dst, 7))
-    try:
-        data, _ = s.recvfrom(2048)
-        ok += data == msg
-    except socket.timeout:
-        pass
-print(ok, flush=True)
-"""
-
 
 def free_port():
     import socket
@@ -207,9 +191,7 @@ def main():
             sampler.join()
             before = received(ctl)
             kill9(ctl.proc)
-            echo_path = os.path.join(tmp, "echo.py")
-            with open(echo_path, "w") as f:
-                f.write(ECHO)
+            echo_path = h.write_script(tmp, "echo.py", h.UDP_ECHO_CLIENT)
             e = h.sh(f"/usr/bin/python3 {echo_path} {DP_IP} 300", ns=peer.ns, timeout=60)
             r.check(int(e.stdout.strip() or 0) == 300,
                     "UDP echo answers every datagram while the control process is down",
@@ -235,6 +217,28 @@ def main():
                     str(backwards[:3]))
             r.check(sent > 0 and total == sent,
                     f"every datagram sent was counted once ({total} of {sent})")
+
+            # The status screen shows totals since start next to the (now idle) rates.
+            st = subprocess.run([h.CONTROL, "-c", cfg, "status", "--json", "--interval", "0.3"],
+                                capture_output=True, text=True)
+            try:
+                doc = json.loads(st.stdout)
+                sink = next(s for s in doc["services"] if s["name"] == "sink-udp")
+                port = doc["ports"][0]
+            except (ValueError, KeyError, StopIteration, IndexError):
+                doc, sink, port = {}, {}, {}
+            r.check(sink.get("messages", {}).get("received") == sent
+                    and sink.get("received_bytes") == 64 * sent
+                    and sink.get("messages_per_second", {}).get("received") == 0
+                    and port.get("rx_packets", 0) >= sent and port.get("rx_bytes", 0) > 64 * sent,
+                    f"status --json: totals since start after the traffic ({sent} datagrams)",
+                    json.dumps({"sink": sink, "port": port})[:600] + st.stderr)
+            st = subprocess.run([h.CONTROL, "-c", cfg, "status", "--interval", "0.3"],
+                                capture_output=True, text=True)
+            row = [ln.split() for ln in st.stdout.splitlines() if ln.startswith("sink-udp ")]
+            r.check(len(row) == 1 and row[0][2] == str(sent) and row[0][3] == str(64 * sent),
+                    "status: the sink's row shows its messages and bytes since start",
+                    st.stdout + st.stderr)
 
             # 5. The data plane crashes: wirespeed_up drops to 0; a restart is picked up.
             kill9(dp.proc)
@@ -264,10 +268,7 @@ def main():
             ctl.__exit__(None, None, None)
             dp.stop()
             if r.failed:
-                for name in ("dataplane.log", "control.log"):
-                    p = os.path.join(tmp, name)
-                    if os.path.exists(p):
-                        print(f"--- {name} (tail)\n" + "".join(open(p).readlines()[-20:]))
+                h.print_log_tails(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
     return r.finish()
 

@@ -39,7 +39,7 @@ TEST(Options, Errors) {
   EXPECT_TRUE(parse({"--stats-path", "/x", "status"}).options);
 }
 
-TEST(Status, RatesBusyDropsAndJson) {
+TEST(Status, RatesTotalsBusyDropsAndJson) {
   using namespace ws::stats;
   test::TempDir dir;
   Writer w;
@@ -57,6 +57,22 @@ TEST(Status, RatesBusyDropsAndJson) {
                   .help = "x",
                   .labels = {{"port", "p0"}},
                   .scope = Scope::kGlobal});
+  Slot l4err = reg(
+      {.name = "wirespeed_port_l4_checksum_errors_total", .help = "x", .labels = {{"port", "p0"}}});
+  Slot hint = reg({.name = "wirespeed_port_l4_checksum_hint",
+                   .help = "x",
+                   .type = MetricType::kGauge,
+                   .labels = {{"port", "p0"}},
+                   .scope = Scope::kGlobal});
+  Slot svc_rx = reg({.name = "wirespeed_service_received_bytes_total",
+                     .help = "x",
+                     .labels = {{"service", "sink-udp"}}});
+  Slot svc_msgs = reg({.name = "wirespeed_service_messages_total",
+                       .help = "x",
+                       .labels = {{"service", "sink-udp"}, {"direction", "received"}}});
+  reg({.name = "wirespeed_service_messages_total",
+       .help = "x",
+       .labels = {{"service", "sink-udp"}, {"direction", "sent"}}});
   Slot link = reg({.name = "wirespeed_port_link_up",
                    .help = "x",
                    .type = MetricType::kGauge,
@@ -78,15 +94,29 @@ TEST(Status, RatesBusyDropsAndJson) {
                   .labels = {{"state", "established"}}});
   ASSERT_TRUE(w.set_info("port.p0.mac", "02:00:00:00:00:09"));
   ASSERT_TRUE(w.set_info("version", "9.9"));
+  ASSERT_TRUE(w.set_info("port.p0.l4_checksum_hint", "fix: ethtool -K peer0 tx off"));
   ASSERT_TRUE(w.seal());
   Reader r(dir.file("st.stats"));
   ASSERT_EQ(r.refresh(), Liveness::kLive);
   Snapshot a, b;
+  // Before the first snapshot: traffic that is over by the time status runs.
+  w.counter(rxp).set(200);
+  w.counter(rxb).set(25000);
+  w.counter(svc_rx, 0).add(100000);
+  w.counter(svc_msgs, 0).add(1000);
+  w.counter(l4err, 0).add(4);
   w.publish(0);
   w.publish_global();
   ASSERT_TRUE(r.read(&a));
-  w.counter(rxp).set(1000);
-  w.counter(rxb).set(125000);
+  // The report before the data plane flagged the hint: the count shows, no hint yet.
+  StatusReport quiet = build_status_report(Settings{}, a, a);
+  ASSERT_EQ(quiet.ports.size(), 1u);
+  EXPECT_EQ(quiet.ports[0].l4_checksum_errors, 4u);
+  EXPECT_EQ(quiet.ports[0].checksum_hint, "");
+  EXPECT_EQ(render_text(quiet).find("HINT"), std::string::npos);
+  w.gauge(hint).set(1);
+  w.counter(rxp).set(1200);
+  w.counter(rxb).set(150000);
   w.gauge(link).set(1);
   w.counter(busy, 0).add(300);
   w.counter(idle, 0).add(700);
@@ -108,21 +138,51 @@ TEST(Status, RatesBusyDropsAndJson) {
   EXPECT_EQ(rep.ports[0].mtu, 1500);
   EXPECT_DOUBLE_EQ(rep.ports[0].rx_packets_per_s, 500);
   EXPECT_DOUBLE_EQ(rep.ports[0].rx_bits_per_s, 500000);
+  EXPECT_EQ(rep.ports[0].rx_packets, 1200u);  // totals since start, not since `a`
+  EXPECT_EQ(rep.ports[0].rx_bytes, 150000u);
+  EXPECT_EQ(rep.ports[0].l4_checksum_errors, 4u);
+  EXPECT_EQ(rep.ports[0].checksum_hint, "fix: ethtool -K peer0 tx off");
+  ASSERT_EQ(rep.services.size(), 1u);
+  EXPECT_EQ(rep.services[0].rx_bytes, 100000u);
+  EXPECT_DOUBLE_EQ(rep.services[0].rx_bytes_per_s, 0);
+  ASSERT_EQ(rep.services[0].messages.size(), 2u);
+  EXPECT_EQ(rep.services[0].messages[0].direction, "received");
+  EXPECT_EQ(rep.services[0].messages[0].total, 1000u);
+  EXPECT_EQ(rep.services[0].messages[1].total, 0u);
   ASSERT_EQ(rep.cores.size(), 1u);
   EXPECT_EQ(rep.cores[0].lcore, 1u);
   EXPECT_DOUBLE_EQ(rep.cores[0].busy_ratio.value_or(-1), 0.3);
   EXPECT_EQ(rep.drops_total, 55u);
   ASSERT_EQ(rep.top_drops.size(), 2u);
   EXPECT_EQ(rep.top_drops[0].reason, "two");
+  EXPECT_EQ(rep.drops.size(), 2u);
   ASSERT_EQ(rep.tcp_connections.size(), 1u);
   EXPECT_EQ(rep.tcp_connections[0].second, 3);
 
   std::string json = render_json(rep);
   EXPECT_NE(json.find("\"rx_packets_per_second\":500"), std::string::npos) << json;
   EXPECT_NE(json.find("\"connections\":{\"established\":3}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"rx_packets\":1200,\"tx_packets\":0,\"rx_bytes\":150000"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"l4_checksum_errors\":4,\"checksum_hint\":\"fix: ethtool -K peer0"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"messages\":{\"received\":1000,\"sent\":0}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"by_reason\":{\"two\":50,\"one\":5}"), std::string::npos) << json;
   std::string txt = render_text(rep);
-  EXPECT_NE(txt.find("p0"), std::string::npos);
   EXPECT_NE(txt.find("30.0%"), std::string::npos) << txt;
+  // Totals next to rates: the port's traffic row, the service's messages and bytes.
+  EXPECT_NE(
+      txt.find("p0                 1200         150000            0              0       500"),
+      std::string::npos)
+      << txt;
+  EXPECT_NE(txt.find("sink-udp     -             1000         100000          0              0"),
+            std::string::npos)
+      << txt;
+  EXPECT_NE(txt.find("HINT port p0: TCP/UDP checksum failures; fix: ethtool -K peer0 tx off\n"),
+            std::string::npos)
+      << txt;
   w.remove();
 }
 
