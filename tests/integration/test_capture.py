@@ -147,8 +147,11 @@ def check_tcp(res, cfg, tmp):
     bad = fields(out, "frame.number", display_filter="_ws.malformed || _ws.expert.severity == error")
     res.check(len(bad) == 0, f"tshark finds no malformed frame ({len(bad)})")
     cks = tshark("-r", out, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status == 0",
-                 "-T", "fields", "-e", "frame.number")
-    res.check(cks.strip() == "", "no bad TCP checksum in the capture", cks[:200])
+                 "-T", "fields", "-e", "frame.number", "-e", "frame.packet_flags_direction",
+                 "-e", "ip.src", "-e", "tcp.seq_raw", "-e", "tcp.len", "-e", "tcp.flags.str",
+                 "-e", "frame.len")
+    res.check(cks.strip() == "", "no bad TCP checksum in the capture",
+              "(frame, direction, source, seq, len, flags, frame length): " + cks[:600])
     lens = fields(out, "tcp.len", "ip.src", display_filter="tcp.len > 0")
     to_us = sum(int(a) for a, src in lens if src == PEER_IP)
     from_us = sum(int(a) for a, src in lens if src == DP_IP)
