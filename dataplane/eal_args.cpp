@@ -36,8 +36,27 @@ uint32_t memif_buffer_size(uint32_t mtu) {
   return size < 2048 ? 2048 : size;
 }
 
+uint32_t af_packet_frame_count(uint32_t framesz, uint32_t blocksz) {
+  constexpr uint32_t kRingBytes = 8u << 20;
+  constexpr uint32_t kPmdDefault = 512;
+  if (framesz == 0 || blocksz < framesz) return kPmdDefault;
+  uint32_t per_block = blocksz / framesz;
+  uint32_t frames = kRingBytes / framesz / per_block * per_block;
+  return frames < kPmdDefault ? kPmdDefault : frames;
+}
+
 std::string vdev_args(const config::PortConfig& p) {
-  if (port_device_name(p).rfind("net_memif", 0) != 0) return p.device;
+  std::string name = port_device_name(p);
+  if (name.rfind("net_af_packet", 0) == 0) {
+    if (devarg_u32(p.device, "framecnt") != 0) return p.device;
+    // The PMD's defaults: frames of 2048 bytes in blocks of a page.
+    uint32_t framesz = devarg_u32(p.device, "framesz");
+    uint32_t blocksz = devarg_u32(p.device, "blocksz");
+    uint32_t frames =
+        af_packet_frame_count(framesz != 0 ? framesz : 2048, blocksz != 0 ? blocksz : 4096);
+    return p.device + ",framecnt=" + std::to_string(frames);
+  }
+  if (name.rfind("net_memif", 0) != 0) return p.device;
   if (devarg_u32(p.device, "bsize") != 0) return p.device;
   return p.device + ",bsize=" + std::to_string(memif_buffer_size(p.mtu));
 }

@@ -29,8 +29,18 @@ std::string port_device_name(const config::PortConfig& p);
 // With one buffer per frame no descriptor ever carries NEXT.
 std::string vdev_args(const config::PortConfig& p);
 
+// For net_af_packet: the kernel's RX ring sized to about 8 MiB (`framecnt=`) when the
+// operator gave none. DPDK's default of 512 frames (about 740 KB of full-size segments)
+// overflows when a fast local sender runs several TCP streams into the data plane: the
+// streams' windows together exceed it, the kernel drops at the ring, and the sender spends
+// its time in loss recovery (iperf3 -P 4 fell to a fifth of one stream).
+//
 // memif buffer size that holds a whole frame of this MTU (at least memif's 2048).
 uint32_t memif_buffer_size(uint32_t mtu);
+
+// af_packet ring frames for ~8 MiB of frames of `framesz` bytes, a whole number of
+// `blocksz` blocks, and at least DPDK's default of 512.
+uint32_t af_packet_frame_count(uint32_t framesz, uint32_t blocksz);
 
 // The value of `key=` in a device string ("net_x0,a=1,key=2"), or 0 when absent or
 // not a number.

@@ -15,9 +15,8 @@ namespace {
 
 // af_packet's frame size, from "framesz=N" in the device string (2048 by default).
 uint32_t af_packet_framesz(const std::string& device) {
-  auto pos = device.find("framesz=");
-  if (pos == std::string::npos) return 2048;
-  return static_cast<uint32_t>(std::strtoul(device.c_str() + pos + 8, nullptr, 10));
+  uint32_t n = devarg_u32(device, "framesz");
+  return n != 0 ? n : 2048;
 }
 
 std::string err_str(int rc) { return std::strerror(rc < 0 ? -rc : rc); }

@@ -277,11 +277,24 @@ TEST(VdevArgs, MemifGetsAWholeFrameBufferUnlessGiven) {
   EXPECT_EQ(vdev_args(p), "net_memif0,role=client,socket=/run/x.sock,bsize=9024");
   p.device = "net_memif0,bsize=16384,role=client";
   EXPECT_EQ(vdev_args(p), p.device);  // the operator's choice stands (port_setup checks it)
-  p.device = "net_af_packet0,iface=veth0";
+  p.device = "net_tap0,iface=t0";
   EXPECT_EQ(vdev_args(p), p.device);
   p.device = "net_memif0";
   p.mtu = 1500;
   EXPECT_EQ(vdev_args(p), "net_memif0,bsize=2048");
+}
+
+TEST(VdevArgs, AfPacketGetsAnEightMebibyteRingUnlessGiven) {
+  config::PortConfig p;
+  p.device = "net_af_packet0,iface=veth0";
+  EXPECT_EQ(vdev_args(p), "net_af_packet0,iface=veth0,framecnt=4096");
+  p.device = "net_af_packet0,iface=veth0,blocksz=20480,framesz=10240";
+  EXPECT_EQ(vdev_args(p), p.device + ",framecnt=818");
+  p.device = "net_af_packet0,iface=veth0,framecnt=1024";
+  EXPECT_EQ(vdev_args(p), p.device);  // the operator's choice stands
+  EXPECT_EQ(af_packet_frame_count(2048, 4096), 4096U);
+  EXPECT_EQ(af_packet_frame_count(65536, 65536), 512U);  // never below the PMD's default
+  EXPECT_EQ(af_packet_frame_count(2048, 1024), 512U);    // nonsense geometry: the default
 }
 
 TEST(DevargU32, FindsOnlyTheWholeKey) {
