@@ -192,6 +192,7 @@ void Pipeline::run(bool main) {
     // (memif's disconnect) waits for the end of this iteration.
     mark_->enter();
     Instant now = clock_.now();
+    const uint64_t tx_before = stack_.counters().tx_frames;
     uint32_t got = poll_rx(now, mbufs, kBurst, segs);
     if (got != 0 || now >= deadline) {
       deadline = stack_.poll(now);
@@ -230,7 +231,12 @@ void Pipeline::run(bool main) {
     auto spent = static_cast<uint64_t>(static_cast<double>(tsc - last_tsc) * ns_per_cycle);
     last_tsc = tsc;
     ++sample_.loops;
-    if (got != 0 || sent || faults_.holding()) {
+    // Work is anything received or sent this iteration (a source with nothing to receive
+    // still sends: its frames may have gone out in full bursts inside the poll), and a
+    // deadline already due: such a core must not sleep.
+    bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
+                  deadline <= now || faults_.holding();
+    if (worked) {
       sample_.busy_ns += spent;
       empty_polls_ = 0;
       sleep_us_ = 0;
