@@ -234,8 +234,8 @@ void Pipeline::run(bool main) {
     // Work is anything received or sent this iteration (a source with nothing to receive
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
-    bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
-                  deadline <= now || faults_.holding();
+    bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before || deadline <= now ||
+                  faults_.holding();
     if (worked) {
       sample_.busy_ns += spent;
       empty_polls_ = 0;
