@@ -30,7 +30,7 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
 }
 
 // The stack's TCP settings from the config, and how this core picks local ports for the
-// connections it opens (issue 3, point 6):
+// connections it opens (shared nothing: replies reach the opening core):
 // - where the port spreads flows by RSS and its key and table could be read, a local port
 //   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
 //   this core, so replies arrive where the connection lives;

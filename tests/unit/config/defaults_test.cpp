@@ -97,7 +97,7 @@ TEST(ConfigDefaults, BuffersAcceptAutoOrBytes) {
   EXPECT_FALSE(r.config->tcp.send_buffer_bytes);
 }
 
-// The benchmark baselines of issue 4: batching off, a fixed batch instead of the MSS multiple.
+// The pipeline benchmark baselines: batching off, a fixed batch instead of the MSS multiple.
 TEST(ConfigDefaults, PipelineBaselinesParse) {
   LoadResult r =
       load(with("pipeline:\n  batching: false\n  mss_multiple: false\n  max_batch_bytes: 64512\n"));
