@@ -1045,7 +1045,7 @@ def bench_tcp_bulk(ctx):
              "both ends.")
     rep.note(f"wirespeed runs last {ctx.ws_dur} s; \"whole run\" is the client's JSON report (it includes "
              "the connection's start), \"2nd half\" is the rate between the progress line at half the run "
-             "and the end: a wirespeed connection needs about 2–3 s to ramp up (see the findings below). "
+             "and the end: a wirespeed connection needs about 2–3 s to ramp up. "
              f"Linux runs last {ctx.k_dur} s (it reaches its rate within milliseconds). Median of "
              f"{ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed faster.")
     rep.note("\"sender tx_queue_full drops / retransmits\": medians per run of the wirespeed client's "

@@ -3,8 +3,9 @@
 
 A comment or a doc must stand alone: it says what and why, and cites an RFC section or a
 section of docs/ instead of
-  - a tracker number ("issue 6", "issue #6", "issues 3.7"): the tracker is not part of the
-    repository, and what was decided there belongs in the docs (history: CHANGELOG.md);
+  - a tracker number (the word issue or issues, then a number, with or without "#"): the
+    tracker is not part of the repository, and what was decided there belongs in the docs
+    (history: CHANGELOG.md);
   - the planning notes outside the repository (the contract and design files, the shared
     directory next to it).
 Every text file `git ls-files` lists is read; binary files (a NUL byte) are skipped.
