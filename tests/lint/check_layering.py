@@ -16,11 +16,11 @@ removed, so a comment may still explain why the stack takes no clock.
   check_layering.py [--root DIR]
   check_layering.py --self-test    plants a violation of each rule in a temp tree
 """
-import argparse
 import os
 import re
-import sys
 import tempfile
+
+import lint_main
 
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc", ".hh", ".ipp")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
@@ -154,13 +154,5 @@ def self_test():
     return 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
-    ap.add_argument("--self-test", action="store_true")
-    args = ap.parse_args()
-    return self_test() if args.self_test else check(os.path.abspath(args.root))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    lint_main.run(__doc__, check, self_test)

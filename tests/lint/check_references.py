@@ -13,12 +13,12 @@ Every text file `git ls-files` lists is read; binary files (a NUL byte) are skip
   check_references.py [--root DIR]
   check_references.py --self-test    shows that the check fails on a planted reference
 """
-import argparse
 import os
 import re
 import subprocess
-import sys
 import tempfile
+
+import lint_main
 
 # Built from pieces so that this file does not match its own patterns.
 _ISSUE = r"\b" + "issue" + r"s? ?#?[0-9]+"
@@ -92,13 +92,5 @@ def self_test():
     return 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
-    ap.add_argument("--self-test", action="store_true")
-    args = ap.parse_args()
-    return self_test() if args.self_test else check(os.path.abspath(args.root))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    lint_main.run(__doc__, check, self_test)

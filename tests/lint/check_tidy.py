@@ -74,7 +74,7 @@ def self_test():
                     "int* g() { return 0; }\n")
         with open(os.path.join(tmp, "compile_commands.json"), "w") as f:
             json.dump([{"directory": tmp, "file": "stack/planted.cpp",
-                        "command": f"c++ -std=c++20 -c stack/planted.cpp"}], f)
+                        "command": "c++ -std=c++20 -c stack/planted.cpp"}], f)
         if run(tmp, tmp, 1) == 0:
             print("self-test: planted warnings passed")
             return 1
