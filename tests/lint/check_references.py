@@ -21,7 +21,7 @@ import tempfile
 import lint_main
 
 # Built from pieces so that this file does not match its own patterns.
-_ISSUE = r"\b" + "issue" + r"s? ?#?[0-9]+"
+_ISSUE = r"\b" + "issue" + r"s?[ _-]?#?[0-9]+"
 _NOTES = "|".join(re.escape(name + ".md") for name in ("CONTRACT", "DESIGN"))
 _SHARED = re.escape("../" + "shared")
 PATTERN = re.compile("|".join((_ISSUE, _NOTES, _SHARED)), re.IGNORECASE)
@@ -69,6 +69,7 @@ def self_test():
         "b.md": "As " + "DESIGN" + ".md says.\n",
         "c.py": "# from ../" + "shared/notes\n",
         "d.txt": "Fixed in " + "issues" + " 3.7\n",
+        "e.md": "the " + "issue" + "-3 goal\n",
     }
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["git", "init", "-q", tmp], check=True)
