@@ -409,8 +409,8 @@ void Pipeline::finish() {
   mark_->enter();  // the flushes below call tx_burst
   Instant now = clock_.now();
   for (auto& s : services_) s->stop(now);
-  // Connections are reset, not left half-open on the peers (CONTRACT: "close
-  // connections" on SIGINT/SIGTERM).
+  // Connections are reset, not left half-open on the peers: a SIGINT/SIGTERM shutdown
+  // closes every connection.
   tcp_.shutdown_all(now);
   if (faults_.enabled()) {
     const auto& c = faults_.counters();

@@ -22,9 +22,12 @@ import lint_main
 
 # Built from pieces so that this file does not match its own patterns.
 _ISSUE = r"\b" + "issue" + r"s?[ _-]?#?[0-9]+"
-_NOTES = "|".join(re.escape(name + ".md") for name in ("CONTRACT", "DESIGN"))
+NOTES = tuple(n.upper() for n in ("contract", "design"))
+_NOTES = "|".join(re.escape(name + ".md") for name in NOTES)
 _SHARED = re.escape("../" + "shared")
 PATTERN = re.compile("|".join((_ISSUE, _NOTES, _SHARED)), re.IGNORECASE)
+# The notes' names alone in capitals ("as the ... says"), matched case-sensitively.
+NOTES_WORD = re.compile(r"\b(" + "|".join(NOTES) + r")\b")
 
 
 def tracked_files(root):
@@ -46,7 +49,7 @@ def scan(root):
             continue
         text = data.decode("utf-8", errors="replace")
         for n, line in enumerate(text.splitlines(), 1):
-            if PATTERN.search(line):
+            if PATTERN.search(line) or NOTES_WORD.search(line):
                 found.append((rel, n, line.strip()))
     return found
 
@@ -66,15 +69,17 @@ def check(root):
 def self_test():
     planted = {
         "a.cpp": "int x;  // see " + "issue" + " #6\n",
-        "b.md": "As " + "DESIGN" + ".md says.\n",
+        "b.md": "As " + NOTES[1] + ".md says.\n",
         "c.py": "# from ../" + "shared/notes\n",
         "d.txt": "Fixed in " + "issues" + " 3.7\n",
         "e.md": "the " + "issue" + "-3 goal\n",
+        "f.hpp": "// as the " + NOTES[0] + " says: close connections\n",
     }
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["git", "init", "-q", tmp], check=True)
         with open(os.path.join(tmp, "clean.cpp"), "w") as f:
-            f.write("// RFC 9293 section 3.10.7: the tissue 4 of the reissue 5 is fine.\n")
+            f.write("// RFC 9293 section 3.10.7: the tissue 4 of the reissue 5 is fine.\n"
+                    "// a metrics contract; DESIGNATED, CONTRACTS and design are other words\n")
         subprocess.run(["git", "-C", tmp, "add", "clean.cpp"], check=True)
         if check(tmp) != 0:
             print("self-test: a clean tree failed")
