@@ -6,8 +6,8 @@ section of docs/ instead of
   - a tracker number (the word issue or issues, then a number, with or without "#"): the
     tracker is not part of the repository, and what was decided there belongs in the docs
     (history: CHANGELOG.md);
-  - the planning notes outside the repository (the contract and design files, the shared
-    directory next to it).
+  - the planning notes outside the repository (the contract and design files by file name
+    or by their names alone in capitals, the shared directory next to them).
 Every text file `git ls-files` lists is read; binary files (a NUL byte) are skipped.
 
   check_references.py [--root DIR]
