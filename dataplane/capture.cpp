@@ -106,6 +106,7 @@ void enable_pdump(const config::Config& cfg) {
 bool Capture::init(const std::string& path, uint32_t cores, const std::vector<PortInfo>& ports,
                    std::string& error) {
   std::vector<capture::PortDesc> descs;
+  descs.reserve(ports.size());
   for (const PortInfo& p : ports) descs.push_back({p.name, p.mtu, p.rx_queues, p.tx_queues});
   ready_ = segment_.create(path, cores, capture::kDefaultRingBytes, descs, error);
   clock_ = std::make_unique<TscClock>();

@@ -151,8 +151,9 @@ LinkPeer find_link_peer(const std::string& sysfs_net, const std::string& iface) 
   while (dirent* e = readdir(dir)) {
     std::string name = e->d_name;
     if (name == "." || name == ".." || name == iface) continue;
-    if (read_number(sysfs_net + "/" + name + "/ifindex") == link &&
-        read_number(sysfs_net + "/" + name + "/iflink") == index) {
+    std::string dir_path = sysfs_net;
+    dir_path.append("/").append(name);
+    if (read_number(dir_path + "/ifindex") == link && read_number(dir_path + "/iflink") == index) {
       p.name = name;
       break;
     }

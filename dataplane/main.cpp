@@ -1,4 +1,4 @@
-// wirespeed-dataplane: the DPDK primary process. See CONTRACT.md for the flags.
+// wirespeed-dataplane: the DPDK primary process. Flags: docs/config.md.
 #include <getopt.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>

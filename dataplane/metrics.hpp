@@ -1,6 +1,6 @@
 // The data plane's metrics: registered once in the stats segment at start, then
 // each core copies its plain counters (stack, drops, services) into its own
-// block on a deadline and publishes it. Names follow CONTRACT.md.
+// block on a deadline and publishes it. Names: docs/metrics.md.
 #pragma once
 
 #include <atomic>

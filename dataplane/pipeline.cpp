@@ -30,7 +30,7 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
 }
 
 // The stack's TCP settings from the config, and how this core picks local ports for the
-// connections it opens (issue 3, point 6):
+// connections it opens (shared nothing: replies reach the opening core):
 // - where the port spreads flows by RSS and its key and table could be read, a local port
 //   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
 //   this core, so replies arrive where the connection lives;
@@ -415,8 +415,8 @@ void Pipeline::finish() {
   mark_->enter();  // the flushes below call tx_burst
   Instant now = clock_.now();
   for (auto& s : services_) s->stop(now);
-  // Connections are reset, not left half-open on the peers (CONTRACT: "close
-  // connections" on SIGINT/SIGTERM).
+  // Connections are reset, not left half-open on the peers: a SIGINT/SIGTERM shutdown
+  // closes every connection.
   tcp_.shutdown_all(now);
   if (faults_.enabled()) {
     const auto& c = faults_.counters();

@@ -1,6 +1,6 @@
 // Keeps a PMD from unmapping memory that a pipeline core is reading.
 //
-// The problem (issue 6, "a dead peer ... never a crash"): when a memif peer goes away,
+// The problem (a dead peer must never crash us): when a memif peer goes away,
 // DPDK 22.11's memif PMD handles it in the EAL interrupt thread: memif_disconnect()
 // (drivers/net/memif/memif_socket.c) clears ETH_MEMIF_FLAG_CONNECTED and then at once
 // calls memif_free_regions(), which munmap()s the shared rings and buffers. Nothing

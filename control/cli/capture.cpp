@@ -174,7 +174,7 @@ std::string capture_loop(capture::Session& s, capture::PcapngWriter& w, FrameWri
       w.flush();
     }
     if (n == 0) {
-      timespec ts{0, 200 * 1000};
+      timespec ts{0, 200L * 1000};
       nanosleep(&ts, nullptr);
     }
   }

@@ -13,7 +13,7 @@ namespace {
 using ws::stats::MetricInfo;
 using ws::stats::Snapshot;
 
-// The names the data plane registers (CONTRACT.md and docs/metrics.md).
+// The names the data plane registers (docs/metrics.md).
 constexpr const char* kRxPackets = "wirespeed_port_receive_packets_total";
 constexpr const char* kRxBytes = "wirespeed_port_receive_bytes_total";
 constexpr const char* kTxPackets = "wirespeed_port_transmit_packets_total";

@@ -3,7 +3,7 @@
 // Both binaries link this library. Loading never throws: every problem becomes a ConfigError
 // with the position of the offending YAML node, and a config is produced only when there are
 // no errors at all (a config is applied whole or not at all). Keys, defaults and ranges are
-// documented in docs/config.md; the external names are fixed by the interface contract.
+// documented in docs/config.md; key names are fixed (keys are added, never renamed).
 #pragma once
 
 #include <cstdint>

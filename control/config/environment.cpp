@@ -53,12 +53,11 @@ std::optional<std::string> expand_environment(std::string_view text, std::string
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    if (text[i] != '$' || i + 1 >= text.size()) {
-      out += text[i++];
-    } else if (text[i + 1] == '$') {
+    const char after = text[i] == '$' && i + 1 < text.size() ? text[i + 1] : '\0';
+    if (after == '$') {
       out += '$';
       i += 2;
-    } else if (text[i + 1] == '{') {
+    } else if (after == '{') {
       auto next = substitute(text, i, out, error);
       if (!next) return std::nullopt;
       i = *next;
@@ -107,6 +106,8 @@ bool walk(Diagnostics& d, YAML::Node node, int depth, size_t& budget) {
 
 }  // namespace
 
+// A YAML::Node is a handle: this copy shares the document the walk rewrites in place.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void expand_environment(Diagnostics& d, YAML::Node node) {
   size_t budget = kMaxValues;
   walk(d, node, 0, budget);

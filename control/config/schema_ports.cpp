@@ -123,6 +123,7 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
 
   if (auto v = m.get("gateway")) {
     if (auto g = read_ipv4(d, *v)) {
+      // NOLINTNEXTLINE(bugprone-branch-clone): kept without checks only when the address failed
       if (!address_ok) {
         p.gateway = *g;  // the address error is already reported; nothing to compare against
       } else if (!p.address.contains(*g)) {

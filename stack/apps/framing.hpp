@@ -1,4 +1,4 @@
-// Message framing for byte streams (CONTRACT.md, `framing: length32`): every
+// Message framing for byte streams (docs/framing.md, `framing: length32`): every
 // message is a 4-byte big-endian payload length followed by the payload.
 // `framing: none` treats the stream as bytes with no message boundaries.
 //

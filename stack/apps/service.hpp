@@ -23,7 +23,7 @@ struct alignas(64) ServiceCounters {
 };
 
 // What a client service (source, ping) reports: a progress line each second and
-// a final summary (CONTRACT.md: messages, bytes, seconds, rates, RTT percentiles).
+// a final summary (docs/framing.md: messages, bytes, seconds, rates, RTT percentiles).
 struct ClientReport {
   bool final = false;
   double seconds = 0;     // since the client started

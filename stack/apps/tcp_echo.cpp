@@ -1,4 +1,4 @@
-// TCP echo with length32 framing on the TX batch pipeline (issue 4 point 5; docs/pipeline.md
+// TCP echo with length32 framing on the TX batch pipeline (docs/pipeline.md
 // "Services on the pipeline"). Every complete received frame is pushed back whole as one
 // message (a run of whole frames in one push_frames), so the pipeline packs replies into
 // MSS-multiple batches and a message is never half sent. Reading stops while the pipeline holds

@@ -2,7 +2,7 @@
 // hash through the redirection table (RETA) to an RX queue.
 //
 // Why the stack computes it: a connection we open must pick a local port whose returning
-// packets the NIC steers to the opening core's queue (issue 3, point 6: shared nothing,
+// packets the NIC steers to the opening core's queue (shared nothing,
 // no TIME_WAIT collisions between cores). The NIC hashes the received packet's
 // (source address, destination address, source port, destination port), i.e. the
 // remote end first, in network byte order, with the port's secret key; the low bits of

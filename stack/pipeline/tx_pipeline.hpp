@@ -1,5 +1,5 @@
-// Per-connection TX batch pipeline (issue 4; DESIGN.md "Segment and batch size from the MTU"
-// and "Batching with deterministic backoff"; docs/pipeline.md).
+// Per-connection TX batch pipeline (docs/pipeline.md: segment and batch size from the MTU,
+// batching with deterministic backoff).
 //
 // Applications push whole messages; the pipeline frames them (length32, stack/apps/framing)
 // into batches whose fill limit is a whole multiple of the connection's send MSS, and tells

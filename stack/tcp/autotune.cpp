@@ -1,4 +1,4 @@
-// Buffer right-sizing (DESIGN.md "Never clamp the receive window by a fixed buffer";
+// Buffer right-sizing (never clamp the receive window by a fixed buffer, docs/tcp.md;
 // Linux tcp_rcv_space_adjust and tcp_sndbuf_expand). Buffers grow here, at most once
 // per receiver RTT, never on the per-segment path; they shrink only by being freed.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Received payload kept by reference instead of copied (issue 3, point 7): when an
+// Received payload kept by reference instead of copied (zero-copy receive): when an
 // application leaves in-order bytes unread, the segment's buffers (the data plane's
 // mbufs) are retained and the bytes read from them later, in order, ahead of
 // anything copied into the receive ring. The pieces come from a fixed pool per

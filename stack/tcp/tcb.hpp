@@ -44,7 +44,7 @@ struct FourTupleHash {
   }
 };
 
-// One arriving segment, parsed once (no statics: cf. DESIGN.md on lwIP).
+// One arriving segment, parsed once (no statics, unlike lwIP's global current-segment state).
 struct Segment {
   wire::TcpView view;
   wire::TcpOptions opts;

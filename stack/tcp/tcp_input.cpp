@@ -352,6 +352,7 @@ void Tcb::input(Segment& s, Instant now) {
   if (s.rst()) {
     if (s.seq == rcv_nxt) {
       ++st.ctr().resets_received;
+      // NOLINTNEXTLINE(bugprone-branch-clone): two reasons to release, each with its comment
       if (state == TcpState::kSynReceived && passive) {
         st.release(this);  // back to LISTEN: the half-open connection goes away
       } else if (state == TcpState::kTimeWait) {

@@ -180,13 +180,11 @@ class TcpStack {
   void note_holder(Tcb* t);
   void forget_holder(Tcb* t);
 
- public:
   // Copies every byte connections hold in received buffers into their rings and gives
   // the buffers back (rx_held.hpp): the data plane calls this when its buffer pool
   // runs low. Returns how many pieces were given back.
   size_t release_held();
 
- private:
  private:
   struct Guard {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }

@@ -1,4 +1,4 @@
-// pipeline.backoff_us on a virtual clock (issue 4: "default chosen by measurement").
+// pipeline.backoff_us on a virtual clock (the default is chosen by measurement).
 //
 // On this VM the memif benchmark (tests/bench/run.sh backoff, table 13) cannot rank the
 // backoff: a bulk source hands TCP whole batches, which never wait for the deadline, and the
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   // (rate x frame x 100 us round trip above 65160 bytes), sends within 10 % of the fewest
   // segments any backoff reaches there (per-packet work near its floor, the open batch
   // waiting as little as possible), and at every load below that does not add more than
-  // 10 us to the median delay of backoff 0 (a link that keeps up sends at once: issue 4).
+  // 10 us to the median delay of backoff 0 (a link that keeps up sends at once).
   std::vector<bool> within(std::size(backoffs_us), true);
   std::printf(
       "| message B | rate msg/s | backoff_us | segments per 1000 msg | delay p50 us | "

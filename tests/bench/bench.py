@@ -492,7 +492,7 @@ class Memif:
     def __init__(self, tmp, mtu, tag, metrics_port=None, hugepages=False, tcp_extra="",
                  link="memif", counters=True, dp_extra="", port_extra=""):
         metrics_port = METRICS_PORT if metrics_port is None else metrics_port
-        self.dp_extra = dp_extra  # lines under dataplane: / under the port (issue 6 mtu workload)
+        self.dp_extra = dp_extra  # lines under dataplane: / under the port (the mtu workload)
         self.port_extra = port_extra
         self.link = link
         self.counters = counters
@@ -1045,7 +1045,7 @@ def bench_tcp_bulk(ctx):
              "both ends.")
     rep.note(f"wirespeed runs last {ctx.ws_dur} s; \"whole run\" is the client's JSON report (it includes "
              "the connection's start), \"2nd half\" is the rate between the progress line at half the run "
-             "and the end: a wirespeed connection needs about 2–3 s to ramp up (see the findings below). "
+             "and the end: a wirespeed connection needs about 2–3 s to ramp up. "
              f"Linux runs last {ctx.k_dur} s (it reaches its rate within milliseconds). Median of "
              f"{ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed faster.")
     rep.note("\"sender tx_queue_full drops / retransmits\": medians per run of the wirespeed client's "
@@ -1053,7 +1053,7 @@ def bench_tcp_bulk(ctx):
              "`wirespeed_tcp_retransmitted_segments_total`, read by `wirespeed-control serve` about "
              "0.3 s before the client ends. A frame refused by a full TX ring is freed and counted, so "
              "the sender inflicts losses on itself that TCP must then recover (fast retransmit, RTO).")
-    rep.note("Goal (issue 3): ≥ 3× the kernel's per-core throughput at MTU 1500 without offloads.")
+    rep.note("Goal: ≥ 3× the kernel's per-core throughput at MTU 1500 without offloads.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.data = {"runs": raw, "errors": errors}
@@ -1096,7 +1096,7 @@ def bench_tcp_rtt(ctx):
     ]
     rep.add_table("", ["figure", "wirespeed ping→echo (memif)", "sockperf pp → sockperf sr (Linux)",
                        "ratio", "wsperf ping → echo (Linux)", "ratio"], rows)
-    rep.note("Ratios >1 mean wirespeed is better (for latency: kernel ÷ wirespeed). Goal (issue 3): "
+    rep.note("Ratios >1 mean wirespeed is better (for latency: kernel ÷ wirespeed). Goal: "
              "p50 at most half the kernel's, i.e. a ratio ≥ 2× against sockperf.")
     rep.note("wirespeed: `ping` (64 B, length32, 1 connection) on lcore 1 → `echo` on lcore 0 over memif, "
              "`idle: poll`. Linux: namespaces wsb-ka (client, cpu 0) and wsb-kb (server, cpu 1) over veth, "
@@ -1113,7 +1113,7 @@ def bench_tcp_rtt(ctx):
 # Workload 4: message-size sweep
 
 
-# The pipeline variants of issue 4: what batching and the MSS-multiple batch are each worth.
+# The pipeline variants: what batching and the MSS-multiple batch are each worth.
 SWEEP_VARIANTS = [
     ("default", ""),
     ("batching off", "pipeline:\n  batching: false"),
@@ -1230,7 +1230,7 @@ def bench_sweep(ctx):
     rep.note(f"Source runs: wirespeed {ctx.ws_dur} s (whole-run figure from its report, 2nd-half figure "
              f"from its progress lines, see table 2), Linux {ctx.k_dur} s. Ping runs: {ctx.ping_dur} s each. "
              f"Median of {ctx.reps} runs; ±: (max−min)/median. Ratios >1: wirespeed better "
-             "(latency: Linux ÷ wirespeed). Goals (issue 4): ≥ 5× the kernel's msg/s at 8 and 64 B, "
+             "(latency: Linux ÷ wirespeed). Goals: ≥ 5× the kernel's msg/s at 8 and 64 B, "
              "≥ 2× its Gbit/s at 1 MiB.")
     rep.note("Throughput ratios are paired: each wirespeed run is followed at once by a Linux run "
              "(the memif server stopped with SIGSTOP meanwhile), and the ratio is the median of the "
@@ -1255,7 +1255,7 @@ def bench_sweep(ctx):
 
 
 # ---------------------------------------------------------------------------------------
-# Workload backoff (issue 4): pipeline.backoff_us chosen by measurement
+# Workload backoff: pipeline.backoff_us chosen by measurement
 
 BACKOFF_US = [0, 5, 10, 20, 50, 100, 200]
 BACKOFF_SOURCES = [8, 1024, 65536]
@@ -1458,7 +1458,7 @@ def bench_micro(ctx):
 
 
 # ---------------------------------------------------------------------------------------
-# Workload: throughput against the MTU (issue 6)
+# Workload: throughput against the MTU
 
 
 MTU_VARIANTS = [
@@ -1540,7 +1540,7 @@ def bench_mtu(ctx):
              "chains. TSO itself is measured on net_tap in tests/integration/test_offloads.py.")
     rep.note(f"Linux: wsperf source → sink over a veth pair between two namespaces at the same MTU, "
              f"offloads toggled with ethtool. Median of {ctx.reps} runs; ±: (max−min)/median.")
-    rep.note("Goal (issue 6): MTU 9000 gives at least 2.5x the throughput of MTU 1500 on one core.")
+    rep.note("Goal: MTU 9000 gives at least 2.5x the throughput of MTU 1500 on one core.")
     for e in errors:
         rep.note(f"FAILURE: {e}")
     rep.data = {"wirespeed": {f"{k[0]}/{k[1]}": v for k, v in ws.items()},

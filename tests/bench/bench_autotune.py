@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Receive- and send-window autotuning against fixed 64 KiB buffers (issue 3, point 5).
+"""Receive- and send-window autotuning against fixed 64 KiB buffers.
 
 A path with 10 ms of added delay: this kernel has no netem, so the data plane's
 own fault injection delays every frame it receives by 10 ms (the peer's data in

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""iperf3 throughput (issue 7): Debian's iperf3 client against wirespeed's `iperf3` service
+"""iperf3 throughput: Debian's iperf3 client against wirespeed's `iperf3` service
 and against `iperf3 -s` on the kernel, in the same run, over the same kind of veth.
 
 A program, not a test. Topology: client namespace wsb-ic with two identical veths,

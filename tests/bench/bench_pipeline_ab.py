@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Interleaved A/B of the TCP message services over net_memif (issue 4): a `source` client
+"""Interleaved A/B of the TCP message services over net_memif: a `source` client
 process sends `--size`-byte messages to a `sink` server process (or a `ping` to the `echo`
 with `--ping`), once per variant per repetition, the variants interleaved run by run (forward,
 then backward) so that a load that drifts hits every variant alike. A variant is `label=BUILD_DIR[:PIPELINE_YAML]`,

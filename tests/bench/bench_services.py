@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wirespeed service benchmarks (issue 7): users' own tools against wirespeed and the kernel.
+"""wirespeed service benchmarks: users' own tools against wirespeed and the kernel.
 
 Programs, not tests. Workloads:
   http      wrk requests/s and latency percentiles at 1, 32 and 256 connections, and
@@ -9,7 +9,7 @@ Programs, not tests. Workloads:
   connrate  stack to stack over memif: connections/s with `ping` + `reconnect: true` against
             `echo`, and round trips/s with `ping` on 64 kept-alive connections; beside the
             kernel-sockets twin (wsperf) between two namespaces over veth.
-  stability connection rate over time (issue 7, point 3): `ping` + `reconnect` for
+  stability connection rate over time: `ping` + `reconnect` for
             --minutes (default 10) against one long-lived server; the rate in the last minute
             against the first, the server's memory and TIME_WAIT population sampled along the
             way; then --phase-s seconds (15) of 64 connections, an overload (--overload, 4096
@@ -212,7 +212,7 @@ def bench_http(ctx):
     rows.append(["wrk socket errors (all runs)", str(errs(list(ws.values()) + [ws_close])),
                  str(errs(list(ng.values()) + [ng_close])), ""])
     rep.add_table("", ["figure", "wirespeed `http`", "nginx-light (kernel)", "ratio"], rows)
-    rep.note("Ratios >1 mean wirespeed is better (latency: nginx ÷ wirespeed). Goal (issue 7): ≥ 2× "
+    rep.note("Ratios >1 mean wirespeed is better (latency: nginx ÷ wirespeed). Goal: ≥ 2× "
              "nginx's requests/s at 32 connections. The kernel's client (wrk, one thread pinned to "
              "cpu 1) bounds this path: both servers get one core (cpu 0; wirespeed busy-polls it).")
     rep.note(f"`wrk -t1 -c N -d {ctx.dur}s --latency` for GET / ({BODY}-byte body) over a veth at MTU "
@@ -284,7 +284,7 @@ def bench_connrate(ctx):
     ]
     rep.add_table("", ["figure", "wirespeed ping → echo (memif)", "wsperf ping → echo (Linux veth)",
                        "ratio"], rows)
-    rep.note("Goals (issue 7, one core each): ≥ 1 M connections/s and ≥ 3 M round trips/s stack to "
+    rep.note("Goals (one core each): ≥ 1 M connections/s and ≥ 3 M round trips/s stack to "
              "stack. wirespeed: client process on lcore 1, server (`echo`, TCP) on lcore 0, both "
              "`idle: poll`, `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second). Linux: `wsperf ping --connections 64 [--reconnect]` "
              "on cpu 0 → `wsperf echo` on cpu 1, namespaces over veth (MTU 1500, offloads on), "
@@ -479,7 +479,7 @@ def bench_stability(ctx):
         pick_rows = [s for i, s in enumerate(samples) if i % max(1, len(samples) // 8) == 0 or i == len(samples) - 1]
         rep.add_table("Server state sampled every 10 s (a subset of rows):",
                       ["t (s)"] + keys, [[s["t"]] + [B.fmt(s.get(k)) for k in keys] for s in pick_rows])
-    rep.note("Goal (issue 7, point 3): the rate in the tenth minute equals the first, and an overload "
+    rep.note("Goal: the rate in the tenth minute equals the first, and an overload "
              "(more offered than served) recovers by itself when the load drops. One server process "
              "(`echo`, lcore 0, `idle: poll`) serves every phase; each phase is a new client process "
              "(lcore 1). `tcp.time_wait_ms: 1000`, `time_wait_reuse_ms: 5` (the default 1 s takeover would cap one client at 28k connections/s to one server port: 28,232 ephemeral ports per second) on both.")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A/B of the TCP transmit path (issue 6): bulk TCP stack to stack over net_memif, one
+"""A/B of the TCP transmit path: bulk TCP stack to stack over net_memif, one
 `source` client process sending 1 MiB messages to a `sink` server process, at each MTU,
 for each build directory given, interleaved run by run so that machine load hits every
 build alike. The client runs under `perf stat`, so besides Gbit/s each run reports the

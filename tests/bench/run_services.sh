@@ -1,5 +1,5 @@
 #!/bin/bash
-# The service benchmarks of issue 7 (tests/bench/bench_services.py): wrk against wirespeed's
+# The service benchmarks (tests/bench/bench_services.py): wrk against wirespeed's
 # http service and nginx-light, connection rate and round trips stack to stack, stability.
 #   tests/bench/run_services.sh [--quick] [--reps N] [--duration S] [--no-doc] [http] [connrate]
 #   tests/bench/run_services.sh [--minutes M] [--overload N] [--phase-s S] stability

@@ -9,7 +9,7 @@
 // queues, Tcb slots, spare rings, the echo's per-connection states, malloc heap), so a
 // decline over time shows without memif or scheduler noise.
 //
-// Overload (issue 7 point 3: "an overload recovers by itself when the load drops"): with
+// Overload (it must recover by itself when the load drops): with
 // --overload N a second ping client with N connections in flight joins after
 // --overload-at connections and is stopped (its connections aborted, as a client process
 // that exits) after --overload-for more; the server's SYN queue (tcp.syn_backlog, 256)

@@ -1,6 +1,6 @@
 // Micro benchmarks of the TCP engine alone (no DPDK, no IP layer): two TcpStacks wired back
 // to back (tests/support/tcp_pair.hpp). The figures are the CPU cost of both ends together, so
-// 1 / (time per item) bounds what one core pair can do stack to stack (issue 7: connections/s
+// 1 / (time per item) bounds what one core pair can do stack to stack (connections/s
 // and round trips/s):
 //   - BM_TcpConnectEchoClose: connect, 64-byte request, echo, close (both directions), the
 //     `ping` + `reconnect: true` cycle;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The control plane against the real data plane (issue 5).
+"""The control plane against the real data plane.
 
 A kernel peer in a namespace sends UDP datagrams at a paced, known rate to wirespeed's
 UDP sink over af_packet. While it runs:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The http service (kind: http) against Linux clients in a namespace (issue 7, point 2):
+"""The http service (kind: http) against Linux clients in a namespace:
 
 - curl gets each configured path with the right status, headers and body; HEAD gives
   headers only; an unknown path gets 404.

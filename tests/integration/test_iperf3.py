@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The iperf3 service (kind: iperf3) against Debian's unmodified iperf3 client in a
-namespace (issue 7, point 1). Every run is short (-t 1..3); the whole file takes about
+namespace. Every run is short (-t 1..3); the whole file takes about
 a minute.
 
 - TCP with 1 and 4 streams, -R, --bidir, a byte-limited test (-n): exit 0 and --json

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""Jumbo frames against the Linux kernel over a veth (af_packet) at MTU 9000
-(issue 6, "what it must show", first bullet):
+"""Jumbo frames against the Linux kernel over a veth (af_packet) at MTU 9000:
 
 - `ping -M do -s 8972` is answered (a 9000-byte IP packet each way) and
   `ping -M do -s 8973` fails locally with "message too long".

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A memif peer that goes away never takes the data plane down (issue 6, robustness).
+"""A memif peer that goes away never takes the data plane down.
 
 One wirespeed data plane runs a `net_memif` port in the server role (TCP sink on :9, echo
 on :7) on lcore 0. Client data planes (memif client role, lcore 1) connect to it one after

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""TCP at MTU 9000 between two data planes over net_memif (issue 6: chained mbufs
+"""TCP at MTU 9000 between two data planes over net_memif (chained mbufs
 everywhere the stack reads or writes packets, end to end through the real binaries).
 
 A server data plane (lcore 0: `echo` and `sink` over TCP) and a client data plane

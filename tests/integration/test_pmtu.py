@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""Path MTU against Linux across a mixed-MTU path (issue 6, "what it must show", second
-bullet), built here:
+"""Path MTU against Linux across a mixed-MTU path, built here:
 
     data plane (af_packet, MTU 9000, 10.78.95.1)
       == veth wsp-dp / wsp-r0 (MTU 9000) ==  namespace wsp-pmtu-r (router, ip_forward=1)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""TCP against the Linux kernel in a namespace (issue 3, "what it must show"):
+"""TCP against the Linux kernel in a namespace:
 
 - 1 GiB through the data plane's echo service: the kernel sends it and reads it
   back; the SHA-256 of what was sent equals that of what came back, so every byte

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The kernel-sockets twin against wirespeed's TCP services on the batch pipeline (issue 4,
-"what it must show": the twin in a namespace exchanges messages of 1 byte to 1 MiB with
+"""The kernel-sockets twin against wirespeed's TCP services on the batch pipeline:
+the twin in a namespace exchanges messages of 1 byte to 1 MiB with
 wirespeed's echo, sink, source and ping, every message checked).
 
 For each message size (1 B, 64 B, 1 KiB, 64 KiB, 1 MiB) one data plane runs `echo` and `sink`

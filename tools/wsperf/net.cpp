@@ -67,7 +67,7 @@ int Loop::wait(uint64_t deadline_ns) {
   if (n < 0) return 0;  // EINTR
   for (int i = 0; i < n; ++i) {
     if (events_[i].data.u64 == kSignalTag) {
-      signalfd_siginfo info;
+      signalfd_siginfo info{};
       while (read(sigfd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       }
       stop_ = true;

@@ -20,7 +20,7 @@
 namespace wsperf {
 namespace {
 
-constexpr size_t kIoBytes = 256 * 1024;
+constexpr size_t kIoBytes = size_t{256} * 1024;
 constexpr uint64_t kNever = ~uint64_t{0};
 constexpr uint64_t kListenTag = 0;
 

@@ -1,4 +1,4 @@
-// The TCP services on the TX batch pipeline (issue 4 point 5), over two TcpStacks in the
+// The TCP services on the TX batch pipeline (docs/pipeline.md), over two TcpStacks in the
 // deterministic simulator: ping -> echo and source -> a verifying receiver, every payload
 // byte checked against the pattern, counts checked against the services' reports and the
 // pipelines' counters; the echo's byte mode, its backpressure and its memory bound.

@@ -1,4 +1,4 @@
-// Defaults of every section, and the typed values of the interface contract's example.
+// Defaults of every section, and the typed values of a full example config.
 #include <gtest/gtest.h>
 
 #include "tests/unit/config/helpers.hpp"
@@ -97,7 +97,7 @@ TEST(ConfigDefaults, BuffersAcceptAutoOrBytes) {
   EXPECT_FALSE(r.config->tcp.send_buffer_bytes);
 }
 
-// The benchmark baselines of issue 4: batching off, a fixed batch instead of the MSS multiple.
+// The pipeline benchmark baselines: batching off, a fixed batch instead of the MSS multiple.
 TEST(ConfigDefaults, PipelineBaselinesParse) {
   LoadResult r =
       load(with("pipeline:\n  batching: false\n  mss_multiple: false\n  max_batch_bytes: 64512\n"));
@@ -107,7 +107,7 @@ TEST(ConfigDefaults, PipelineBaselinesParse) {
   EXPECT_EQ(r.config->pipeline.max_batch_bytes, 64512u);
 }
 
-// The example from the interface contract, verbatim.
+// A full example config using every section.
 constexpr std::string_view kContractExample = R"(version: 1
 dataplane:
   lcores: [0]             # cores that run pipelines (one pipeline per lcore)

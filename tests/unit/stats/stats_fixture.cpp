@@ -1,4 +1,4 @@
-// A stand-in data plane for tests of wirespeed-control: registers the CONTRACT.md metrics
+// A stand-in data plane for tests of wirespeed-control: registers the docs/metrics.md metrics
 // in a stats segment at PATH and makes them move, until SIGTERM/SIGINT (clean exit:
 // segment removed) or SIGKILL (segment left behind, as after a crash).
 //   stats_fixture PATH [PACKETS_PER_SECOND]

@@ -1,4 +1,4 @@
-// Connection churn (issue 7 point 3: the connection rate must not degrade over time): many
+// Connection churn (the connection rate must not degrade over time): many
 // short connections through two TcpStacks back to back must leave the stack's tables,
 // timer queue and Tcb storage where they were. Sizes are asserted, never timings.
 #include <gtest/gtest.h>
@@ -150,7 +150,7 @@ TEST(TcpChurn, MemoryReturnsToTheSameLevel) {
 }
 
 // What the server holds, for the overload test: everything that an overload could leave
-// grown (issue 7 point 3: "an overload recovers by itself when the load drops").
+// grown (an overload recovers by itself when the load drops).
 struct ServerState {
   size_t table_capacity = 0;
   size_t slots = 0;
