@@ -10,6 +10,9 @@ that owns the flow. 64 kernel connections from the namespace, open at once, each
 - both cores accepted connections (wirespeed_core_connections_total{core}) and
   their stacks received frames; frames handed over were taken by the other core
   (out of one = into the other) and none was dropped for a full ring.
+Then a data plane `source` job on the same two cores opens 16 connections to a kernel
+`wsperf sink --verify` in the namespace: each core opens its 8 from local ports it owns,
+and the sink verifies every byte the source counts as sent.
 
 memif: two data planes, each on lcores 0 and 1 with 2 memif queue pairs. The client runs
 a 64-connection TCP ping (split over its two cores) and a 4-connection source; the server
@@ -26,6 +29,7 @@ Bounded to about two minutes; names wsmc-*; memif socket /run/wirespeed-itest-ws
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +42,7 @@ PEER_IP = "10.81.0.2"
 TAP_METRICS = 9691
 CONNS = 64
 PER_CONN = 256 << 10
+SINK_PORT = 5009
 
 SOCK = "/run/wirespeed-itest-wsmc.sock"
 SERVER_IP = "10.81.1.1"
@@ -150,6 +155,51 @@ def run_tap(res, tmp):
                       f"{PER_CONN >> 10} KiB each, every byte verified", (r.stdout + r.stderr)[-800:])
             time.sleep(0.5)
             core_checks(res, "tap", ctl.scrape(), True)
+        run_tap_source(res, tmp, peer)
+
+
+def run_tap_source(res, tmp, peer):
+    """The data plane's own connections: a `source` split over both cores, each opening
+    its share from local ports it owns, to a kernel sink that verifies every byte."""
+    wsperf = os.path.join(h.BUILD, "tools", "wsperf", "wsperf")
+    report = os.path.join(tmp, "wsperf_sink.json")
+    sink = subprocess.Popen(["ip", "netns", "exec", peer.ns, wsperf, "sink", "--listen",
+                             f"0.0.0.0:{SINK_PORT}", "--verify", "--report", report,
+                             "--duration", "40", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    src_rep = os.path.join(tmp, "source.json")
+    d = os.path.join(tmp, "source")
+    os.makedirs(d)
+    cfg = h.write_config(d, device=peer.device(), address=f"{DP_IP}/24", prefix="wsmc-tap2",
+                         lcores=(0, 1), metrics_port=TAP_METRICS,
+                         services=[f'{{ name: load, kind: source, protocol: tcp, target: '
+                                   f'"{PEER_IP}:{SINK_PORT}", message_size: 65536, '
+                                   f'connections: 16, duration_s: 8, report: {src_rep} }}'])
+    add_queues(cfg, 2)
+    dp = h.Dataplane(cfg, d)
+    m = {}
+    with dp, h.Control(cfg, d, TAP_METRICS) as ctl:
+        peer.attach()
+        deadline = time.time() + 40
+        while time.time() < deadline and dp.proc.poll() is None:
+            m = ctl.scrape() or m
+            time.sleep(0.5)
+        rc = dp.proc.poll()
+    # The kernel acknowledged what sits unread in its receive buffers: let the sink read it.
+    time.sleep(3)
+    sink.terminate()
+    out = sink.communicate(timeout=10)[0]
+    src, sr = load(src_rep), load(report)
+    res.check(rc == 0 and src.get("connections") == 16 and src.get("errors", 1) == 0,
+              f"tap: the source job opened {src.get('connections')}/16 connections and exited "
+              f"(exit {rc})", str(src)[:400] + dp.output()[-400:])
+    res.check(sr.get("bytes", 0) > 0 and sr.get("bytes") == src.get("bytes")
+              and sr.get("verify_errors", 1) == 0,
+              f"tap: the kernel sink verified every byte the source sent "
+              f"({sr.get('bytes', 0) >> 20} MiB)", json.dumps({"sink": sr, "source": src})[:600] + out[-300:])
+    opened = per_core(m, "wirespeed_core_connections_total")
+    res.check(len(opened) == 2 and all(v >= 8 for v in opened.values()),
+              f"tap: each core opened its share of the connections {opened}")
 
 
 def memif_config(tmp, role, services, metrics):
