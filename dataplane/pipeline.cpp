@@ -337,6 +337,12 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
 void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                        RxSegments& segs) {
   if (steer_.enabled()) n = steer_.sort(mbufs, n);
+  receive_all(mbufs, n, queue, watch, now, segs);
+}
+
+// Frames into the stack, each freed afterwards (TCP keeps its own references).
+void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+                           RxSegments& segs) {
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
@@ -353,17 +359,7 @@ void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch,
 // captured them and applied injected faults.
 uint32_t Pipeline::take_handed(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs) {
   const uint16_t n = steer_.take(mbufs, burst);
-  const bool watch = tap_.armed() && tap_.wants(capture::kDrops);
-  for (uint16_t i = 0; i < n; ++i) {
-    rte_mbuf* m = mbufs[i];
-    if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
-    if (watch) [[unlikely]] {
-      receive_watched(m, iface_of_port_[m->port], kHandedOverQueue, now, segs);
-    } else {
-      receive(m, iface_of_port_[m->port], kHandedOverQueue, now, segs);
-    }
-    rte_pktmbuf_free(m);
-  }
+  receive_all(mbufs, n, kHandedOverQueue, tap_.armed() && tap_.wants(capture::kDrops), now, segs);
   return n;
 }
 

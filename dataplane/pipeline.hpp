@@ -58,6 +58,8 @@ class Pipeline {
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
   void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                RxSegments& segs);
+  void receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+                   RxSegments& segs);
   uint32_t take_handed(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
   bool client_share(size_t service, ClientShare& share) const;
   void receive(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs);

@@ -31,12 +31,14 @@ prefixes (wsbsc-*) and control ports 9611/9612, and removes what it made.
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_txpath import stop, wait_running  # noqa: E402  (the same start-up wait and stop)
 
 SOCK = "/run/wirespeed-bench-scaling.sock"
 SERVER_IP, CLIENT_IP = "10.97.0.1", "10.97.0.2"
@@ -70,27 +72,6 @@ control:
   metrics_listen: 127.0.0.1:{metrics}
 """)
     return path
-
-
-def wait_running(p, log, timeout=25):
-    end = time.time() + timeout
-    while time.time() < end:
-        if p.poll() is not None:
-            raise RuntimeError(f"data plane exited: {open(log).read()[-400:]}")
-        if "wirespeed: running" in open(log).read():
-            return
-        time.sleep(0.1)
-    raise RuntimeError("data plane did not start")
-
-
-def stop(p):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def cpu_seconds(pid):

@@ -36,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
+from test_memif_jumbo import load  # noqa: E402  (a JSON report, {} when absent)
 
 DP_IP = "10.81.0.1"
 PEER_IP = "10.81.0.2"
@@ -211,14 +212,6 @@ def memif_config(tmp, role, services, metrics):
                           metrics_port=metrics)
     add_queues(path, 2)
     return path, d
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def run_memif(res, tmp):
