@@ -195,7 +195,7 @@ bool Pipeline::start(std::string& error) {
   sample_.drops = &stack_.drops();
   sample_.tcp = &tcp_;
   sample_.steer = &steer_;
-  // Only the core that owns RX queue 0 announces: ARP arrives there.
+  // One announcement is enough: the core that owns RX queue 0 sends it.
   if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
   for (auto& io : ios_) io->flush();
   return true;
