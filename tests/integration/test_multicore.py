@@ -10,7 +10,9 @@ that owns the flow. 64 kernel connections from the namespace, open at once, each
 - both cores accepted connections (wirespeed_core_connections_total{core}) and
   their stacks received frames; frames handed over were taken by the other core
   (out of one = into the other) and none was dropped for a full ring.
-Then a data plane `source` job on the same two cores opens 16 connections to a kernel
+Debian's `iperf3 -c -P 4` completes against the data plane's iperf3 service on the same two
+cores (a test's control and data connections are owned by the pair of hosts, so they meet
+on one core). Then a data plane `source` job on the same two cores opens 16 connections to a kernel
 `wsperf sink --verify` in the namespace: each core opens its 8 from local ports it owns,
 and the sink verifies every byte the source counts as sent.
 
@@ -134,7 +136,8 @@ def run_tap(res, tmp):
     with h.TapPeer("mc", PEER_IP) as peer:
         cfg = h.write_config(tmp, device=peer.device(), address=f"{DP_IP}/24", prefix="wsmc-tap",
                              lcores=(0, 1), metrics_port=TAP_METRICS,
-                             services=["{ name: echo, kind: echo, protocol: tcp, port: 7, framing: none }"])
+                             services=["{ name: echo, kind: echo, protocol: tcp, port: 7, framing: none }",
+                                       "{ name: perf, kind: iperf3, protocol: tcp, port: 5201 }"])
         add_queues(cfg, 2)
         dp = h.Dataplane(cfg, tmp)
         with dp, h.Control(cfg, tmp, TAP_METRICS) as ctl:
@@ -156,6 +159,18 @@ def run_tap(res, tmp):
                       f"{PER_CONN >> 10} KiB each, every byte verified", (r.stdout + r.stderr)[-800:])
             time.sleep(0.5)
             core_checks(res, "tap", ctl.scrape(), True)
+            # iperf3's control and data connections must meet on one core: connections to an
+            # iperf3 service are owned by the pair of hosts.
+            r = h.sh(f"timeout 30 iperf3 -c {DP_IP} -P 4 -t 2 --json", ns=peer.ns, check=False,
+                     timeout=40)
+            try:
+                j = json.loads(r.stdout)
+            except ValueError:
+                j = {}
+            got = j.get("end", {}).get("sum_received", {}).get("bytes", 0)
+            res.check(r.returncode == 0 and got > 0,
+                      f"tap: iperf3 -P 4 against the 2-core data plane completes ({got >> 20} MiB)",
+                      (r.stdout[-600:] + r.stderr[-300:]))
         run_tap_source(res, tmp, peer)
 
 
@@ -269,6 +284,7 @@ def run_memif(res, tmp):
 
 def main():
     h.need_root()
+    h.require("iperf3", "timeout")
     res = h.Results("multicore")
     with tempfile.TemporaryDirectory(prefix="wsmc-") as tmp:
         tap_dir = os.path.join(tmp, "tap")
