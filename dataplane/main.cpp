@@ -155,14 +155,32 @@ int main(int argc, char** argv) {
     ws::dp::enable_pdump(cfg);
   }
 
+  ws::dp::Steering steering;
+  {
+    std::string err;
+    if (!steering.init(cfg, ports, err)) {
+      std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
+      metrics.shutdown();
+      capture.shutdown();
+      return cleanup(1);
+    }
+  }
+  for (const auto& p : ports) {
+    if (steering.active() && steering.steered(p.port_id))
+      std::printf("wirespeed: port %s: software RSS: frames go to the core that owns their flow\n",
+                  p.name.c_str());
+  }
+  ws::dp::ClientReports client_reports(cfg.services.size(),
+                                       static_cast<uint32_t>(cfg.dataplane.lcores.size()));
+  ws::dp::PipelineShared shared{metrics, capture, steering, client_reports, g_stop};
   std::vector<std::unique_ptr<ws::dp::Pipeline>> pipelines;
   for (uint32_t i = 0; i < cfg.dataplane.lcores.size(); ++i) {
-    pipelines.push_back(
-        std::make_unique<ws::dp::Pipeline>(i, cfg, ports, metrics, capture, g_stop));
+    pipelines.push_back(std::make_unique<ws::dp::Pipeline>(i, cfg, ports, shared));
     std::string err;
     if (!pipelines.back()->start(err)) {
       std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
       pipelines.clear();
+      steering.shutdown();
       metrics.shutdown();
       capture.shutdown();
       return cleanup(1);
@@ -185,6 +203,7 @@ int main(int argc, char** argv) {
 
   for (auto& p : pipelines) p->finish();
   pipelines.clear();
+  steering.shutdown();
   metrics.shutdown();
   capture.shutdown();
   std::printf("wirespeed: stopped\n");

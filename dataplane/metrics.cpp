@@ -230,6 +230,20 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
                    {}, Scope::kPerCoreLabeled, error, 1e-9));
   loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.",
                     MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  core_frames_ = must(reg("wirespeed_core_received_frames_total",
+                          "Frames the core's stack received (its own and those handed to it).",
+                          MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  core_connections_ =
+      must(reg("wirespeed_core_connections_total", "TCP connections the core opened or accepted.",
+               MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  core_handed_out_ = must(reg("wirespeed_core_redirected_out_frames_total",
+                              "Frames the core received for a flow another core owns and "
+                              "handed to that core (software RSS).",
+                              MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
+  core_handed_in_ = must(reg("wirespeed_core_redirected_in_frames_total",
+                             "Frames of the core's own flows that another core received and "
+                             "handed to it (software RSS).",
+                             MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
   for (const char* st : kTcpStates) {
     tcp_states_.push_back(
         must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge,
@@ -500,6 +514,7 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     }
     v[tcp_retrans_.offset] = t.retransmits;
     for (const auto& [field, slot] : tcp_) v[slot.offset] = t.*field;
+    v[core_connections_.offset] = t.connections_opened + t.connections_accepted;
   }
   for (size_t i = 0; i < ports_.size() && i < s.ports.size(); ++i) {
     if (s.ports[i] == nullptr) continue;
@@ -510,6 +525,11 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
   v[busy_.offset] = s.busy_ns;
   v[idle_.offset] = s.idle_ns;
   v[loops_.offset] = s.loops;
+  v[core_frames_.offset] = s.stack->rx_frames;
+  if (s.steer != nullptr) {
+    v[core_handed_out_.offset] = s.steer->handed_out();
+    v[core_handed_in_.offset] = s.steer->handed_in();
+  }
   pipeline::PipelineCounters pl;
   for (const Service* svc : s.services) {
     if (svc != nullptr) svc->add_pipeline_counters(pl);

@@ -14,6 +14,7 @@
 #include "control/stats/writer.hpp"
 #include "dataplane/af_packet_drops.hpp"
 #include "dataplane/port.hpp"
+#include "dataplane/steering.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
@@ -26,6 +27,7 @@ struct CoreSample {
   const StackCounters* stack = nullptr;
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
+  const SteerOutbox* steer = nullptr;
   std::vector<const Service*> services;
   // Per port, in the order of the ports given to Metrics::init.
   std::vector<const InterfaceCounters*> ports;
@@ -76,6 +78,9 @@ class Metrics {
   std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
   std::vector<ServiceSlots> services_;
   stats::Slot busy_, idle_, loops_;
+  // Per core, labelled: what the core's stack received, the connections it opened and
+  // accepted, and the frames it handed to other cores and took from them (steering.hpp).
+  stats::Slot core_frames_, core_connections_, core_handed_out_, core_handed_in_;
   std::vector<stats::Slot> tcp_states_;
   stats::Slot tcp_retrans_;
   std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;

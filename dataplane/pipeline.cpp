@@ -21,6 +21,8 @@ namespace {
 constexpr uint32_t kSpinPolls = 2000;
 constexpr uint32_t kFirstSleepUs = 5;
 constexpr uint32_t kMaxSleepUs = 500;
+// The RX queue reported for frames another core received and handed over (steering.hpp).
+constexpr uint16_t kHandedOverQueue = 0xffff;
 
 RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   uint64_t v = ol & mask;
@@ -30,14 +32,15 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
 }
 
 // The stack's TCP settings from the config, and how this core picks local ports for the
-// connections it opens (shared nothing: replies reach the opening core):
+// connections it opens, so that replies arrive where the connection lives:
 // - where the port spreads flows by RSS and its key and table could be read, a local port
 //   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
-//   this core, so replies arrive where the connection lives;
-// - otherwise each core gets its own slice of the ephemeral range, so that connections of
-//   different cores never collide in TIME_WAIT.
+//   this core;
+// - where the port is steered in software (steering.hpp), when this core owns the tuple.
+// Either way a tuple has one owner, so connections of different cores never collide in
+// TIME_WAIT.
 tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
-                          const std::vector<PortInfo>& ports) {
+                          const std::vector<PortInfo>& ports, const Steering& steering) {
   const auto& t = cfg.tcp;
   tcp::TcpConfig c;
   c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
@@ -76,34 +79,31 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   std::vector<RssRoute> routes;
   for (size_t i = 0; i < ports.size() && i < cfg.ports.size(); ++i) {
     routes.push_back(RssRoute{cfg.ports[i].address, cfg.ports[i].gateway.has_value(),
-                              ports[i].rx_queues, ports[i].rss_table});
+                              ports[i].rx_queues, ports[i].rss_table,
+                              steering.steered(ports[i].port_id)});
   }
-  RssPortSelector selector(std::move(routes), core, n);
-  if (selector.active() && n > 1) {
-    c.port_ok = std::move(selector);
-    return c;
-  }
-  uint32_t span = (c.ephemeral_high - c.ephemeral_low + 1) / n;
-  c.ephemeral_low = static_cast<uint16_t>(c.ephemeral_low + core * span);
-  c.ephemeral_high = static_cast<uint16_t>(c.ephemeral_low + span - 1);
+  RssPortSelector selector(std::move(routes), core, n, steering.owner());
+  if (selector.active() && n > 1) c.port_ok = std::move(selector);
   return c;
 }
 
 }  // namespace
 
 Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
-                   const std::vector<PortInfo>& ports, Metrics& metrics, Capture& capture,
-                   std::atomic<bool>& stop)
+                   const std::vector<PortInfo>& ports, PipelineShared shared)
     : core_(core_index),
       cfg_(cfg),
       ports_(ports),
-      metrics_(metrics),
-      capture_(capture),
-      stop_(stop),
-      tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index, ports)),
+      metrics_(shared.metrics),
+      capture_(shared.capture),
+      steering_(shared.steering),
+      client_reports_(shared.reports),
+      stop_(shared.stop),
+      tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index, ports, shared.steering)),
       tcp_transport_(tcp_),
       faults_(cfg.dataplane.faults, core_index),
-      tap_(capture.tap(core_index, &stack_.counters())),
+      tap_(shared.capture.tap(core_index, &stack_.counters())),
+      steer_(shared.steering, core_index),
       adaptive_(cfg.dataplane.idle == config::IdleMode::adaptive) {
   stack_.set_tcp(&tcp_transport_);
   size_t n_cores = cfg.dataplane.lcores.size();
@@ -136,17 +136,45 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
 
 Pipeline::~Pipeline() = default;
 
+// Which share of client service `service` this core runs, if any. `connections`, `count`
+// and `rate` are totals over all cores, and one merged report describes the run
+// (client_reports.hpp).
+// - TCP clients are divided over as many cores as there are connections (and messages
+//   and messages per second, so that every share has at least one of each); each core
+//   opens its share from local ports whose replies come back to it.
+// - A UDP client has one socket: it runs on the core that owns the traffic between its
+//   local address and its target when the port is steered in software, else on core 0.
+bool Pipeline::client_share(size_t service, ClientShare& share) const {
+  const auto& sc = cfg_.services[service];
+  const auto n = static_cast<uint32_t>(cfg_.dataplane.lcores.size());
+  if (sc.protocol == config::Protocol::udp) {
+    uint32_t runner = 0;
+    for (size_t i = 0; i < ports_.size() && i < cfg_.ports.size() && sc.target; ++i) {
+      if (!steering_.steered(ports_[i].port_id)) continue;
+      runner = steering_.owner().of_hosts(cfg_.ports[i].address.addr, sc.target->addr);
+      break;
+    }
+    share = ClientShare{};
+    return core_ == runner;
+  }
+  uint64_t shares = std::max<uint32_t>(1, std::min<uint32_t>(n, sc.connections));
+  if (sc.rate != 0) shares = std::min(shares, sc.rate);
+  if (sc.count != 0) shares = std::min(shares, sc.count);
+  share = ClientShare{core_, static_cast<uint32_t>(shares)};
+  return core_ < shares;
+}
+
 bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
-  for (const auto& sc : cfg_.services) {
+  for (size_t i = 0; i < cfg_.services.size(); ++i) {
+    const auto& sc = cfg_.services[i];
     std::string why;
-    // Clients run once, on the first core: `connections` means connections in
-    // all, and one report describes the whole run.
-    if (config::is_client(sc.kind) && core_ != 0) {
+    ClientShare share;
+    if (config::is_client(sc.kind) && !client_share(i, share)) {
       sample_.services.push_back(nullptr);
       continue;
     }
-    auto svc = make_service(sc, cfg_, tcp_, why);
+    auto svc = make_service(sc, cfg_, tcp_, why, share);
     if (!svc) {
       if (core_ == 0)
         std::fprintf(stderr, "wirespeed: service %s: %s\n", sc.name.c_str(), why.c_str());
@@ -157,8 +185,10 @@ bool Pipeline::start(std::string& error) {
       error = "service " + sc.name + ": cannot bind port " + std::to_string(sc.port);
       return false;
     }
+    if (svc->is_client()) client_reports_.join(i, core_);
     sample_.services.push_back(svc.get());
     services_.push_back(std::move(svc));
+    service_index_.push_back(i);
   }
   for (const auto& sc : cfg_.services) has_servers_ = has_servers_ || !config::is_client(sc.kind);
   sample_.stack = &stack_.counters();
@@ -166,7 +196,8 @@ bool Pipeline::start(std::string& error) {
   for (const auto& p : ports_)
     sample_.ports.push_back(&stack_.interface_counters(iface_of_port_[p.port_id]));
   sample_.tcp = &tcp_;
-  // Only the core that owns RX queue 0 announces: ARP arrives there.
+  sample_.steer = &steer_;
+  // One announcement is enough: the core that owns RX queue 0 sends it.
   if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
   for (auto& io : ios_) io->flush();
   return true;
@@ -279,8 +310,8 @@ void Pipeline::receive_watched(rte_mbuf* m, uint16_t iface, uint16_t queue, Inst
   }
 }
 
-// rx_burst on every queue of this core, each frame through the stack. Returns the number
-// of frames received.
+// rx_burst on every queue of this core, each frame through the stack, then the frames other
+// cores handed over. Returns the number of frames received.
 uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs) {
   uint32_t got = 0;
   for (const auto& rq : rxqs_) {
@@ -293,30 +324,51 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
     }
     if (faults_.enabled()) {
       if (n == 0 && !faults_.holding()) continue;
-      for (rte_mbuf* m : faults_.filter(mbufs, n, now)) {
-        if (watch) {
-          receive_watched(m, iface_of_port_[m->port], rq.queue, now, segs);
-        } else {
-          receive(m, iface_of_port_[m->port], rq.queue, now, segs);
-        }
-        rte_pktmbuf_free(m);
-      }
+      const auto& out = faults_.filter(mbufs, n, now);
+      fault_batch_.assign(out.begin(), out.end());
+      deliver(fault_batch_.data(), static_cast<uint16_t>(fault_batch_.size()), rq.queue, watch, now,
+              segs);
       continue;
     }
-    if (watch) [[unlikely]] {
-      for (uint16_t i = 0; i < n; ++i) {
-        receive_watched(mbufs[i], rq.iface, rq.queue, now, segs);
-        rte_pktmbuf_free(mbufs[i]);
-      }
-      continue;
-    }
-    for (uint16_t i = 0; i < n; ++i) {
-      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
-      receive(mbufs[i], rq.iface, rq.queue, now, segs);
-      rte_pktmbuf_free(mbufs[i]);
-    }
+    if (n != 0) deliver(mbufs, n, rq.queue, watch, now, segs);
+  }
+  if (steer_.enabled()) {
+    steer_.flush();
+    if (uint32_t r = steer_.refused()) stack_.drops().add(DropReason::kSteerRingFull, r);
+    got += take_handed(now, mbufs, burst, segs);
   }
   return got;
+}
+
+// Received frames of one queue into the stack, less those another core owns (handed over
+// to it first when the port is steered in software).
+void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+                       RxSegments& segs) {
+  if (steer_.enabled()) n = steer_.sort(mbufs, n);
+  receive_all(mbufs, n, queue, watch, now, segs);
+}
+
+// Frames into the stack, each freed afterwards (TCP keeps its own references).
+void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+                           RxSegments& segs) {
+  for (uint16_t i = 0; i < n; ++i) {
+    rte_mbuf* m = mbufs[i];
+    if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
+    if (watch) [[unlikely]] {
+      receive_watched(m, iface_of_port_[m->port], queue, now, segs);
+    } else {
+      receive(m, iface_of_port_[m->port], queue, now, segs);
+    }
+    rte_pktmbuf_free(m);
+  }
+}
+
+// Frames of this core's flows that other cores received. The receiving core already
+// captured them and applied injected faults.
+uint32_t Pipeline::take_handed(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs) {
+  const uint16_t n = steer_.take(mbufs, burst);
+  receive_all(mbufs, n, kHandedOverQueue, tap_.armed() && tap_.wants(capture::kDrops), now, segs);
+  return n;
 }
 
 void Pipeline::idle_wait(Instant now, Instant next_deadline) {
@@ -344,19 +396,18 @@ void Pipeline::publish(Instant now, bool main) {
 // Progress lines each second, the final summary line and the JSON report of
 // client services. Only here, off the per-packet path, does a core print.
 void Pipeline::reports(Instant now) {
-  bool any_client = false;
-  bool all_done = true;
   for (size_t i = 0; i < services_.size(); ++i) {
     Service& s = *services_[i];
     if (!s.is_client()) continue;
-    any_client = true;
+    const size_t id = service_index_[i];
     ClientReport r;
-    if (s.report(now, r)) print_report(s, r);
-    all_done = all_done && s.finished();
+    if (s.report(now, r)) client_reports_.post(id, core_, r, s.rtt());
+    if (!client_reports_.reporter(id, core_)) continue;
+    while (client_reports_.merged(id, r)) print_report(s, r);
   }
   // A config with clients and no servers is a job: the data plane stops when
   // every client has reported.
-  if (any_client && all_done && !has_servers_) stop_.store(true);
+  if (!has_servers_ && client_reports_.all_final()) stop_.store(true);
 }
 
 void Pipeline::print_report(const Service& s, const ClientReport& r) {

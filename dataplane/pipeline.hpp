@@ -9,6 +9,7 @@
 
 #include "control/config/config.hpp"
 #include "dataplane/capture.hpp"
+#include "dataplane/client_reports.hpp"
 #include "dataplane/clock.hpp"
 #include "dataplane/faults.hpp"
 #include "dataplane/mbuf_io.hpp"
@@ -16,6 +17,7 @@
 #include "dataplane/port.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/rx_holder.hpp"
+#include "dataplane/steering.hpp"
 #include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
@@ -30,10 +32,19 @@ struct RxQueue {
   uint16_t iface;  // interface index in this core's stack
 };
 
+// What the pipelines share, all set up by the main thread before they start.
+struct PipelineShared {
+  Metrics& metrics;
+  Capture& capture;
+  const Steering& steering;
+  ClientReports& reports;
+  std::atomic<bool>& stop;
+};
+
 class Pipeline {
  public:
   Pipeline(uint32_t core_index, const config::Config& cfg, const std::vector<PortInfo>& ports,
-           Metrics& metrics, Capture& capture, std::atomic<bool>& stop);
+           PipelineShared shared);
   ~Pipeline();
 
   // Binds services; false with `error` when one cannot start.
@@ -45,6 +56,12 @@ class Pipeline {
 
  private:
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
+  void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+               RxSegments& segs);
+  void receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
+                   RxSegments& segs);
+  uint32_t take_handed(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
+  bool client_share(size_t service, ClientShare& share) const;
   void receive(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs);
   void receive_watched(rte_mbuf* m, uint16_t iface, uint16_t queue, Instant now, RxSegments& segs);
   void publish(Instant now, bool main);
@@ -57,6 +74,8 @@ class Pipeline {
   const std::vector<PortInfo>& ports_;
   Metrics& metrics_;
   Capture& capture_;
+  const Steering& steering_;
+  ClientReports& client_reports_;
   std::atomic<bool>& stop_;
   TscClock clock_;
   Stack stack_;
@@ -68,6 +87,9 @@ class Pipeline {
   std::vector<uint16_t> iface_of_port_;
   std::vector<std::unique_ptr<MbufIo>> ios_;
   std::vector<RxQueue> rxqs_;
+  SteerOutbox steer_;
+  std::vector<rte_mbuf*> fault_batch_;
+  std::vector<size_t> service_index_;  // services_[i] is cfg.services[service_index_[i]]
   std::vector<std::unique_ptr<Service>> services_;
   CoreSample sample_;
   bool adaptive_;

@@ -52,11 +52,13 @@ bool port_setup(const config::Config& cfg, size_t index, PortInfo& out, std::str
             std::to_string(info.max_rx_queues) + "/" + std::to_string(info.max_tx_queues);
     return false;
   }
+  // Every core transmits on a TX queue of its own (a queue has one writer): with several
+  // cores each owns flows on every port, its own connections and those handed to it.
   size_t n_lcores = cfg.dataplane.lcores.size();
-  if (pc.tx_queues < std::min<size_t>(n_lcores, pc.rx_queues)) {
+  if (pc.tx_queues < n_lcores) {
     error = key + ": tx_queues (" + std::to_string(pc.tx_queues) +
-            ") must be at least the number of cores that serve its rx queues (" +
-            std::to_string(std::min<size_t>(n_lcores, pc.rx_queues)) + ")";
+            ") must be at least the number of lcores (" + std::to_string(n_lcores) +
+            "): every core transmits on a queue of its own";
     return false;
   }
 

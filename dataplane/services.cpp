@@ -12,17 +12,17 @@
 namespace ws::dp {
 
 std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const config::Config& cfg,
-                                      tcp::TcpStack& tcp, std::string& why) {
+                                      tcp::TcpStack& tcp, std::string& why, ClientShare share) {
   using config::Protocol;
   using config::ServiceKind;
   Framing framing = sc.framing == config::Framing::none ? Framing::kNone : Framing::kLength32;
   ClientParams cp;
   if (sc.target) cp.target = *sc.target;
   cp.message_size = sc.message_size;
-  cp.connections = sc.connections;
+  cp.connections = static_cast<uint32_t>(share.of(sc.connections));
   cp.duration = Duration::seconds(sc.duration_s);
-  cp.rate = sc.rate;
-  cp.count = sc.count;
+  cp.rate = share.of(sc.rate);
+  cp.count = share.of(sc.count);
   cp.reconnect = sc.reconnect;
   cp.framing = framing;
   // TCP services with length32 framing send through one TX batch pipeline per connection.

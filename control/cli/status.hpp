@@ -30,6 +30,11 @@ struct PortStatus {
 struct CoreStatus {
   uint32_t lcore = 0;
   std::optional<double> busy_ratio;  // from wirespeed_core_{busy,idle}_seconds_total
+  // wirespeed_core_received_frames_total, wirespeed_core_connections_total and
+  // wirespeed_core_redirected_out_frames_total (frames handed to other cores).
+  double frames_per_s = 0;
+  uint64_t connections = 0;
+  double redirected_per_s = 0;
 };
 
 struct MessageCount {

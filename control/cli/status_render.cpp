@@ -77,10 +77,11 @@ std::string render_text(const StatusReport& r) {
                si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str());
   }
 
-  out += fmt("\n%-6s %6s\n", "CORE", "BUSY");
+  out += fmt("\n%-6s %6s %10s %10s %10s\n", "CORE", "BUSY", "FRAMES/s", "CONNS", "REDIR/s");
   for (const auto& c : r.cores) {
     std::string busy = c.busy_ratio ? fmt("%5.1f%%", 100 * *c.busy_ratio) : "-";
-    out += fmt("%-6u %6s\n", c.lcore, busy.c_str());
+    out += fmt("%-6u %6s %10s %10s %10s\n", c.lcore, busy.c_str(), si(c.frames_per_s).c_str(),
+               si(static_cast<double>(c.connections)).c_str(), si(c.redirected_per_s).c_str());
   }
 
   if (!r.services.empty()) {
@@ -168,6 +169,9 @@ std::string render_json(const StatusReport& r) {
   for (const auto& c : r.cores) {
     j.begin_object().field("lcore", uint64_t{c.lcore});
     j.key("busy_ratio").value(c.busy_ratio ? *c.busy_ratio : std::nan(""));
+    j.field("received_frames_per_second", c.frames_per_s)
+        .field("connections", c.connections)
+        .field("redirected_frames_per_second", c.redirected_per_s);
     j.end_object();
   }
   j.end_array();

@@ -25,6 +25,9 @@ constexpr const char* kMempoolInUse = "wirespeed_mempool_in_use";
 constexpr const char* kMempoolSize = "wirespeed_mempool_size";
 constexpr const char* kBusy = "wirespeed_core_busy_seconds_total";
 constexpr const char* kIdle = "wirespeed_core_idle_seconds_total";
+constexpr const char* kCoreFrames = "wirespeed_core_received_frames_total";
+constexpr const char* kCoreConns = "wirespeed_core_connections_total";
+constexpr const char* kCoreRedirected = "wirespeed_core_redirected_out_frames_total";
 constexpr const char* kSvcRx = "wirespeed_service_received_bytes_total";
 constexpr const char* kSvcTx = "wirespeed_service_sent_bytes_total";
 constexpr const char* kSvcMsgs = "wirespeed_service_messages_total";
@@ -122,12 +125,17 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
   }
 
   // Cores: busy share of the cycles spent since the first snapshot.
-  const MetricInfo* busy = nullptr;
-  const MetricInfo* idle = nullptr;
-  for (const MetricInfo& m : cat.metrics) {
-    if (m.name == kBusy && m.scope != ws::stats::Scope::kGlobal) busy = &m;
-    if (m.name == kIdle && m.scope != ws::stats::Scope::kGlobal) idle = &m;
-  }
+  auto per_core = [&cat](const char* name) -> const MetricInfo* {
+    for (const MetricInfo& m : cat.metrics) {
+      if (m.name == name && m.scope != ws::stats::Scope::kGlobal) return &m;
+    }
+    return nullptr;
+  };
+  const MetricInfo* busy = per_core(kBusy);
+  const MetricInfo* idle = per_core(kIdle);
+  const MetricInfo* frames = per_core(kCoreFrames);
+  const MetricInfo* conns = per_core(kCoreConns);
+  const MetricInfo* redirected = per_core(kCoreRedirected);
   for (uint32_t c = 0; c < cat.lcore_ids.size(); ++c) {
     CoreStatus cs;
     cs.lcore = cat.lcore_ids[c];
@@ -136,6 +144,11 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
       double di = rate(a.core_value(*idle, c), b.core_value(*idle, c), 1.0);
       if (db + di > 0) cs.busy_ratio = db / (db + di);
     }
+    if (frames != nullptr)
+      cs.frames_per_s = rate(a.core_value(*frames, c), b.core_value(*frames, c), dt);
+    if (conns != nullptr) cs.connections = b.core_value(*conns, c);
+    if (redirected != nullptr)
+      cs.redirected_per_s = rate(a.core_value(*redirected, c), b.core_value(*redirected, c), dt);
     r.cores.push_back(cs);
   }
 

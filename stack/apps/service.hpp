@@ -38,6 +38,15 @@ struct ClientReport {
   uint64_t errors = 0;  // resets, timeouts, verification failures, lost datagrams
   bool has_rtt = false;
   uint64_t rtt_ns[5] = {};  // p50 p90 p99 p99.9 max
+
+  void set_rtt(const LatencyHistogram& h) {
+    has_rtt = h.count() > 0;
+    rtt_ns[0] = h.quantile(0.50);
+    rtt_ns[1] = h.quantile(0.90);
+    rtt_ns[2] = h.quantile(0.99);
+    rtt_ns[3] = h.quantile(0.999);
+    rtt_ns[4] = h.max();
+  }
 };
 
 class Service {

@@ -101,14 +101,7 @@ Instant UdpPingService::poll(Instant now) {
   return in_flight_ ? sent_at_ + kTimeout : now + Duration::millis(1);
 }
 
-void UdpPingService::fill(ClientReport& r) const {
-  r.has_rtt = hist_.count() > 0;
-  r.rtt_ns[0] = hist_.quantile(0.50);
-  r.rtt_ns[1] = hist_.quantile(0.90);
-  r.rtt_ns[2] = hist_.quantile(0.99);
-  r.rtt_ns[3] = hist_.quantile(0.999);
-  r.rtt_ns[4] = hist_.max();
-}
+void UdpPingService::fill(ClientReport& r) const { r.set_rtt(hist_); }
 
 void UdpPingService::stop(Instant now) {
   mark_stopping(now);

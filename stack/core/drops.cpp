@@ -60,6 +60,7 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv4_reassembly_too_many_fragments",
     "ipv4_reassembly_too_large",
     "rx_too_many_segments",
+    "steer_ring_full",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

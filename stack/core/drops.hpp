@@ -75,6 +75,9 @@ enum class DropReason : uint16_t {
   // A received mbuf chain of more segments than the stack's packet view holds
   // (PacketView::kMaxSegments), dropped by the data plane before parsing.
   kRxTooManySegments,
+  // Software RSS (dataplane/steering.hpp): a frame for another core's flow that the ring
+  // to that core had no room for, or an ARP reply whose copy for another core found no mbuf.
+  kSteerRingFull,
   kCount
 };
 

@@ -49,6 +49,8 @@ const RssRoute* RssPortSelector::route(Ipv4Addr remote) const {
 bool RssPortSelector::operator()(uint16_t local_port, Endpoint remote) const {
   const RssRoute* r = route(remote.addr);
   if (r == nullptr) return core_ == 0;
+  if (r->software)
+    return owner_.of_tcp(r->subnet.addr, local_port, remote.addr, remote.port) == core_;
   const uint16_t q = r->rss.enabled && r->rx_queues > 1
                          ? r->rss.queue_for_tcp(r->subnet.addr, local_port, remote)
                          : 0;
@@ -57,7 +59,7 @@ bool RssPortSelector::operator()(uint16_t local_port, Endpoint remote) const {
 
 bool RssPortSelector::active() const {
   for (const RssRoute& r : routes_) {
-    if (r.rss.enabled && r.rx_queues > 1) return true;
+    if (r.software || (r.rss.enabled && r.rx_queues > 1)) return true;
   }
   return false;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stack/core/addr.hpp"
+#include "stack/core/flow_owner.hpp"
 
 namespace ws {
 
@@ -54,21 +55,26 @@ struct RssTable {
 };
 
 // Whether a local port suits a connection that core `core` of `cores` opens: the replies
-// must reach an RX queue that this core polls (queue % cores == core, as the data plane
-// deals queues). The port towards the remote is the one whose subnet holds it, else the
-// first with a gateway, else the first. A port without RSS delivers everything to its
-// queue 0.
+// must reach this core. On a port whose RSS could be read, that means an RX queue this
+// core polls (queue % cores == core, as the data plane deals queues); on a port steered
+// in software (`software`), a tuple this core owns by FlowOwner. The port towards the
+// remote is the one whose subnet holds it, else the first with a gateway, else the first.
+// A port with neither delivers everything to its queue 0.
 struct RssRoute {
   Ipv4Cidr subnet;
   bool has_gateway = false;
   uint16_t rx_queues = 1;
   RssTable rss;
+  bool software = false;
 };
 
 class RssPortSelector {
  public:
-  RssPortSelector(std::vector<RssRoute> routes, uint32_t core, uint32_t cores)
-      : routes_(std::move(routes)), core_(core), cores_(cores == 0 ? 1 : cores) {}
+  RssPortSelector(std::vector<RssRoute> routes, uint32_t core, uint32_t cores, FlowOwner owner = {})
+      : routes_(std::move(routes)),
+        core_(core),
+        cores_(cores == 0 ? 1 : cores),
+        owner_(std::move(owner)) {}
   bool operator()(uint16_t local_port, Endpoint remote) const;
   // Some port spreads flows by a table that could be read, so selection matters.
   bool active() const;
@@ -78,6 +84,7 @@ class RssPortSelector {
   std::vector<RssRoute> routes_;
   uint32_t core_;
   uint32_t cores_;
+  FlowOwner owner_;
 };
 
 }  // namespace ws

@@ -186,5 +186,50 @@ TEST(Status, RatesTotalsBusyDropsAndJson) {
   w.remove();
 }
 
+TEST(Status, PerCoreFramesConnectionsAndRedirects) {
+  using namespace ws::stats;
+  test::TempDir dir;
+  Writer w;
+  ASSERT_TRUE(w.create(dir.file("pc.stats"), {.lcore_ids = {0, 1}}));
+  auto reg = [&](const char* name) {
+    auto slot = w.register_metric({.name = name, .help = "x", .scope = Scope::kPerCoreLabeled});
+    EXPECT_TRUE(slot) << w.last_error();
+    return *slot;
+  };
+  Slot frames = reg("wirespeed_core_received_frames_total");
+  Slot conns = reg("wirespeed_core_connections_total");
+  Slot redirected = reg("wirespeed_core_redirected_out_frames_total");
+  ASSERT_TRUE(w.seal());
+  Reader r(dir.file("pc.stats"));
+  ASSERT_EQ(r.refresh(), Liveness::kLive);
+  Snapshot a, b;
+  w.publish(0);
+  w.publish(1);
+  ASSERT_TRUE(r.read(&a));
+  w.counter(frames, 0).add(4000);
+  w.counter(frames, 1).add(6000);
+  w.counter(conns, 0).add(31);
+  w.counter(conns, 1).add(33);
+  w.counter(redirected, 1).add(200);
+  w.publish(0);
+  w.publish(1);
+  ASSERT_TRUE(r.read(&b));
+  b.taken_monotonic_ns = a.taken_monotonic_ns + 2'000'000'000;
+
+  StatusReport rep = build_status_report(Settings{}, a, b);
+  ASSERT_EQ(rep.cores.size(), 2u);
+  EXPECT_DOUBLE_EQ(rep.cores[0].frames_per_s, 2000);
+  EXPECT_DOUBLE_EQ(rep.cores[1].frames_per_s, 3000);
+  EXPECT_EQ(rep.cores[0].connections, 31u);
+  EXPECT_EQ(rep.cores[1].connections, 33u);
+  EXPECT_DOUBLE_EQ(rep.cores[0].redirected_per_s, 0);
+  EXPECT_DOUBLE_EQ(rep.cores[1].redirected_per_s, 100);
+  std::string txt = render_text(rep);
+  EXPECT_NE(txt.find("REDIR/s"), std::string::npos) << txt;
+  std::string json = render_json(rep);
+  EXPECT_NE(json.find("\"redirected_frames_per_second\":100"), std::string::npos) << json;
+  w.remove();
+}
+
 }  // namespace
 }  // namespace ws::cli

@@ -1,0 +1,92 @@
+#include "stack/core/flow_owner.hpp"
+
+#include <algorithm>
+
+#include "stack/core/bytes.hpp"
+#include "stack/wire/arp.hpp"
+#include "stack/wire/ethernet.hpp"
+#include "stack/wire/icmp.hpp"
+#include "stack/wire/ipv4.hpp"
+
+namespace ws {
+
+namespace {
+
+// The 64-bit finaliser of MurmurHash3: every input bit affects every output bit, so the
+// low bits taken by `% cores` are as good as the high ones.
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+constexpr size_t kIcmpHeaderLen = 8;
+
+}  // namespace
+
+uint32_t flow_hash(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) {
+  // Order the endpoints so that both directions hash alike.
+  uint64_t ea = (uint64_t{a.v} << 16) | a_port;
+  uint64_t eb = (uint64_t{b.v} << 16) | b_port;
+  if (ea > eb) std::swap(ea, eb);
+  return static_cast<uint32_t>(mix64(mix64(ea) ^ (eb * 0x9e3779b97f4a7c15ull)));
+}
+
+FlowOwner::FlowOwner(uint32_t cores, std::vector<uint16_t> host_ports)
+    : cores_(cores == 0 ? 1 : cores), host_ports_(std::move(host_ports)) {
+  std::sort(host_ports_.begin(), host_ports_.end());
+}
+
+bool FlowOwner::host_port(uint16_t p) const {
+  return std::binary_search(host_ports_.begin(), host_ports_.end(), p);
+}
+
+uint32_t FlowOwner::of_tcp(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) const {
+  if (host_port(a_port) || host_port(b_port)) return of_hosts(a, b);
+  return flow_hash(a, a_port, b, b_port) % cores_;
+}
+
+uint32_t FlowOwner::of_hosts(Ipv4Addr a, Ipv4Addr b) const {
+  return flow_hash(a, 0, b, 0) % cores_;
+}
+
+// `quoted`: the IPv4 header quoted in an ICMP error (RFC 792: the header and the first 8
+// bytes of the datagram), which belongs to the flow the error is about.
+uint32_t FlowOwner::of_ip(std::span<const uint8_t> b, uint32_t here, bool quoted) const {
+  auto ip = wire::Ipv4View::parse(b);
+  if (!ip || ip->version() != 4 || ip->header_len() < wire::Ipv4View::kMinHeaderLen ||
+      ip->header_len() > b.size())
+    return here;
+  std::span<const uint8_t> l4 = b.subspan(ip->header_len());
+  const uint8_t proto = ip->protocol();
+  if (proto == wire::kIpProtoTcp && !ip->is_fragment() && l4.size() >= 4) {
+    return of_tcp(ip->src(), load_be16(l4.data()), ip->dst(), load_be16(l4.data() + 2));
+  }
+  if (proto == wire::kIpProtoIcmp && !quoted && !ip->is_fragment() && l4.size() >= kIcmpHeaderLen) {
+    const uint8_t type = l4[0];
+    if (type == wire::kIcmpDestUnreachable || type == wire::kIcmpTimeExceeded)
+      return of_ip(l4.subspan(kIcmpHeaderLen), here, true);
+    return here;  // echo and the rest: no connection state
+  }
+  if (proto == wire::kIpProtoTcp || proto == wire::kIpProtoUdp)
+    return of_hosts(ip->src(), ip->dst());
+  return here;
+}
+
+uint32_t FlowOwner::of_frame(std::span<const uint8_t> frame, uint32_t here) const {
+  if (cores_ == 1) return 0;
+  auto eth = wire::EthernetView::parse(frame);
+  if (!eth) return here;
+  std::span<const uint8_t> body = eth->payload();
+  if (eth->ethertype() == wire::kEtherTypeIpv4) return of_ip(body, here, false);
+  // An ARP reply answers one core's request, but the next hop it names serves them all.
+  if (eth->ethertype() == wire::kEtherTypeArp && body.size() >= wire::ArpView::kOpOff + 2 &&
+      load_be16(body.data() + wire::ArpView::kOpOff) == static_cast<uint16_t>(wire::ArpOp::kReply))
+    return kEvery;
+  return here;
+}
+
+}  // namespace ws
