@@ -101,10 +101,14 @@ class Interfaces {
       }
     }
   }
-  // The interface of a record; -1 for one outside the request (never expected).
+  // The interface of a record; -1 for one outside the request. A dropped frame that another
+  // core received and handed over (software RSS) carries no queue of its own: it goes on
+  // its port's first interface.
   int64_t id(uint32_t port, uint32_t queue) const {
     auto it = ids_.find({port, queue});
-    return it == ids_.end() ? -1 : it->second;
+    if (it != ids_.end()) return it->second;
+    auto first = ids_.lower_bound({port, 0});
+    return first != ids_.end() && first->first.first == port ? first->second : -1;
   }
   size_t size() const { return ids_.size(); }
 
