@@ -56,7 +56,7 @@ void Steering::shutdown() {
 
 SteerOutbox::SteerOutbox(const Steering& s, uint32_t core)
     : s_(s), core_(core), enabled_(s.active()), staged_(s.cores()) {
-  for (auto& v : staged_) v.reserve(kBurst * 2u);
+  for (auto& v : staged_) v.reserve(size_t{kBurst} * 2);
 }
 
 void SteerOutbox::stage(uint32_t to, rte_mbuf* m) {
