@@ -60,6 +60,8 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv4_reassembly_too_many_fragments",
     "ipv4_reassembly_too_large",
     "rx_too_many_segments",
+    "tcp_syncookie_invalid",
+    "tcp_rst_rate_limited",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

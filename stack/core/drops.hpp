@@ -75,6 +75,10 @@ enum class DropReason : uint16_t {
   // A received mbuf chain of more segments than the stack's packet view holds
   // (PacketView::kMaxSegments), dropped by the data plane before parsing.
   kRxTooManySegments,
+  // An ACK to a listener whose SYN cookie was forged, damaged or expired (RFC 4987 3.6).
+  kTcpSynCookieInvalid,
+  // A RST for a segment to no connection, not sent: over tcp.rst_rate (RFC 5961 7).
+  kTcpRstRateLimited,
   kCount
 };
 
