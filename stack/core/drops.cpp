@@ -62,6 +62,8 @@ constexpr std::string_view kDropReasonNames[] = {
     "rx_too_many_segments",
     "tcp_syncookie_invalid",
     "tcp_rst_rate_limited",
+    "tcp_time_wait_rst",
+    "tcp_max_connections",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -79,6 +79,10 @@ enum class DropReason : uint16_t {
   kTcpSynCookieInvalid,
   // A RST for a segment to no connection, not sent: over tcp.rst_rate (RFC 5961 7).
   kTcpRstRateLimited,
+  // A RST in TIME_WAIT, ignored (RFC 1337).
+  kTcpTimeWaitRst,
+  // A new connection refused: tcp.max_connections reached on this core.
+  kTcpMaxConnections,
   kCount
 };
 

@@ -90,7 +90,7 @@ bool TcpStack::accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instan
   }
   ++ctr_.syncookies_valid;
   if (conns_.size() >= cfg_.max_connections) {
-    drops_.add(DropReason::kTcpAcceptQueueFull);
+    drops_.add(DropReason::kTcpMaxConnections);
     return true;
   }
   // The connection as listen_input() would have made it from the SYN, in SYN_RECEIVED

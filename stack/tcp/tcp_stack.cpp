@@ -280,7 +280,7 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
     return;
   }
   if (conns_.size() >= cfg_.max_connections) {
-    drops_.add(DropReason::kTcpAcceptQueueFull);
+    drops_.add(DropReason::kTcpMaxConnections);
     return;
   }
   Tcb* tcb = new_tcb(t);

@@ -294,5 +294,52 @@ TEST(ChallengeAck, BudgetDrawnPerSecond) {
   EXPECT_EQ(app.c->state(), TcpState::kEstablished);  // no blind RST got through
 }
 
+// RFC 1337: a RST, even an exact one, does not end TIME_WAIT (assassination).
+TEST(TimeWait, RstDoesNotAssassinate) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  app.c->shutdown_write();  // our FIN
+  auto r = s.peer(kFin | kAck);
+  r.ack = s.our_nxt + 1;
+  s.in(r);
+  s.peer_nxt += 1;
+  auto tw = [&] { return s.s.counters().state[static_cast<size_t>(TcpState::kTimeWait)]; };
+  ASSERT_EQ(tw(), 1u);
+  s.clear();
+  auto rst = s.peer(kRst);
+  s.in(rst);
+  rst.seq = s.peer_nxt + 100;
+  s.in(rst);
+  EXPECT_EQ(tw(), 1u);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpTimeWaitRst), 2u);
+  EXPECT_EQ(s.pending(), 0u);
+  EXPECT_EQ(s.s.connection_count(), 1u);
+}
+
+// tcp.max_connections: a SYN (or a valid cookie) beyond it is refused and counted.
+TEST(MaxConnections, RefusalCounted) {
+  auto cfg = cookie_config(tcp::SynCookieMode::kAuto);
+  cfg.max_connections = 2;
+  CookieScript s(cfg);
+  ASSERT_TRUE(s.syn(5000));
+  ASSERT_TRUE(s.syn(5001));
+  EXPECT_FALSE(s.syn(5002));
+  EXPECT_EQ(s.drops.get(DropReason::kTcpMaxConnections), 1u);
+  EXPECT_EQ(s.s.connection_count(), 2u);
+
+  auto ca = cookie_config(tcp::SynCookieMode::kAlways);
+  ca.max_connections = 1;
+  CookieScript c(ca);
+  auto a = c.syn(6000), b = c.syn(6001);
+  ASSERT_TRUE(a && b);
+  c.ack(*a);
+  ASSERT_NE(c.accepted, nullptr);
+  c.ack(*b);  // a valid cookie, but no room
+  EXPECT_EQ(c.drops.get(DropReason::kTcpMaxConnections), 1u);
+  EXPECT_EQ(c.s.connection_count(), 1u);
+  EXPECT_EQ(c.s.counters().syncookies_valid, 2u);
+}
+
 }  // namespace
 }  // namespace ws::sim

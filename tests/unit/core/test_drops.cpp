@@ -92,6 +92,8 @@ TEST(DropReason, NamesMatchEnumerators) {
       {DropReason::kFrameTooLong, "frame_too_long"},
       {DropReason::kTcpSynCookieInvalid, "tcp_syncookie_invalid"},
       {DropReason::kTcpRstRateLimited, "tcp_rst_rate_limited"},
+      {DropReason::kTcpTimeWaitRst, "tcp_time_wait_rst"},
+      {DropReason::kTcpMaxConnections, "tcp_max_connections"},
   };
   for (const auto& [r, name] : expected) {
     EXPECT_EQ(drop_reason_name(r), name) << static_cast<int>(r);
