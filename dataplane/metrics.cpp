@@ -266,6 +266,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
        "Acceptable RST segments received.", MetricType::kCounter},
       {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total",
        "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
+      {&tcp::TcpCounters::challenge_acks_limited, "wirespeed_tcp_challenge_acks_limited_total",
+       "Challenge ACKs not sent: over the second's randomised budget (RFC 5961 section 7).",
+       MetricType::kCounter},
       {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total",
        "Connections opened by us.", MetricType::kCounter},
       {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total",
@@ -351,6 +354,19 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   };
   for (const auto& m : tcp_metrics) {
     tcp_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
+  }
+  // SYN cookies (RFC 4987 section 3.6; stack/tcp/syncookie.hpp), one series per result.
+  const std::pair<uint64_t tcp::TcpCounters::*, const char*> cookie_results[] = {
+      {&tcp::TcpCounters::syncookies_sent, "sent"},
+      {&tcp::TcpCounters::syncookies_valid, "valid"},
+      {&tcp::TcpCounters::syncookies_invalid, "invalid"},
+  };
+  for (const auto& [field, result] : cookie_results) {
+    tcp_.emplace_back(
+        field, must(reg("wirespeed_tcp_syncookies_total",
+                        "SYN cookies: SYN,ACKs sent with one, ACKs that returned "
+                        "a valid one, ACKs whose cookie was forged or expired.",
+                        MetricType::kCounter, {{"result", result}}, Scope::kPerCoreSum, error)));
   }
   // TX batch pipelines (docs/pipeline.md): one per TCP connection of a length32 service;
   // each core sums its connections, closed ones included, so counters never go backwards.

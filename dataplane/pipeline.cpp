@@ -66,6 +66,11 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   c.window_scaling = t.window_scaling;
   c.mtu_probing = t.mtu_probing;
   c.pmtu_recovery = Duration::seconds(t.pmtu_recovery_s);
+  c.syncookies = t.syncookies == config::SynCookies::always  ? tcp::SynCookieMode::kAlways
+                 : t.syncookies == config::SynCookies::never ? tcp::SynCookieMode::kNever
+                                                             : tcp::SynCookieMode::kAuto;
+  c.rst_rate_limit = t.rst_rate_limit;
+  c.challenge_ack_limit = t.challenge_ack_limit;
   // RFC 6528: the ISN key must be secret and random per boot of the data plane.
   if (getrandom(c.isn_secret.data(), c.isn_secret.size(), 0) !=
       static_cast<ssize_t>(c.isn_secret.size())) {

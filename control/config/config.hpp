@@ -29,6 +29,8 @@ enum class ServiceKind { echo, sink, source, ping, iperf3, http };
 enum class Protocol { tcp, udp };
 enum class Framing { length32, none };
 enum class Congestion { cubic, newreno };
+// tcp.syncookies: `auto` (when a listener's SYN queue is full), `always`, `never`.
+enum class SynCookies { when_full, always, never };
 
 std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);
@@ -162,6 +164,11 @@ struct TcpConfig {
   // and how long a lowered path MTU stays lowered (RFC 1191 section 6.3).
   bool mtu_probing = true;
   uint32_t pmtu_recovery_s = 600;  // 1..86400
+  // Hostile traffic (docs/security.md): SYN cookies, and the per-second limits on RSTs
+  // to no connection and on challenge ACKs (RFC 5961 section 7).
+  SynCookies syncookies = SynCookies::when_full;
+  uint32_t rst_rate_limit = 1000;       // 1..10000000
+  uint32_t challenge_ack_limit = 1000;  // 1..10000000
 };
 
 struct PipelineConfig {

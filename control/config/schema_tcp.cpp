@@ -65,6 +65,12 @@ void parse_tcp(const MapView& m, TcpConfig& out) {
   m.boolean("window_scaling", out.window_scaling);
   m.boolean("mtu_probing", out.mtu_probing);
   m.uint("pmtu_recovery_s", 1, 86400, out.pmtu_recovery_s);
+  m.enumeration<SynCookies>("syncookies", out.syncookies,
+                            {{"auto", SynCookies::when_full},
+                             {"always", SynCookies::always},
+                             {"never", SynCookies::never}});
+  m.uint("rst_rate_limit", 1, 10000000, out.rst_rate_limit);
+  m.uint("challenge_ack_limit", 1, 10000000, out.challenge_ack_limit);
 
   // Checks between keys of this section.
   if (out.rto_initial_ms < out.rto_min_ms && m.has("rto_initial_ms")) {

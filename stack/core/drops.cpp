@@ -61,6 +61,10 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv4_reassembly_too_large",
     "rx_too_many_segments",
     "steer_ring_full",
+    "tcp_syncookie_invalid",
+    "tcp_rst_rate_limited",
+    "tcp_time_wait_rst",
+    "tcp_max_connections",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

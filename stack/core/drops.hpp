@@ -78,6 +78,14 @@ enum class DropReason : uint16_t {
   // Software RSS (dataplane/steering.hpp): a frame for another core's flow that the ring
   // to that core had no room for, or an ARP reply whose copy for another core found no mbuf.
   kSteerRingFull,
+  // An ACK to a listener whose SYN cookie was forged, damaged or expired (RFC 4987 3.6).
+  kTcpSynCookieInvalid,
+  // A RST for a segment to no connection, not sent: over tcp.rst_rate (RFC 5961 7).
+  kTcpRstRateLimited,
+  // A RST in TIME_WAIT, ignored (RFC 1337).
+  kTcpTimeWaitRst,
+  // A new connection refused: tcp.max_connections reached on this core.
+  kTcpMaxConnections,
   kCount
 };
 

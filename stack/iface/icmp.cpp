@@ -105,17 +105,6 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketV
   }
 }
 
-bool Stack::icmp_error_allowed(Instant now) {
-  if (now > icmp_refill_at_) {
-    double add = (now - icmp_refill_at_).secs() * cfg_.icmp_errors_per_second;
-    icmp_tokens_ = std::min<double>(cfg_.icmp_error_burst, icmp_tokens_ + add);
-    icmp_refill_at_ = now;
-  }
-  if (icmp_tokens_ < 1.0) return false;
-  icmp_tokens_ -= 1.0;
-  return true;
-}
-
 void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,
                             Instant now) {
   // Quote as much of the datagram as fits in 576 bytes (RFC 1812 4.3.2.3): the
@@ -134,7 +123,7 @@ void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const Pac
     uint8_t t = quoted[ip->header_len()];
     if (t != wire::kIcmpEchoRequest && t != wire::kIcmpEchoReply) return;
   }
-  if (!icmp_error_allowed(now)) {
+  if (!icmp_errors_.take(now)) {
     drops_.add(DropReason::kIcmpRateLimited);
     return;
   }

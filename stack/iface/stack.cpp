@@ -11,9 +11,11 @@
 namespace ws {
 
 Stack::Stack(StackConfig cfg)
-    : cfg_(cfg), udp_(*this, drops_, counters_.udp_out), reasm_(cfg.reassembly), rx_linear_(65535) {
-  icmp_tokens_ = cfg_.icmp_error_burst;
-}
+    : cfg_(cfg),
+      udp_(*this, drops_, counters_.udp_out),
+      icmp_errors_(cfg.icmp_errors_per_second, cfg.icmp_error_burst),
+      reasm_(cfg.reassembly),
+      rx_linear_(65535) {}
 
 Stack::~Stack() {
   // Frames still waiting for ARP belong to the interfaces' buffer pools: give them

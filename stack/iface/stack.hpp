@@ -17,6 +17,7 @@
 #include "stack/core/packet.hpp"
 #include "stack/core/packet_view.hpp"
 #include "stack/core/time.hpp"
+#include "stack/core/token_bucket.hpp"
 #include "stack/iface/arp_cache.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/iface/reassembly.hpp"
@@ -154,7 +155,6 @@ class Stack final : public L4Output {
   // (counted); for the consumers that need contiguous bytes (reassembly, UDP
   // payloads, ICMP echo data). Valid until the next call.
   std::span<const uint8_t> linearize(const PacketView& v);
-  bool icmp_error_allowed(Instant now);
   std::optional<Route> route(Ipv4Addr dst) const;
   bool is_local(Ipv4Addr a, bool& broadcast) const;
   uint64_t l4_checksum_drops() const {
@@ -177,9 +177,7 @@ class Stack final : public L4Output {
   UdpTable udp_;
   TransportHandler* tcp_ = nullptr;
   uint16_t next_ip_id_ = 1;
-  // ICMP error token bucket.
-  double icmp_tokens_ = 0;
-  Instant icmp_refill_at_;
+  TokenBucket icmp_errors_;  // ICMP errors sent (as Linux's icmp_ratelimit)
   Instant arp_deadline_ = Instant::never();
   Reassembler reasm_;
   // Room for one IPv4 datagram, for linearize(); allocated with the stack.

@@ -26,6 +26,8 @@ namespace ws::tcp {
 enum class CongestionAlgo : uint8_t { kCubic, kNewReno };
 
 // A buffer size: 0 means "auto" (autotuned up to TcpConfig::buffer_max).
+enum class SynCookieMode : uint8_t { kAuto, kAlways, kNever };
+
 struct TcpConfig {
   CongestionAlgo congestion = CongestionAlgo::kCubic;
   Duration time_wait = Duration::seconds(60);  // 2*MSL (RFC 9293 3.6.1; Linux uses 60 s)
@@ -65,7 +67,16 @@ struct TcpConfig {
   // Free transmit buffers below which the stack applies backpressure (and above twice
   // which it recovers).
   uint32_t low_buffers = 64;
-  uint32_t challenge_ack_limit = 1000;   // per second, RFC 5961 section 7
+  // Challenge ACKs per second, all connections together (RFC 5961 section 7); each
+  // second's budget is drawn at random from [limit/2, limit*3/2) so that an attacker
+  // cannot count them to learn sequence numbers (CVE-2016-5696).
+  uint32_t challenge_ack_limit = 1000;
+  // RSTs per second answering segments to no connection (RFC 5961 section 7 allows a
+  // limit; FreeBSD's bandlim does alike), with up to a tenth of it in one burst.
+  uint32_t rst_rate_limit = 1000;
+  // SYN cookies (RFC 4987 section 3.6, stack/tcp/syncookie.hpp): kAuto when a listener's
+  // SYN queue is full, kAlways for every SYN, kNever (SYNs beyond the queue are dropped).
+  SynCookieMode syncookies = SynCookieMode::kAuto;
   std::array<uint8_t, 32> isn_secret{};  // RFC 6528 key; fill from a random source
   uint16_t ephemeral_low = 32768;
   uint16_t ephemeral_high = 60999;

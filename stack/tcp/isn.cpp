@@ -77,6 +77,14 @@ IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Ins
   return {m + static_cast<uint32_t>(h), static_cast<uint32_t>(h >> 32)};
 }
 
+uint64_t IsnGenerator::prf(uint64_t x) const {
+  // 24 bytes: no message of hash() (28 bytes) has this length, so none collides.
+  uint8_t m[16 + 8];
+  std::memcpy(m, salt_.data(), 16);
+  std::memcpy(m + 16, &x, 8);
+  return siphash24(key_, m, sizeof(m));
+}
+
 uint32_t IsnGenerator::isn(Endpoint local, Endpoint remote, Instant now) const {
   return initial(local, remote, now).isn;
 }

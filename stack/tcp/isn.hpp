@@ -29,6 +29,9 @@ class IsnGenerator {
     uint32_t ts_offset = 0;
   };
   Initial initial(Endpoint local, Endpoint remote, Instant now) const;
+  // The same keyed hash of a number: values an attacker must not predict (the
+  // challenge-ACK budget, tcp_stack.cpp).
+  uint64_t prf(uint64_t x) const;
 
  private:
   uint64_t hash(Endpoint local, Endpoint remote) const;

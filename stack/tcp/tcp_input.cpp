@@ -350,13 +350,17 @@ void Tcb::input(Segment& s, Instant now) {
   }
   // Second check: RST (RFC 5961 section 3.2: exact match resets, in-window challenges).
   if (s.rst()) {
+    // RFC 1337 (TIME-WAIT assassination, hazard H1): a RST does not end TIME-WAIT
+    // early, or old duplicates could reach the tuple's next connection.
+    if (state == TcpState::kTimeWait) {
+      st.drops().add(DropReason::kTcpTimeWaitRst);
+      return;
+    }
     if (s.seq == rcv_nxt) {
       ++st.ctr().resets_received;
       // NOLINTNEXTLINE(bugprone-branch-clone): two reasons to release, each with its comment
       if (state == TcpState::kSynReceived && passive) {
         st.release(this);  // back to LISTEN: the half-open connection goes away
-      } else if (state == TcpState::kTimeWait) {
-        st.release(this);
       } else {
         finish(CloseReason::kReset);
       }

@@ -13,7 +13,12 @@ namespace ws::tcp {
 using namespace wire::tcpflag;
 
 TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
-    : out_(out), drops_(drops), cfg_(std::move(cfg)), isn_(cfg_.isn_secret) {
+    : out_(out),
+      drops_(drops),
+      cfg_(std::move(cfg)),
+      isn_(cfg_.isn_secret),
+      cookies_(cfg_.isn_secret),
+      rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   holders_.reserve(kHeldPieces);
 }
@@ -116,11 +121,19 @@ bool TcpStack::tx_pressure(Ipv4Addr dst) const {
 bool TcpStack::challenge_ack_allowed(Instant now) {
   uint64_t sec = now.ns() / 1000000000ull;
   if (sec != challenge_second_) {
+    // As Linux since CVE-2016-5696: a fixed budget shared by all connections tells an
+    // off-path attacker, who can count the challenge ACKs he draws, whether his guess
+    // hit another connection's window. A budget drawn per second from a keyed hash
+    // (unpredictable without the secret) hides that.
     challenge_second_ = sec;
-    challenge_count_ = 0;
+    const uint32_t lim = std::max<uint32_t>(cfg_.challenge_ack_limit, 1);
+    challenge_budget_ = (lim + 1) / 2 + static_cast<uint32_t>(isn_.prf(sec) % lim);
   }
-  if (challenge_count_ >= cfg_.challenge_ack_limit) return false;
-  ++challenge_count_;
+  if (challenge_budget_ == 0) {
+    ++ctr_.challenge_acks_limited;
+    return false;
+  }
+  --challenge_budget_;
   ++ctr_.challenge_acks;
   return true;
 }
@@ -206,7 +219,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
     return;
   }
   drops_.add(DropReason::kTcpNoListener);
-  send_reset_for(t, s, now);
+  reset_unknown(t, s, now);
 }
 
 // RFC 9293 3.10.7.1 / 3.10.7.2: a segment for no connection (or to LISTEN with an
@@ -233,6 +246,15 @@ void TcpStack::send_reset_for(const FourTuple& t, const Segment& s, Instant now)
   ++ctr_.resets_sent;
 }
 
+void TcpStack::reset_unknown(const FourTuple& t, const Segment& s, Instant now) {
+  if (s.rst()) return;
+  if (!rst_bucket_.take(now)) {
+    drops_.add(DropReason::kTcpRstRateLimited);
+    return;
+  }
+  send_reset_for(t, s, now);
+}
+
 void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now) {
   // RFC 9293 3.10.7.2, LISTEN state.
   if (s.rst()) {
@@ -240,12 +262,17 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
     return;
   }
   if (s.has_ack()) {
+    if (!s.syn() && accept_cookie(l, t, s, now)) return;
     drops_.add(DropReason::kTcpBadAck);
-    send_reset_for(t, s, now);
+    reset_unknown(t, s, now);
     return;
   }
   if (!s.syn()) {
     drops_.add(DropReason::kTcpBadFlags);
+    return;
+  }
+  if (cookie_wanted(l)) {
+    send_syn_cookie(l, t, s, now);
     return;
   }
   if (l.syn_queue >= cfg_.syn_backlog) {
@@ -253,7 +280,7 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
     return;
   }
   if (conns_.size() >= cfg_.max_connections) {
-    drops_.add(DropReason::kTcpAcceptQueueFull);
+    drops_.add(DropReason::kTcpMaxConnections);
     return;
   }
   Tcb* tcb = new_tcb(t);
@@ -321,16 +348,20 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->ts_offset = init.ts_offset;
   tcb->rto = cfg_.rto_initial;
   tcb->cc.emplace(cfg_.congestion);
-  // Window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
-  uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
-  uint8_t ws = 0;
-  while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
-  tcb->rcv_wscale = cfg_.window_scaling ? ws : 0;
+  tcb->rcv_wscale = offered_wscale();
   uint32_t rb = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
   tcb->rcvbuf = take_ring(spare_rcv_, rb);
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   return tcb;
+}
+
+uint8_t TcpStack::offered_wscale() const {
+  // Enough to express the largest buffer (RFC 7323 2.3).
+  uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
+  uint8_t ws = 0;
+  while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
+  return cfg_.window_scaling ? ws : 0;
 }
 
 void TcpStack::release(Tcb* t) {

@@ -13,11 +13,13 @@
 #include "stack/core/addr.hpp"
 #include "stack/core/drops.hpp"
 #include "stack/core/time.hpp"
+#include "stack/core/token_bucket.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/conn_table.hpp"
 #include "stack/tcp/isn.hpp"
 #include "stack/tcp/pmtu_cache.hpp"
+#include "stack/tcp/syncookie.hpp"
 #include "stack/tcp/tcb.hpp"
 
 namespace ws::tcp {
@@ -29,8 +31,9 @@ struct TcpCounters {
   uint64_t resets_sent = 0;
   uint64_t resets_received = 0;
   uint64_t challenge_acks = 0;
-  uint64_t connections_opened = 0;    // active opens started
-  uint64_t connections_accepted = 0;  // passive opens handed to the app
+  uint64_t challenge_acks_limited = 0;  // not sent: over the second's budget
+  uint64_t connections_opened = 0;      // active opens started
+  uint64_t connections_accepted = 0;    // passive opens handed to the app
   uint64_t connections_closed = 0;
   uint64_t connect_failed = 0;
   uint64_t timeouts = 0;
@@ -57,6 +60,11 @@ struct TcpCounters {
   uint64_t pmtu_probes_failed = 0;
   uint64_t pmtu_cache_hits = 0;     // connections that started from a remembered path MTU
   uint64_t tso_super_segments = 0;  // segments handed to the port to cut (TSO)
+  // SYN cookies (syncookie.hpp): SYN,ACKs sent with a cookie, ACKs that returned a valid
+  // one (connections made), ACKs whose cookie was forged, damaged or expired.
+  uint64_t syncookies_sent = 0;
+  uint64_t syncookies_valid = 0;
+  uint64_t syncookies_invalid = 0;
   // Receive path (tcp_input.cpp): TCP headers that straddled buffers and were
   // pulled up; in-order payload bytes on_data consumed straight from the packet;
   // payload bytes copied into receive buffers (unconsumed or out of order).
@@ -99,6 +107,9 @@ struct Listener {
   uint16_t port = 0;
   ListenCallbacks cb;
   uint32_t syn_queue = 0;  // connections in SYN_RECEIVED
+  // In auto mode, ACKs are checked for a cookie until then (two key periods after the
+  // last cookie sent); before, an ACK to the listener is answered with RST as usual.
+  Instant cookies_until;
 };
 
 // Storage for one Tcb, reused by later connections. `id` names the Tcb living in it
@@ -170,6 +181,9 @@ class TcpStack {
   void schedule(Tcb* t);
   bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
+  // send_reset_for() for a segment to no connection (or to a listener), within
+  // tcp.rst_rate_limit; over it the RST is not sent and counted.
+  void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
   bool tx_pressure(Ipv4Addr dst) const;
   void conn_output(Tcb* t) { pending_output_.push_back(t); }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
@@ -204,6 +218,12 @@ class TcpStack {
   // free slot, frees the slots beyond the spare bound.
   void compact_timers();
   void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
+  // SYN cookies (syncookie_listen.cpp): whether this SYN gets a cookie, the SYN,ACK
+  // that carries it, and the ACK that may return one (true: handled).
+  bool cookie_wanted(const Listener& l) const;
+  void send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s, Instant now);
+  bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
+  uint8_t offered_wscale() const;  // the window scale our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
   uint16_t pick_port(Ipv4Addr laddr, Endpoint remote, Instant now);
   // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
@@ -213,6 +233,8 @@ class TcpStack {
   DropCounters& drops_;
   TcpConfig cfg_;
   IsnGenerator isn_;
+  SynCookies cookies_;
+  TokenBucket rst_bucket_;
   TcpCounters ctr_;
   PmtuCache pmtu_cache_;
   ConnTable conns_;
@@ -247,8 +269,8 @@ class TcpStack {
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
   bool port_cursor_seeded_ = false;
-  uint64_t challenge_second_ = 0;
-  uint32_t challenge_count_ = 0;
+  uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
+  uint32_t challenge_budget_ = 0;
 };
 
 }  // namespace ws::tcp

@@ -233,8 +233,9 @@ def write_script(tmpdir, name, text):
 
 
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
-                 lcores=(1,), extra_dataplane="", extra="", metrics_port=9551):
+                 lcores=(1,), extra_dataplane="", extra="", metrics_port=9551, gateway=None):
     svc = "\n".join(f"  - {s}" for s in services) or "  []"
+    gw = f"\n    gateway: {gateway}" if gateway else ""
     text = f"""version: 1
 dataplane:
   lcores: [{", ".join(str(l) for l in lcores)}]
@@ -247,7 +248,7 @@ ports:
   - name: p0
     device: "{device}"
     mtu: {mtu}
-    address: {address}
+    address: {address}{gw}
 services:
 {svc}
 control:

@@ -90,6 +90,10 @@ TEST(DropReason, NamesMatchEnumerators) {
       {DropReason::kNoMbuf, "no_mbuf"},
       {DropReason::kTxQueueFull, "tx_queue_full"},
       {DropReason::kFrameTooLong, "frame_too_long"},
+      {DropReason::kTcpSynCookieInvalid, "tcp_syncookie_invalid"},
+      {DropReason::kTcpRstRateLimited, "tcp_rst_rate_limited"},
+      {DropReason::kTcpTimeWaitRst, "tcp_time_wait_rst"},
+      {DropReason::kTcpMaxConnections, "tcp_max_connections"},
   };
   for (const auto& [r, name] : expected) {
     EXPECT_EQ(drop_reason_name(r), name) << static_cast<int>(r);
