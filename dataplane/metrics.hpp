@@ -65,6 +65,7 @@ class Metrics {
   std::vector<ServiceSlots> services_;
   stats::Slot busy_, idle_, loops_;
   std::vector<stats::Slot> tcp_states_;
+  std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
   stats::Slot tcp_retrans_;
   std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
   // TX batch pipelines: counters summed over every connection of the core's services.

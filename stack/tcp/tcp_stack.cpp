@@ -317,6 +317,8 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
   tcb->high_rxt = tcb->iss;
+  tcb->rexmit_high = tcb->iss;
+  tcb->rack.fack = tcb->iss;
   tcb->pmtu.hold_until = tcb->iss;
   tcb->ts_offset = init.ts_offset;
   tcb->rto = cfg_.rto_initial;

@@ -80,6 +80,16 @@ void TxLog::set_lost(size_t i, bool lost) {
   account(s, +1);
 }
 
+void TxLog::clear_flag(uint8_t f) {
+  for (size_t i = 0; i < n_; ++i) {
+    TxSeg& s = (*this)[i];
+    if (!s.has(f)) continue;
+    account(s, -1);
+    s.flags = static_cast<uint8_t>(s.flags & ~f);
+    account(s, +1);
+  }
+}
+
 uint32_t TxLog::count_bytes(uint8_t flag) const {
   uint32_t sum = 0;
   for (size_t i = 0; i < n_; ++i)

@@ -47,6 +47,16 @@ class TxLog {
     n_ = head_ = 0;
     sacked_ = lost_ = 0;
   }
+  // clear(), and the storage given back (TIME_WAIT).
+  void release() {
+    clear();
+    buf_ = {};
+    mask_ = 0;
+  }
+  // Every SACK mark dropped (the receiver reneged, RFC 2018 section 8).
+  void forget_sacks() { clear_flag(TxSeg::kSacked); }
+  // Every loss mark dropped (the losses were found spurious).
+  void clear_lost() { clear_flag(TxSeg::kLost); }
   // A transmission of [seq, seq + len) at `now`: appended past the end, or updating
   // (after splitting at the edges) the entries it covers. Returns the bytes of it that
   // were sent before (a retransmission).
@@ -71,6 +81,7 @@ class TxLog {
 
  private:
   void account(const TxSeg& s, int sign);
+  void clear_flag(uint8_t f);
   void grow();
   std::vector<TxSeg> buf_;
   size_t head_ = 0, n_ = 0, mask_ = 0;

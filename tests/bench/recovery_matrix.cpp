@@ -9,15 +9,18 @@
 // does not finish within `limit` virtual seconds is marked "stall". Exit 1 if any byte
 // is wrong or any transfer stalled.
 //   build/tests/bench/recovery_matrix [--seeds N] [--bytes B] [--quick] [--limit S]
-// --quick runs a bounded subset (1 % and 10 % loss, 20 ms, reordering 0 and 25 %).
+// --quick runs a bounded subset (1 % and 10 % loss, 20 ms, reordering 0 and 25 %);
+// --cell LOSS% DELAY_MS REORDER% runs one cell.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "stack/tcp/tcb.hpp"
 #include "tests/sim/apps.hpp"
 
 namespace ws {
@@ -36,6 +39,23 @@ struct Totals {
   uint64_t bad = 0;
 };
 
+// What a stalled sender is waiting for, on stderr.
+void dump_state(const tcp::Tcb& c, Instant now) {
+  auto rel = [&](Instant t) { return t.is_never() ? -1.0 : (t - now).secs(); };
+  std::fprintf(stderr,
+               "stall: state %d una %u nxt %u max %u end %u wnd %u cwnd %u ssthresh %u pipe %u "
+               "rec %d rto_rec %d log %zu sacked %u lost %u rto %.3f rto_at %+.3f reo_at %+.3f "
+               "tlp_at %+.3f tlp_out %d retries %u\n",
+               static_cast<int>(c.state), c.snd_una.raw(), c.snd_nxt.raw(), c.snd_max.raw(),
+               c.data_end().raw(), c.snd_wnd, c.cc->cwnd(), c.cc->ssthresh(), c.pipe(),
+               c.in_recovery, c.rto_recovery, c.txlog.size(), c.txlog.sacked_bytes(),
+               c.txlog.lost_bytes(), c.rto.secs(), rel(c.rto_at), rel(c.rack.reo_at), rel(c.tlp_at),
+               c.tlp_out, c.retries);
+  for (size_t i = 0; i < c.txlog.size() && i < 12; ++i)
+    std::fprintf(stderr, "  [%u +%u] flags %u sent %+.3f\n", c.txlog[i].seq.raw(), c.txlog[i].len,
+                 c.txlog[i].flags, rel(c.txlog[i].xmit));
+}
+
 void run_one(const Cell& c, uint64_t seed, uint64_t bytes, int64_t limit_s, Totals& t) {
   sim::LinkParams p;
   p.loss = c.loss;
@@ -47,14 +67,18 @@ void run_one(const Cell& c, uint64_t seed, uint64_t bytes, int64_t limit_s, Tota
   pr->start(*n, bytes, 0, seed);
   bool done =
       n->run_until([&] { return pr->server.received == bytes; }, Duration::seconds(limit_s));
+  if (!done && pr->client.c != nullptr) dump_state(*static_cast<tcp::Tcb*>(pr->client.c), n->now);
   const tcp::TcpCounters a = n->a.counters();
   ++t.runs;
   if (!done) ++t.stalls;
   t.secs += (n->now - t0).secs();
   t.bad += pr->server.bad_bytes;
   t.rto += a.rto_fired;
-  t.fast += a.fast_retransmits;
-  t.spurious += a.spurious_recoveries;
+  auto kind = [&](tcp::RecoveryKind k) { return a.recovery[static_cast<size_t>(k)]; };
+  t.fast += kind(tcp::RecoveryKind::kFast);
+  t.rack += kind(tcp::RecoveryKind::kRack);
+  t.tlp += kind(tcp::RecoveryKind::kTlp);
+  t.spurious += kind(tcp::RecoveryKind::kSpurious);
   t.rexmit += a.retransmits;
 }
 
@@ -69,9 +93,14 @@ int main(int argc, char** argv) {
   uint64_t bytes = 4u << 20;
   int64_t limit = 600;
   bool quick = false;
+  std::optional<Cell> only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
+    } else if (!std::strcmp(argv[i], "--cell") && i + 3 < argc) {
+      only =
+          Cell{std::atof(argv[i + 1]) / 100, std::atoi(argv[i + 2]), std::atof(argv[i + 3]) / 100};
+      i += 3;
     } else if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) {
       seeds = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--bytes") && i + 1 < argc) {
@@ -80,7 +109,8 @@ int main(int argc, char** argv) {
       limit = std::atoll(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: recovery_matrix [--seeds N] [--bytes B] [--quick] [--limit S]\n");
+                   "usage: recovery_matrix [--seeds N] [--bytes B] [--quick] [--limit S] "
+                   "[--cell LOSS%% DELAY_MS REORDER%%]\n");
       return 2;
     }
   }
@@ -95,6 +125,7 @@ int main(int argc, char** argv) {
         if (quick && (loss == 0.001 || loss == 0.05 || delay == 1 || reorder == 0.10)) continue;
         cells.push_back({loss, delay, reorder});
       }
+  if (only) cells = {*only};
   std::printf("%" PRIu64 " bytes A->B, %d seeds per cell; per transfer (mean over seeds)\n\n",
               bytes, seeds);
   std::printf(
