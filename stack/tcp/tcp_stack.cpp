@@ -601,6 +601,7 @@ TcpCounters TcpStack::counters() const {
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcv_queued() + t->sndbuf.size();
     c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
+    c.memory_bytes += t->txlog.heap_bytes();
   });
   c.rx_held_pieces = held_pool_.in_use();
   // Slots (live and free), the spare rings and the connection table are memory the stack

@@ -11,12 +11,13 @@ void TxLog::account(const TxSeg& s, int sign) {
 }
 
 void TxLog::grow() {
-  size_t cap = buf_.empty() ? 64 : buf_.size() * 2;
-  std::vector<TxSeg> nb(cap);
+  std::vector<TxSeg> nb(cap_ * 2);
   for (size_t i = 0; i < n_; ++i) nb[i] = (*this)[i];
-  buf_ = std::move(nb);
+  heap_ = std::move(nb);
+  data_ = heap_.data();
+  cap_ = heap_.size();
+  mask_ = cap_ - 1;
   head_ = 0;
-  mask_ = cap - 1;
 }
 
 size_t TxLog::find(SeqNum s) const {
@@ -34,7 +35,7 @@ size_t TxLog::find(SeqNum s) const {
 // Inserting in the middle moves the entries before i back by one: splits happen at SACK
 // edges and retransmissions, mostly near SND.UNA.
 void TxLog::split(size_t i, SeqNum at) {
-  if (n_ == buf_.size()) grow();
+  if (n_ == cap_) grow();
   head_ = (head_ + mask_) & mask_;  // head_ - 1
   ++n_;
   for (size_t k = 0; k < i; ++k) (*this)[k] = (*this)[k + 1];
@@ -67,7 +68,7 @@ uint32_t TxLog::sent(SeqNum seq, uint32_t len, Instant now) {
     seq = seq_max(seq, end());
     if (seq >= e) return again;
   }
-  if (n_ == buf_.size()) grow();
+  if (n_ == cap_) grow();
   (*this)[n_++] = TxSeg{seq, static_cast<uint32_t>(e - seq), now, 0};
   return again;
 }

@@ -7,10 +7,13 @@
 // running sums, so the pipe is O(1); a SACK block costs a binary search plus the
 // entries it covers, however many holes the window has.
 //
-// Storage is a ring of entries that doubles when full (an allocation per doubling, as
-// the send buffer grows; none per segment once the window has been reached).
+// Storage is a ring of entries: 16 inside the log itself (a connection that never has
+// more segments in flight allocates nothing), then on the heap, doubling when full (an
+// allocation per doubling, as the send buffer grows; none per segment once the window
+// has been reached). The log points into itself: it is neither copied nor moved.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -34,14 +37,20 @@ struct TxSeg {
 
 class TxLog {
  public:
+  static constexpr size_t kInline = 16;
+  TxLog() = default;
+  TxLog(const TxLog&) = delete;
+  TxLog& operator=(const TxLog&) = delete;
+
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  TxSeg& operator[](size_t i) { return buf_[(head_ + i) & mask_]; }
-  const TxSeg& operator[](size_t i) const { return buf_[(head_ + i) & mask_]; }
+  TxSeg& operator[](size_t i) { return data_[(head_ + i) & mask_]; }
+  const TxSeg& operator[](size_t i) const { return data_[(head_ + i) & mask_]; }
   SeqNum end() const { return n_ == 0 ? SeqNum() : (*this)[n_ - 1].end(); }
   uint32_t sacked_bytes() const { return sacked_; }
   uint32_t lost_bytes() const { return lost_; }
-  size_t capacity() const { return buf_.size(); }
+  size_t capacity() const { return cap_; }
+  size_t heap_bytes() const { return heap_.capacity() * sizeof(TxSeg); }
 
   void clear() {
     n_ = head_ = 0;
@@ -50,8 +59,10 @@ class TxLog {
   // clear(), and the storage given back (TIME_WAIT).
   void release() {
     clear();
-    buf_ = {};
-    mask_ = 0;
+    heap_ = std::vector<TxSeg>();  // frees the storage (clear() would keep it)
+    data_ = inline_.data();
+    cap_ = kInline;
+    mask_ = kInline - 1;
   }
   // Every SACK mark dropped (the receiver reneged, RFC 2018 section 8).
   void forget_sacks() { clear_flag(TxSeg::kSacked); }
@@ -83,8 +94,11 @@ class TxLog {
   void account(const TxSeg& s, int sign);
   void clear_flag(uint8_t f);
   void grow();
-  std::vector<TxSeg> buf_;
-  size_t head_ = 0, n_ = 0, mask_ = 0;
+  std::array<TxSeg, kInline> inline_{};
+  std::vector<TxSeg> heap_;
+  TxSeg* data_ = inline_.data();
+  size_t cap_ = kInline;
+  size_t head_ = 0, n_ = 0, mask_ = kInline - 1;
   uint32_t sacked_ = 0, lost_ = 0;
 };
 

@@ -100,7 +100,11 @@ TEST(TxLog, RandomAgainstModel) {
       ASSERT_EQ(l.sacked_bytes(), model) << step;
     }
   }
-  EXPECT_GT(l.capacity(), 64u);
+  EXPECT_GT(l.capacity(), TxLog::kInline);
+  EXPECT_GT(l.heap_bytes(), 0u);
+  l.release();
+  EXPECT_EQ(l.heap_bytes(), 0u);
+  EXPECT_EQ(l.capacity(), TxLog::kInline);
 }
 
 }  // namespace
