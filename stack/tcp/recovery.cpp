@@ -90,6 +90,9 @@ uint32_t Tcb::pipe() const {
 
 bool Tcb::retransmit_entry(size_t i, Instant now) {
   const TxSeg g = txlog[i];
+  // Nothing beyond the peer's window, except the first segment (as Linux): it serves
+  // as the window probe.
+  if (g.seq != snd_una && g.seq >= snd_una + snd_wnd) return false;
   uint32_t len = std::min(g.len, max_payload(false));
   bool fin = fin_sent && g.end() == fin_seq + 1 && len == g.len;
   uint32_t data = fin ? len - 1 : len;
