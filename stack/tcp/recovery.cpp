@@ -108,6 +108,7 @@ bool Tcb::retransmit_entry(size_t i, Instant now) {
 // Retransmits the segments deemed lost, lowest first, while cwnd leaves room over the
 // pipe (RFC 6675 NextSeg rule 1; PRR sets cwnd during a fast recovery).
 bool Tcb::recovery_output(Instant now) {
+  if (frto != 0) return false;  // F-RTO has not decided yet
   bool sent = false;
   uint32_t mps = max_payload(false);
   for (size_t i = 0; i < txlog.size() && txlog.lost_bytes() > 0; ++i) {
@@ -128,6 +129,8 @@ static void save_undo(Tcb& c, Instant now) {
   c.undo_ts = c.ts_now(now);
   c.undo_seq = c.snd_una;
   c.undo_retrans = 0;
+  c.undo_rack_xmit = c.rack.xmit;
+  c.undo_rack_end = c.rack.end;
 }
 
 void Tcb::enter_recovery(bool by_rack, Instant now) {
@@ -151,6 +154,8 @@ void Tcb::enter_rto_recovery(Instant now) {
   in_recovery = true;
   rto_recovery = true;
   recover = snd_max;
+  // With timestamps, Eifel tells a spurious timeout (detect_spurious).
+  frto = !ts_ok && retries == 1 ? 1 : 0;
   prr_delivered = prr_out = 0;
   tlp_out = false;
   tlp_at = Instant::never();
@@ -187,6 +192,7 @@ void Tcb::prr_update(uint32_t delivered) {
 
 void Tcb::exit_recovery() {
   in_recovery = false;
+  frto = 0;
   dupacks = 0;
   if (rto_recovery) {
     rto_recovery = false;  // slow start carries on from where it is
@@ -200,27 +206,66 @@ void Tcb::exit_recovery() {
 }
 
 void Tcb::undo_recovery() {
+  const bool timeout = rto_recovery;
   undo_valid = undo_eifel = false;
   stack.count_recovery(RecoveryKind::kSpurious);
   ++stack.ctr().spurious_recoveries;
   // RFC 4015 section 3.2: restore the congestion state of before the reduction.
   cc->restore(undo_cwnd, undo_ssthresh);
   in_recovery = rto_recovery = false;
+  frto = 0;
   dupacks = 0;
   txlog.clear_lost();  // what was deemed lost was delayed; RACK looks again
   rack.reordering_seen = true;
+  if (timeout) {
+    // The timeout's retransmissions say nothing of the segments sent before them (their
+    // originals are still on the way): RACK goes back to the latest original delivered.
+    rack.xmit = undo_rack_xmit;
+    rack.end = undo_rack_end;
+  }
   // Without SACK, tolerate more reordering from now on (cf. Linux tp->reordering).
   if (!sack_ok) dupthresh = std::min(dupthresh + 1, kMaxDupThresh);
 }
 
-void Tcb::after_ack(uint32_t delivered, bool dupack, bool dsack, const Segment& s, Instant now) {
+void Tcb::after_ack(uint32_t acked, uint32_t delivered, bool dupack, bool dsack, const Segment& s,
+                    Instant now) {
   if (!sack_ok) {
     if (dupack) on_dupack_nosack(now);
     return;
   }
+  if (frto != 0) frto_on_ack(acked, dupack);
   tlp_on_ack(s, dupack, dsack, now);
   rack_check(now);
   if (in_recovery && !rto_recovery) prr_update(delivered);
+}
+
+// RFC 5682 section 3 (SACK-enhanced F-RTO). The timeout resent the first segment only.
+// If the first ACK after it advances SND.UNA without covering everything, two new
+// segments go out instead of retransmissions; if the next ACK advances SND.UNA again,
+// segments sent before the timeout are still arriving: the timeout was spurious and is
+// undone. A duplicate ACK at either step means real losses: the conventional recovery
+// (slow start through the segments marked lost) goes on.
+void Tcb::frto_on_ack(uint32_t acked, bool dupack) {
+  if (!in_recovery || !rto_recovery) {
+    frto = 0;
+    return;
+  }
+  const uint32_t mss = max_payload(false);
+  if (frto == 1) {
+    if (acked == 0 || dupack || data_end() <= snd_nxt || snd_una + snd_wnd <= snd_nxt) {
+      frto = 0;
+      return;
+    }
+    frto = 2;
+    cc->set_cwnd(pipe() + 2 * mss);  // room for two new segments, no retransmission
+    return;
+  }
+  frto = 0;
+  if (acked > 0 && !dupack) {
+    undo_recovery();
+  } else {
+    cc->set_cwnd(std::min(cc->cwnd(), 3 * mss));  // RFC 5682 step 3 (a)
+  }
 }
 
 void Tcb::rack_check(Instant now) {

@@ -94,7 +94,9 @@ class Tcb final : public Connection {
   void log_ack(const Segment& s, Instant now);
   // After the ACK is processed: TLP, RACK loss detection, recovery entry, PRR.
   // `delivered` is RFC 6937's DeliveredData.
-  void after_ack(uint32_t delivered, bool dupack, bool dsack, const Segment& s, Instant now);
+  void after_ack(uint32_t acked, uint32_t delivered, bool dupack, bool dsack, const Segment& s,
+                 Instant now);
+  void frto_on_ack(uint32_t acked, bool dupack);
   void on_dupack_nosack(Instant now);
   void on_new_ack_in_recovery(uint32_t acked, Instant now);
   void enter_recovery(bool by_rack, Instant now);
@@ -256,9 +258,12 @@ class Tcb final : public Connection {
   TxLog txlog;        // every segment in flight: the SACK scoreboard, RACK's xmit times
   bool in_recovery = false;
   bool rto_recovery = false;  // after a timeout: slow start through the lost segments
-  SeqNum recover;             // RecoveryPoint (RFC 6675) / recover (RFC 6582)
-  SeqNum high_rxt;            // NewReno and path MTU probes: highest byte resent
-  SeqNum rexmit_high;         // no entry above this in the log was ever retransmitted
+  // F-RTO (RFC 5682 section 3) after a first timeout without timestamps: 1 waits for the
+  // first ACK, 2 for the second; retransmissions other than the first wait meanwhile.
+  uint8_t frto = 0;
+  SeqNum recover;      // RecoveryPoint (RFC 6675) / recover (RFC 6582)
+  SeqNum high_rxt;     // NewReno and path MTU probes: highest byte resent
+  SeqNum rexmit_high;  // no entry above this in the log was ever retransmitted
   uint32_t dupacks = 0;
   // Reordering tolerance of the duplicate-ACK threshold (connections without SACK).
   uint32_t dupthresh = 3;
@@ -296,6 +301,8 @@ class Tcb final : public Connection {
   uint32_t undo_ts = 0;
   uint32_t undo_retrans = 0;  // bytes retransmitted in the episode not yet D-SACKed
   SeqNum undo_seq;
+  Instant undo_rack_xmit;  // RACK.xmit_ts and end_seq when the episode began
+  SeqNum undo_rack_end;
   // D-SACK to send (RFC 2883): a duplicate segment arrived below RCV.NXT.
   bool dsack_pending = false;
   SeqNum dsack_left, dsack_right;

@@ -145,7 +145,7 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
   }
   // RFC 6937: DeliveredData = change in SND.UNA + change in SACKed bytes.
   int64_t delivered = static_cast<int64_t>(acked) + c.txlog.sacked_bytes() - sacked_before;
-  c.after_ack(static_cast<uint32_t>(std::max<int64_t>(delivered, 0)), dupack, dsack, s, now);
+  c.after_ack(acked, static_cast<uint32_t>(std::max<int64_t>(delivered, 0)), dupack, dsack, s, now);
   // Fifth check, window update (RFC 9293 3.10.7.4): only from newer segments.
   if (c.snd_wl1 < s.seq || (c.snd_wl1 == s.seq && c.snd_wl2 <= s.ack)) {
     c.snd_wnd = static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stack/tcp/tcb.hpp"
 #include "tests/sim/apps.hpp"
@@ -151,6 +152,42 @@ TEST(Recovery, DsackUndoesSpuriousRecovery) {
   EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
   EXPECT_EQ(kind(c, tcp::RecoveryKind::kSpurious), 1u);
   EXPECT_GT(r.sender().rack.reo_wnd_mult, 1u) << "the reordering window widened";
+}
+
+// Without timestamps: a delay spike holds everything A sends from 50 ms until the
+// retransmission timer fires, then lets it through, except the first held segment, which
+// is lost (so no D-SACK of the timeout's retransmission can tell). F-RTO (RFC 5682) sees
+// the ACKs of the held segments after its two new ones, declares the timeout spurious and
+// undoes it: the window is not resent.
+TEST(Recovery, FrtoUndoesSpuriousTimeout) {
+  auto ca = default_config(1), cb = default_config(2);
+  ca.timestamps = cb.timestamps = false;
+  std::vector<Packet> held;
+  LossRun r([](uint32_t, int, const wire::TcpView&) { return false; }, 2'000'000, ca, cb);
+  auto tap = r.n.tap_ab;
+  r.n.tap_ab = [&](Packet& p) {
+    if (!tap(p)) return false;
+    bool spike = r.n.now - r.t0 >= Duration::millis(50) && r.n.a.counters().rto_fired == 0;
+    if (!spike || p.tcp().payload().empty()) return true;
+    held.push_back(p);
+    return false;
+  };
+  r.t0 = r.n.now;
+  r.pr.start(r.n, r.bytes, 0, 3);
+  Instant end = r.n.now + Duration::seconds(60);
+  while (r.pr.server.received < r.bytes && r.n.now < end) {
+    r.n.step(end);
+    if (r.n.a.counters().rto_fired > 0 && !held.empty()) {
+      for (size_t i = 1; i < held.size(); ++i) r.n.link_ab.send(std::move(held[i]), r.n.now);
+      held.clear();
+    }
+  }
+  ASSERT_EQ(r.pr.server.received, r.bytes);
+  EXPECT_EQ(r.pr.server.bad_bytes, 0u);
+  auto c = r.n.a.counters();
+  EXPECT_EQ(c.rto_fired, 1u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kSpurious), 1u);
+  EXPECT_LE(c.retransmits, 3u) << "the probe and the timeout's first segment, not the window";
 }
 
 // The timer across a blackout of A's sending direction (everything lost for 1.5 s):
