@@ -249,6 +249,14 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
         must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge,
                  {{"state", st}}, Scope::kPerCoreSum, error)));
   }
+  // In tcp::RecoveryKind order.
+  for (const char* kind : {"fast", "rack", "tlp", "rto", "spurious"}) {
+    tcp_recovery_.push_back(
+        must(reg("wirespeed_tcp_recovery_total",
+                 "TCP loss recovery events by kind (docs/tcp.md, Loss "
+                 "recovery).",
+                 MetricType::kCounter, {{"kind", kind}}, Scope::kPerCoreSum, error)));
+  }
   struct TcpMetric {
     uint64_t tcp::TcpCounters::*field;
     const char* name;
@@ -529,6 +537,7 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
       v[tcp_states_[i].offset] = t.state[static_cast<size_t>(tcp::TcpState::kSynSent) + i];
     }
     v[tcp_retrans_.offset] = t.retransmits;
+    for (size_t i = 0; i < tcp_recovery_.size(); ++i) v[tcp_recovery_[i].offset] = t.recovery[i];
     for (const auto& [field, slot] : tcp_) v[slot.offset] = t.*field;
     v[core_connections_.offset] = t.connections_opened + t.connections_accepted;
   }

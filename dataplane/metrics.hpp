@@ -82,6 +82,7 @@ class Metrics {
   // accepted, and the frames it handed to other cores and took from them (steering.hpp).
   stats::Slot core_frames_, core_connections_, core_handed_out_, core_handed_in_;
   std::vector<stats::Slot> tcp_states_;
+  std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
   stats::Slot tcp_retrans_;
   std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
   // TX batch pipelines: counters summed over every connection of the core's services.

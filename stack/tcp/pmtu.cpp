@@ -162,8 +162,9 @@ void Tcb::pmtu_probe_failed(uint32_t high, bool resend, Instant now) {
 
 bool Tcb::pmtu_probe_lost(Instant now) {
   if (!pmtu.probe_out || in_recovery) return false;
-  // The same test that would start a recovery (RFC 5681 / RFC 6675 IsLost).
-  bool lost = dupacks >= dupthresh || (sack_ok && lost_boundary() > snd_una);
+  // The same test that would start a recovery: RACK deemed segments lost, or (without
+  // SACK) DupThresh duplicate ACKs.
+  bool lost = sack_ok ? txlog.lost_bytes() > 0 : dupacks >= dupthresh;
   if (!lost || snd_una < recover) return false;
   if (snd_una == pmtu.probe_seq) {
     // The first hole is the probe: the probed size is what failed.

@@ -85,11 +85,12 @@ void Tcb::become_established(Instant now) {
 void Tcb::enter_time_wait(Instant now) {
   set_state(TcpState::kTimeWait);
   rto_at = delack_at = persist_at = keepalive_at = retry_at = Instant::never();
+  tlp_at = rack.reo_at = Instant::never();
   tw_at = now + stack.config().time_wait;
   // Keep only what TIME_WAIT needs: the sequence state and ts_recent.
   stack.recycle_rings(*this);
   ooo.clear();
-  scoreboard.clear();
+  txlog.release();
   if (app_visible && !notified) {
     notified = true;
     ++stack.ctr().connections_closed;

@@ -1,7 +1,8 @@
 // The transmission control block (RFC 9293 section 3.3.1) and the per-segment
 // context. Logic is split by concern: tcp_input.cpp (segment arrival),
 // tcp_output.cpp (building segments), timers.cpp, recovery.cpp (SACK scoreboard,
-// RFC 6675; NewReno, RFC 6582), autotune.cpp (buffer right-sizing).
+// PRR, undo; NewReno, RFC 6582), rack.cpp (RACK-TLP, RFC 8985), autotune.cpp (buffer
+// right-sizing).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "stack/tcp/ring_buffer.hpp"
 #include "stack/tcp/rx_held.hpp"
 #include "stack/tcp/seq_ranges.hpp"
+#include "stack/tcp/tx_log.hpp"
 #include "stack/wire/tcp.hpp"
 
 namespace ws::tcp {
@@ -81,15 +83,44 @@ class Tcb final : public Connection {
   void arm_rto(Instant now);
   void rtt_sample(Duration r);
   // --- recovery.cpp
-  void sack_update(const wire::TcpOptions& o);
-  // Returns true when the segment was handled as part of loss recovery.
-  void on_dupack_or_sack(Instant now);
+  // Every data transmission (from emit): the transmit log, PRR's count.
+  void on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso_segment, Instant now);
+  // An arriving ACK's SACK blocks, before SND.UNA moves: marks the log, feeds RACK.
+  // Returns true when the first block was a D-SACK (RFC 2883).
+  bool sack_update(const Segment& s, Instant now);
+  void on_dsack(SeqNum l, SeqNum r);
+  // An ACK that advances SND.UNA: drops the acknowledged log entries, feeds RACK and
+  // the RTT estimator.
+  void log_ack(const Segment& s, Instant now);
+  // After the ACK is processed: TLP, RACK loss detection, recovery entry, PRR.
+  // `delivered` is RFC 6937's DeliveredData.
+  void after_ack(uint32_t acked, uint32_t delivered, bool dupack, bool dsack, const Segment& s,
+                 Instant now);
+  void frto_on_ack(uint32_t acked, bool dupack);
+  void on_dupack_nosack(Instant now);
   void on_new_ack_in_recovery(uint32_t acked, Instant now);
+  void enter_recovery(bool by_rack, Instant now);
+  void enter_rto_recovery(Instant now);  // marks what the timeout says is lost
+  void prr_update(uint32_t delivered);
+  void exit_recovery();
+  void undo_recovery();
   // Eifel detection on an ACK that advances SND.UNA; true if the recovery was undone.
   bool detect_spurious(const Segment& s);
   uint32_t pipe() const;
-  SeqNum lost_boundary() const;
   bool recovery_output(Instant now);
+  // Retransmits up to one segment of log entry i; false when nothing went out.
+  bool retransmit_entry(size_t i, Instant now);
+  // --- rack.cpp (RFC 8985)
+  void rack_on_delivered(const TxSeg& g, const Segment& s, Instant now);
+  void rack_on_dsack();
+  Duration rack_reo_wnd() const;
+  // Marks lost what RACK deems lost; arms the reordering timer. True if any newly lost.
+  bool rack_detect_loss(Instant now);
+  // RACK's verdict acted on: a recovery starts when segments are newly lost.
+  void rack_check(Instant now);
+  void tlp_rearm(Instant now);
+  void tlp_fire(Instant now);
+  void tlp_on_ack(const Segment& s, bool dupack, bool dsack, Instant now);
   // --- autotune.cpp
   void autotune_on_consume(size_t n, Instant now);
   void autotune_send(Instant now);
@@ -186,7 +217,7 @@ class Tcb final : public Connection {
   size_t held_bytes = 0;
   uint32_t holder_index = kNoPiece;  // place in TcpStack::holders_ while anything is held
   ByteRing rcvbuf;
-  SeqRanges<8> ooo;
+  SeqRanges<128> ooo;    // out-of-order data: one range per hole above RCV.NXT
   SeqNum last_ooo_left;  // most recent out-of-order block (RFC 2018 section 4)
   std::optional<SeqNum> ooo_fin;
   bool fin_received = false;
@@ -222,22 +253,59 @@ class Tcb final : public Connection {
   Instant retry_at = Instant::never();  // no buffer at last output: try again
   Instant last_rx;
 
-  // Congestion control and loss recovery.
+  // Congestion control and loss recovery (recovery.cpp, rack.cpp).
   CongestionSlot cc;  // inside the Tcb: no allocation per connection
+  TxLog txlog;        // every segment in flight: the SACK scoreboard, RACK's xmit times
   bool in_recovery = false;
-  SeqNum recover;  // RecoveryPoint (RFC 6675) / recover (RFC 6582)
-  SeqNum high_rxt;
+  bool rto_recovery = false;  // after a timeout: slow start through the lost segments
+  // F-RTO (RFC 5682 section 3) after a first timeout without timestamps: 1 waits for the
+  // first ACK, 2 for the second; retransmissions other than the first wait meanwhile.
+  uint8_t frto = 0;
+  SeqNum recover;      // RecoveryPoint (RFC 6675) / recover (RFC 6582)
+  SeqNum high_rxt;     // NewReno and path MTU probes: highest byte resent
+  SeqNum rexmit_high;  // no entry above this in the log was ever retransmitted
   uint32_t dupacks = 0;
-  SeqRanges<32> scoreboard;
-  // Reordering tolerance: DupThresh grows when a recovery proves spurious.
+  // Reordering tolerance of the duplicate-ACK threshold (connections without SACK).
   uint32_t dupthresh = 3;
-  // Spurious retransmission detection with timestamps (Eifel, RFC 3522) and the
-  // undo of the window reduction (RFC 4015).
-  bool undo_valid = false;
+  // Proportional Rate Reduction (RFC 6937 section 3).
+  uint32_t prr_delivered = 0;
+  uint32_t prr_out = 0;
+  uint32_t recover_fs = 0;
+  // RACK (RFC 8985 section 6.1).
+  struct Rack {
+    Instant xmit;  // RACK.xmit_ts: latest transmission delivered
+    SeqNum end;    // RACK.end_seq
+    SeqNum fack;   // highest end delivered (RACK.fack)
+    Duration rtt;  // RACK.rtt
+    Duration min_rtt = Duration::max();
+    bool valid = false;  // xmit/end hold a delivered segment
+    bool reordering_seen = false;
+    uint32_t reo_wnd_mult = 1;
+    uint32_t reo_wnd_persist = 0;
+    SeqNum dsack_round;  // no second increase of the multiplier before this is ACKed
+    bool dsack_round_on = false;
+    Instant reo_at = Instant::never();  // the reordering timer
+  } rack;
+  // Tail loss probe (RFC 8985 section 7).
+  Instant tlp_at = Instant::never();
+  bool tlp_out = false;      // a probe awaits its acknowledgment (TLP.end_seq valid)
+  bool tlp_retrans = false;  // it was a retransmission
+  SeqNum tlp_end;
+  // Undo of a reduction found spurious: Eifel with timestamps (RFC 3522, RFC 4015) and
+  // D-SACK (RFC 2883 section 4 / RFC 3708): every retransmission of the episode reported
+  // as a duplicate.
+  bool undo_valid = false;  // an episode's state is saved
+  bool undo_eifel = false;  // ... and its first retransmission can be told by timestamp
   uint32_t undo_cwnd = 0;
   uint32_t undo_ssthresh = 0;
   uint32_t undo_ts = 0;
+  uint32_t undo_retrans = 0;  // bytes retransmitted in the episode not yet D-SACKed
   SeqNum undo_seq;
+  Instant undo_rack_xmit;  // RACK.xmit_ts and end_seq when the episode began
+  SeqNum undo_rack_end;
+  // D-SACK to send (RFC 2883): a duplicate segment arrived below RCV.NXT.
+  bool dsack_pending = false;
+  SeqNum dsack_left, dsack_right;
 
   // Path MTU (pmtu.hpp).
   PmtuState pmtu;

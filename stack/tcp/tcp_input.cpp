@@ -90,20 +90,29 @@ static bool seq_acceptable(const Tcb& c, const Segment& s) {
          seq_in(s.seq + s.len - 1, c.rcv_nxt, c.rcv_nxt + rwnd);
 }
 
+// RFC 2883: data that arrived before is reported once in a D-SACK block, so that the
+// sender can tell a needless retransmission (and reordering) from a loss.
+static void note_duplicate(Tcb& c, SeqNum l, SeqNum r) {
+  if (!c.sack_ok || !(l < r)) return;
+  c.dsack_pending = true;
+  c.dsack_left = l;
+  c.dsack_right = r;
+  c.ack_now = true;
+}
+
 static void challenge_ack(Tcb& c, Instant now) {
   if (c.stack.challenge_ack_allowed(now)) c.ack_now = true;
 }
 
 static void process_ack(Tcb& c, Segment& s, Instant now) {
-  TcpStack& st = c.stack;
-  if (c.sack_ok && s.opts.sack_count > 0) c.sack_update(s.opts);
+  const uint32_t sacked_before = c.txlog.sacked_bytes();
+  bool dsack = c.sack_ok && s.opts.sack_count > 0 && c.sack_update(s, now);
+  bool dupack = false;
+  uint32_t acked = 0;
   if (s.ack > c.snd_una) {
-    uint32_t acked = static_cast<uint32_t>(s.ack - c.snd_una);
-    // RFC 6298 (2) with Karn's rule: only segments never retransmitted are timed.
-    if (c.rtt_timing && s.ack > c.rtt_seq) {
-      c.rtt_timing = false;
-      c.rtt_sample(now - c.rtt_time);
-    }
+    acked = static_cast<uint32_t>(s.ack - c.snd_una);
+    c.log_ack(s, now);  // RTT sample, RACK (recovery.cpp)
+    c.rtt_timing = false;
     int32_t data_acked = s.ack - c.snd_buf_seq;
     if (data_acked > 0) {
       size_t n = std::min<size_t>(static_cast<size_t>(data_acked), c.sndbuf.size());
@@ -113,7 +122,6 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     c.snd_una = s.ack;
     if (c.snd_nxt < c.snd_una) c.snd_nxt = c.snd_una;
     if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
-    c.scoreboard.trim_below(c.snd_una);
     c.retries = 0;
     c.pmtu_on_ack(now);
     bool undone = c.detect_spurious(s);
@@ -132,11 +140,12 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
              !s.fin() &&
              (static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) == c.snd_wnd) {
     // RFC 5681 section 2: a duplicate ACK.
+    dupack = true;
     ++c.dupacks;
-    c.on_dupack_or_sack(now);
-  } else if (c.sack_ok && s.opts.sack_count > 0 && !c.in_recovery) {
-    c.on_dupack_or_sack(now);
   }
+  // RFC 6937: DeliveredData = change in SND.UNA + change in SACKed bytes.
+  int64_t delivered = static_cast<int64_t>(acked) + c.txlog.sacked_bytes() - sacked_before;
+  c.after_ack(acked, static_cast<uint32_t>(std::max<int64_t>(delivered, 0)), dupack, dsack, s, now);
   // Fifth check, window update (RFC 9293 3.10.7.4): only from newer segments.
   if (c.snd_wl1 < s.seq || (c.snd_wl1 == s.seq && c.snd_wl2 <= s.ack)) {
     c.snd_wnd = static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0);
@@ -148,7 +157,6 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
       c.persist_backoff = 0;
     }
   }
-  (void)st;
 }
 
 // Offers in-order payload to on_data straight from the received buffers while
@@ -179,6 +187,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
   if (s.syn()) seq = seq + 1;
   if (seq < c.rcv_nxt) {
     uint32_t off = static_cast<uint32_t>(c.rcv_nxt - seq);
+    note_duplicate(c, seq, seq + static_cast<uint32_t>(std::min<size_t>(off, p.size())));
     if (off >= p.size()) return;
     p = p.tail(off);
     seq = c.rcv_nxt;
@@ -250,6 +259,8 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
       c.ooo.trim_below(c.rcv_nxt);
     }
   } else {
+    if (c.ooo.covers(seq, seq + static_cast<uint32_t>(len)))
+      note_duplicate(c, seq, seq + static_cast<uint32_t>(len));
     if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
       st.drops().add(DropReason::kTcpReceiveBufferFull);
       c.ack_now = true;
@@ -326,6 +337,8 @@ void Tcb::input(Segment& s, Instant now) {
   if (!seq_acceptable(*this, s)) {
     st.drops().add(DropReason::kTcpOutOfWindow);
     if (!s.rst()) ack_now = true;
+    if (!s.payload.empty() && s.seq + static_cast<uint32_t>(s.payload.size()) <= rcv_nxt)
+      note_duplicate(*this, s.seq, s.seq + static_cast<uint32_t>(s.payload.size()));
     // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
     // the 2 MSL timeout.
     if (state == TcpState::kTimeWait && s.fin() && !s.rst()) {

@@ -49,16 +49,21 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     r.ts_val = ts_now(now);
     r.ts_ecr = (flags & kAck) ? ts_recent : 0;
   }
-  if (sack_ok && !syn_opts && !ooo.empty() && (flags & kAck)) {
-    // RFC 2018 section 4: the first block holds the most recently received segment.
+  if (sack_ok && !syn_opts && (dsack_pending || !ooo.empty()) && (flags & kAck)) {
+    // RFC 2883 section 4: a D-SACK block first, reporting a duplicate once; then (RFC
+    // 2018 section 4) the block holding the most recently received segment.
     size_t k = 0;
+    if (dsack_pending) r.sack[k++] = {dsack_left, dsack_right};
+    dsack_pending = false;
+    const size_t recent = k;
     for (size_t i = 0; i < ooo.count(); ++i)
       if (ooo[i].left <= last_ooo_left && last_ooo_left < ooo[i].right) {
         r.sack[k++] = {ooo[i].left, ooo[i].right};
         break;
       }
     for (size_t i = 0; i < ooo.count() && k < r.sack.size(); ++i)
-      if (k == 0 || !(ooo[i].left == r.sack[0].left)) r.sack[k++] = {ooo[i].left, ooo[i].right};
+      if (k == recent || !(ooo[i].left == r.sack[recent].left))
+        r.sack[k++] = {ooo[i].left, ooo[i].right};
     r.sack_count = static_cast<uint8_t>(k);
   }
   size_t hl = r.header_len();
@@ -69,7 +74,10 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   // A super-segment's header is copied into every segment it becomes: SACK blocks
   // would shrink the room per segment, so such a segment goes out alone.
   if (tso_segment != 0 && optlen > (ts_ok ? kTimestampOptionLen : 0)) tso_segment = 0;
+  const uint32_t asked = len;
   if (tso_segment == 0 && len > 0 && len + optlen > base) len = base > optlen ? base - optlen : 1;
+  // A FIN follows the last byte of data: a segment cut short carries none.
+  if (len < asked) r.flags = static_cast<uint8_t>(r.flags & ~kFin);
   L4Frame f;
   // Data segments are gathered: the header goes into the frame's first buffer
   // and the payload from the send ring straight into the buffers that carry it
@@ -104,6 +112,8 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   }
   stack.out().commit(f, now);
   ++stack.ctr().segments_out;
+  const uint32_t seqlen = len + ((r.flags & kFin) ? 1 : 0);
+  if (!(flags & kSyn) && seqlen > 0) on_transmit(seq, seqlen, tso_segment, now);
   if (tso_segment != 0) ++stack.ctr().tso_super_segments;
   if (flags & kAck) {
     ack_pending = false;
@@ -165,9 +175,9 @@ void Tcb::output(Instant now) {
   } else if (!pressured && stack.tx_pressure(t.raddr)) {
     pressured = true;
   }
-  bool sent = false;
-  bool sack_recovery = in_recovery && sack_ok;
-  if (sack_recovery) sent = recovery_output(now);
+  // Lost segments first (recovery.cpp); with SACK, cwnd is held against the pipe
+  // (RFC 6675 SetPipe), which leaves out what is SACKed or deemed lost.
+  bool sent = sack_ok && recovery_output(now);
   bool can_fin = fin_queued && (state == TcpState::kFinWait1 || state == TcpState::kClosing ||
                                 state == TcpState::kLastAck);
   uint32_t mps = max_payload(false);
@@ -179,9 +189,8 @@ void Tcb::output(Instant now) {
   for (;;) {
     SeqNum end = data_end();
     int64_t rwnd_left = static_cast<int64_t>(snd_una + snd_wnd - snd_nxt);
-    int64_t cwnd_left = sack_recovery
-                            ? static_cast<int64_t>(cc->cwnd()) - static_cast<int64_t>(pipe())
-                            : static_cast<int64_t>(cc->cwnd()) - (snd_nxt - snd_una);
+    int64_t cwnd_left = sack_ok ? static_cast<int64_t>(cc->cwnd()) - static_cast<int64_t>(pipe())
+                                : static_cast<int64_t>(cc->cwnd()) - (snd_nxt - snd_una);
     int64_t usable = std::min(rwnd_left, cwnd_left);
     if (snd_nxt < end) {
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
@@ -259,6 +268,7 @@ void Tcb::output(Instant now) {
   } else {
     persist_at = Instant::never();
   }
+  tlp_rearm(now);
   stack.schedule(this);
 }
 

@@ -344,6 +344,8 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
   tcb->high_rxt = tcb->iss;
+  tcb->rexmit_high = tcb->iss;
+  tcb->rack.fack = tcb->iss;
   tcb->pmtu.hold_until = tcb->iss;
   tcb->ts_offset = init.ts_offset;
   tcb->rto = cfg_.rto_initial;
@@ -630,6 +632,7 @@ TcpCounters TcpStack::counters() const {
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcv_queued() + t->sndbuf.size();
     c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
+    c.memory_bytes += t->txlog.heap_bytes();
   });
   c.rx_held_pieces = held_pool_.in_use();
   // Slots (live and free), the spare rings and the connection table are memory the stack

@@ -24,6 +24,13 @@
 
 namespace ws::tcp {
 
+// Loss recovery events by kind (wirespeed_tcp_recovery_total{kind}): a recovery entered
+// on the duplicate-ACK threshold (no SACK), one entered because RACK deemed segments lost
+// by time, a tail loss probe sent, a retransmission timeout, a reduction undone as
+// spurious (Eifel timestamps or D-SACK).
+enum class RecoveryKind : uint8_t { kFast, kRack, kTlp, kRto, kSpurious };
+inline constexpr size_t kRecoveryKinds = 5;
+
 struct TcpCounters {
   uint64_t segments_in = 0;
   uint64_t segments_out = 0;
@@ -40,6 +47,7 @@ struct TcpCounters {
   uint64_t fast_retransmits = 0;
   uint64_t spurious_recoveries = 0;  // undone by Eifel detection (RFC 3522/4015)
   uint64_t rto_fired = 0;
+  std::array<uint64_t, kRecoveryKinds> recovery{};  // by RecoveryKind
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t time_wait_reused = 0;
@@ -172,6 +180,7 @@ class TcpStack {
   L4Output& out() { return out_; }
   DropCounters& drops() { return drops_; }
   TcpCounters& ctr() { return ctr_; }
+  void count_recovery(RecoveryKind k) { ++ctr_.recovery[static_cast<size_t>(k)]; }
   const IsnGenerator& isn() const { return isn_; }
   PmtuCache& pmtu_cache() { return pmtu_cache_; }
   Instant last_now() const { return now_; }

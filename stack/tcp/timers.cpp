@@ -30,6 +30,7 @@ Instant Tcb::next_deadline() const {
   Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
   d = earliest(d, earliest(tw_at, retry_at));
   d = earliest(d, pmtu.raise_at);
+  d = earliest(d, earliest(rack.reo_at, tlp_at));
   if (pressured) d = earliest(d, stack.last_now() + Duration::millis(1));
   return d;
 }
@@ -61,23 +62,33 @@ static void on_rto(Tcb& c, Instant now) {
     return;
   }
   ++st.ctr().rto_fired;
+  st.count_recovery(RecoveryKind::kRto);
   c.pmtu_on_rto(now);  // black-hole detection, probe loss (pmtu.cpp)
+  c.tlp_out = false;
+  c.tlp_at = Instant::never();
+  if (c.sack_ok) {
+    // Keep the scoreboard (as Linux does): what was SACKed is not sent again; the
+    // segments the timeout shows lost are resent by slow start (recovery.cpp).
+    c.enter_rto_recovery(now);
+  } else {
+    // Go back to SND.UNA (RFC 5681 section 3.1).
+    c.snd_nxt = c.snd_una;
+    c.in_recovery = false;
+    c.recover = c.snd_max;  // RFC 6582 section 4: no fast retransmit from old dupacks
+    c.high_rxt = c.snd_una;
+  }
   // RFC 5681 (4): ssthresh from the flight size on the first timeout only.
   if (c.retries == 1)
     c.cc->on_rto(c.flight(), now);
   else
     c.cc->set_cwnd(c.max_payload(false));
   c.rto = std::min(c.rto * 2, cfg.rto_max);  // RFC 6298 (5.5)
-  // Go back to SND.UNA. RFC 2018 section 8 / RFC 6675 section 5.1: forget SACK state
-  // so that everything above is resent as needed.
-  c.snd_nxt = c.snd_una;
-  c.scoreboard.clear();
-  c.in_recovery = false;
-  c.recover = c.snd_max;  // RFC 6582 section 4: no fast retransmit from old dupacks
-  c.high_rxt = c.snd_una;
   c.dupacks = 0;
   c.rtt_timing = false;
-  c.output(now);  // (5.4) retransmit the earliest segment, (5.6) restart the timer
+  // (5.4) retransmit the earliest segment whatever the pipe says, (5.6) restart the timer.
+  if (c.sack_ok && !c.txlog.empty() && c.txlog[0].has(TxSeg::kLost)) c.retransmit_entry(0, now);
+  c.output(now);
+  c.arm_rto(now);
 }
 
 void Tcb::on_timers(Instant now) {
@@ -91,9 +102,17 @@ void Tcb::on_timers(Instant now) {
     finish(CloseReason::kNormal);
     return;
   }
+  // A due probe goes first: it restarts the retransmission timer (RFC 8985 section 7.3).
+  if (now >= tlp_at) tlp_fire(now);
   if (now >= rto_at) {
     on_rto(*this, now);
     if (released) return;
+  }
+  bool recovery_due = false;
+  if (now >= rack.reo_at) {
+    // RACK's reordering window has passed for some segment (RFC 8985 section 6.2).
+    rack_check(now);
+    recovery_due = true;
   }
   if (now >= delack_at) {
     delack_at = Instant::never();
@@ -126,7 +145,7 @@ void Tcb::on_timers(Instant now) {
   if (retry) retry_at = Instant::never();
   // Scans visit every connection when any deadline is due: only build output for
   // those that need it.
-  if (!(ack_now || retry || pressured || probed)) return;
+  if (!(ack_now || retry || pressured || probed || recovery_due)) return;
   bool was_pressured = pressured;
   output(now);
   if (released) return;

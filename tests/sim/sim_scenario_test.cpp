@@ -384,7 +384,9 @@ TEST(Retransmit, RtoBackoffExactTimes) {
   Instant t0 = s.now;
   c->send(bytes(100));
   ASSERT_TRUE(s.pop());
-  for (int64_t ms : {200, 600, 1400, 3000, 6200}) {
+  // First a tail loss probe (RFC 8985 section 7.2: PTO = 2*SRTT + 200 ms for a lone
+  // segment, capped by the RTO), resending the segment; then the timeouts, doubling.
+  for (int64_t ms : {200, 400, 800, 1600, 3200, 6400}) {
     ASSERT_TRUE(s.advance(Duration::seconds(60), true));
     EXPECT_EQ((s.now - t0).ms(), ms);
     auto g = s.pop();
@@ -392,6 +394,7 @@ TEST(Retransmit, RtoBackoffExactTimes) {
     EXPECT_EQ(g->v.seq(), s.our_nxt);
     EXPECT_EQ(g->v.payload().size(), 100u);
   }
+  EXPECT_EQ(s.s.counters().recovery[static_cast<size_t>(tcp::RecoveryKind::kTlp)], 1u);
   EXPECT_EQ(s.s.counters().rto_fired, 5u);
   // An ACK stops the timer.
   auto r = s.peer();

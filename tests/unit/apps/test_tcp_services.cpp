@@ -322,9 +322,10 @@ TEST(TcpEcho, PeerThatDoesNotReadBoundsMemory) {
   pipeline::PipelineCounters pc;
   echo.add_pipeline_counters(pc);
   // The buffers on the way filled (the client's window into the echo, the echo's
-  // pipeline and send buffer, the client's receive window), then nothing more moved.
+  // pipeline and send buffer, the client's receive window), then next to nothing moved:
+  // only what the retransmission timer's window probes found room for.
   EXPECT_GT(sent, uint64_t{1} << 20);
-  EXPECT_EQ(sent, sent_half);
+  EXPECT_LT(sent - sent_half, 4096u);
   EXPECT_LE(pc.batches_peak, 8u);
   EXPECT_LE(pc.batches_live, 8u);
   EXPECT_EQ(pc.refused, 0u);

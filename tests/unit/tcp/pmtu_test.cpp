@@ -178,7 +178,12 @@ TEST(PmtuBlackHole, TwoTimeoutsOfFullSegmentsFallBackToBase) {
   Fixture f;
   f.start(20000);
   EXPECT_EQ(f.c->send_mss(), 1448u);
-  // No ACK, no ICMP: the first timeout retransmits at full size.
+  // No ACK, no ICMP: first a tail loss probe (RFC 8985 section 7), which proves nothing
+  // about the path; then the first timeout retransmits at full size.
+  ASSERT_TRUE(f.s.advance(Duration::seconds(1), true));
+  EXPECT_EQ(f.s.s.counters().recovery[static_cast<size_t>(tcp::RecoveryKind::kTlp)], 1u);
+  EXPECT_EQ(f.s.s.counters().rto_fired, 0u);
+  f.s.clear();
   ASSERT_TRUE(f.s.advance(Duration::seconds(1), true));
   EXPECT_EQ(f.s.s.counters().rto_fired, 1u);
   EXPECT_EQ(f.c->send_mss(), 1448u);

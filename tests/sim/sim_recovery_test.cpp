@@ -1,0 +1,239 @@
+// Loss recovery (stack/tcp/recovery.cpp, rack.cpp): RACK-TLP, PRR, D-SACK undo and the
+// timeout, through chosen losses on the simulator's link; and a bounded part of the
+// impairment matrix of tests/bench/recovery_matrix.cpp, which must finish without a
+// stall and with far fewer timeouts than the duplicate-ACK recovery it replaced.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stack/tcp/tcb.hpp"
+#include "tests/sim/apps.hpp"
+
+namespace ws::sim {
+namespace {
+
+uint64_t kind(const tcp::TcpCounters& c, tcp::RecoveryKind k) {
+  return c.recovery[static_cast<size_t>(k)];
+}
+
+// A 1 MB transfer from A to B over 5 ms links; `drop` decides, per data segment A
+// sends (its sequence number relative to the first byte, and how many times that
+// sequence number was sent before), whether the link loses it.
+struct LossRun {
+  using Drop = std::function<bool(uint32_t rel, int sent_before, const wire::TcpView&)>;
+  explicit LossRun(Drop d, uint64_t bytes = 1'000'000, tcp::TcpConfig ca = default_config(1),
+                   tcp::TcpConfig cb = default_config(2))
+      : n(LinkParams{}, LinkParams{}, 1, ca, cb), drop(std::move(d)), bytes(bytes) {
+    n.tap_ab = [this](Packet& p) {
+      wire::TcpView v = p.tcp();
+      if (v.syn()) {
+        first = v.seq() + 1;
+        return true;
+      }
+      if (v.payload().empty() && !v.fin()) return true;
+      uint32_t rel = static_cast<uint32_t>(v.seq() - first);
+      int& k = sends[rel];
+      bool lose = drop(rel, k, v);
+      ++k;
+      if (lose) ++dropped;
+      return !lose;
+    };
+  }
+  // Runs the transfer to its last byte; `each` runs after every simulator step.
+  bool go(const std::function<void()>& each = {}, Duration limit = Duration::seconds(60)) {
+    t0 = n.now;
+    pr.start(n, bytes, 0, 3);
+    const Instant end = n.now + limit;
+    while (pr.server.received < bytes && n.now < end) {
+      n.step(end);
+      if (each) each();
+    }
+    secs = (n.now - t0).secs();
+    return pr.server.received == bytes && pr.server.bad_bytes == 0;
+  }
+  tcp::Tcb& sender() { return *static_cast<tcp::Tcb*>(pr.client.c); }
+  Net n;
+  Drop drop;
+  uint64_t bytes;
+  Pair pr;
+  SeqNum first;
+  std::map<uint32_t, int> sends;
+  uint64_t dropped = 0;
+  Instant t0;
+  double secs = 0;
+};
+
+// The last segment of the transfer is lost: the tail loss probe repairs it, with no
+// timeout (RFC 8985 section 7).
+TEST(Recovery, TailLossRepairedByProbeNotTimeout) {
+  LossRun r([](uint32_t, int before, const wire::TcpView& v) { return v.fin() && before == 0; },
+            100'000);
+  ASSERT_TRUE(r.go());
+  auto c = r.n.a.counters();
+  EXPECT_EQ(r.dropped, 1u);
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_GE(kind(c, tcp::RecoveryKind::kTlp), 1u);
+  // A lone outstanding segment's probe waits for a delayed ACK, at most until the
+  // timeout would have fired (200 ms minimum); then one round trip.
+  EXPECT_LT(r.secs, 0.3) << r.secs;
+}
+
+// A receive window large enough that the sender keeps sending new data while a hole
+// is open (the autotuned one closes behind the hole, and then only the timer is left).
+tcp::TcpConfig big_receiver() {
+  auto c = default_config(2);
+  c.recv_buffer = 4u << 20;
+  return c;
+}
+
+// A segment and its first retransmission are both lost: RACK finds the lost
+// retransmission by time (segments sent after it are SACKed) and sends it again.
+TEST(Recovery, LostRetransmissionFoundWithoutTimeout) {
+  const uint32_t victim = 200 * 1448;
+  LossRun r(
+      [&](uint32_t rel, int before, const wire::TcpView&) { return rel == victim && before < 2; },
+      1'000'000, default_config(1), big_receiver());
+  ASSERT_TRUE(r.go());
+  auto c = r.n.a.counters();
+  EXPECT_EQ(r.dropped, 2u);
+  EXPECT_EQ(r.sends[victim], 3);
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
+}
+
+// Every other segment of a stretch of 200 is lost (100 holes in one window): one
+// recovery repairs them all, without a timeout, and PRR leaves cwnd at ssthresh.
+TEST(Recovery, HundredHolesInOneWindow) {
+  LossRun r(
+      [](uint32_t rel, int before, const wire::TcpView&) {
+        uint32_t k = rel / 1448;
+        return before == 0 && rel % 1448 == 0 && k >= 300 && k < 500 && k % 2 == 0;
+      },
+      3'000'000, default_config(1), big_receiver());
+  ASSERT_TRUE(r.go());
+  auto c = r.n.a.counters();
+  EXPECT_EQ(r.dropped, 100u);
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
+  EXPECT_EQ(c.retransmits, 100u) << "each hole resent once, nothing else";
+}
+
+// Without timestamps (no Eifel): one segment held back beyond the reordering window is
+// retransmitted needlessly; the receiver's D-SACK undoes the reduction (RFC 2883).
+TEST(Recovery, DsackUndoesSpuriousRecovery) {
+  auto ca = default_config(1), cb = default_config(2);
+  ca.timestamps = cb.timestamps = false;
+  std::optional<Packet> held;
+  Instant release;
+  const uint32_t victim = 300 * 1460;  // no timestamp option: 1460-byte segments
+  LossRun r(
+      [&](uint32_t rel, int before, const wire::TcpView&) { return rel == victim && before == 0; },
+      2'000'000, ca, cb);
+  // The "lost" original is delivered 30 ms late instead.
+  auto tap = r.n.tap_ab;
+  r.n.tap_ab = [&](Packet& p) {
+    if (tap(p)) return true;
+    held = p;
+    release = r.n.now + Duration::millis(30);
+    return false;
+  };
+  ASSERT_TRUE(r.go([&] {
+    if (held && r.n.now >= release) {
+      r.n.link_ab.send(std::move(*held), r.n.now);
+      held.reset();
+    }
+  }));
+  auto c = r.n.a.counters();
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kSpurious), 1u);
+  EXPECT_GT(r.sender().rack.reo_wnd_mult, 1u) << "the reordering window widened";
+}
+
+// Without timestamps: a delay spike holds everything A sends from 50 ms until the
+// retransmission timer fires, then lets it through, except the first held segment, which
+// is lost (so no D-SACK of the timeout's retransmission can tell). F-RTO (RFC 5682) sees
+// the ACKs of the held segments after its two new ones, declares the timeout spurious and
+// undoes it: the window is not resent.
+TEST(Recovery, FrtoUndoesSpuriousTimeout) {
+  auto ca = default_config(1), cb = default_config(2);
+  ca.timestamps = cb.timestamps = false;
+  std::vector<Packet> held;
+  LossRun r([](uint32_t, int, const wire::TcpView&) { return false; }, 2'000'000, ca, cb);
+  auto tap = r.n.tap_ab;
+  r.n.tap_ab = [&](Packet& p) {
+    if (!tap(p)) return false;
+    bool spike = r.n.now - r.t0 >= Duration::millis(50) && r.n.a.counters().rto_fired == 0;
+    if (!spike || p.tcp().payload().empty()) return true;
+    held.push_back(p);
+    return false;
+  };
+  ASSERT_TRUE(r.go([&] {
+    if (r.n.a.counters().rto_fired > 0 && !held.empty()) {
+      for (size_t i = 1; i < held.size(); ++i) r.n.link_ab.send(std::move(held[i]), r.n.now);
+      held.clear();
+    }
+  }));
+  auto c = r.n.a.counters();
+  EXPECT_EQ(c.rto_fired, 1u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kSpurious), 1u);
+  EXPECT_LE(c.retransmits, 3u) << "the probe and the timeout's first segment, not the window";
+}
+
+// The timer across a blackout of A's sending direction (everything lost for 1.5 s):
+// each expiry doubles it from at least rto_min (RFC 6298 5.5), the probe before the
+// first one counts as a TLP, and once the path is back the transfer completes.
+TEST(Recovery, TimeoutBacksOffAcrossBlackout) {
+  LossRun* self = nullptr;
+  LossRun r([&](uint32_t, int, const wire::TcpView&) {
+    Duration t = self->n.now - self->t0;
+    return t >= Duration::millis(50) && t < Duration::millis(1550);
+  });
+  self = &r;
+  ASSERT_TRUE(r.go());
+  auto c = r.n.a.counters();
+  // A probe, then expiries 200, 400 and 800 ms apart, all inside the blackout; the
+  // fourth, 1.6 s after the third, gets through. No backoff beyond doubling.
+  EXPECT_EQ(c.rto_fired, 4u);
+  EXPECT_GE(kind(c, tcp::RecoveryKind::kTlp), 1u);
+  EXPECT_GE(r.sender().rto, r.n.a.config().rto_min);
+  EXPECT_GT(r.secs, 3.0);
+  EXPECT_LT(r.secs, 3.6);
+}
+
+struct Cell {
+  double loss;
+  int delay_ms;
+  double reorder;
+  uint64_t rto_before;  // recovery_matrix before RACK-TLP (docs/benchmarks.md), per transfer
+};
+
+// A bounded part of the matrix, both directions impaired: every transfer completes,
+// and timeouts are a small fraction of what the duplicate-ACK recovery needed.
+TEST(Recovery, MatrixSubsetNoStallFewTimeouts) {
+  const Cell cells[] = {
+      {0.01, 20, 0.0, 1}, {0.05, 1, 0.10, 120}, {0.10, 20, 0.10, 565}, {0.10, 1, 0.25, 522}};
+  for (const Cell& cell : cells) {
+    for (uint64_t seed : {1u, 2u}) {
+      LinkParams p;
+      p.loss = cell.loss;
+      p.reorder = cell.reorder;
+      p.delay = Duration::millis(cell.delay_ms);
+      Net n(p, p, seed);
+      Pair pr;
+      const uint64_t bytes = 4u << 20;
+      pr.start(n, bytes, 0, seed);
+      SCOPED_TRACE("loss " + std::to_string(cell.loss) + " delay " + std::to_string(cell.delay_ms) +
+                   " reorder " + std::to_string(cell.reorder) + " seed " + std::to_string(seed));
+      ASSERT_TRUE(n.run_until([&] { return pr.server.received == bytes; }, Duration::seconds(120)));
+      EXPECT_EQ(pr.server.bad_bytes, 0u);
+      EXPECT_LE(n.a.counters().rto_fired, cell.rto_before / 10 + 10);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ws::sim
