@@ -30,6 +30,7 @@ class Diagnostics {
   explicit Diagnostics(std::string file) : file_(std::move(file)) {}
   void error(Pos at, std::string message);
   bool empty() const { return errors_.empty(); }
+  const std::string& file() const { return file_; }
   // The collected errors, ordered by position (stable for equal positions).
   std::vector<ConfigError> take();
 
