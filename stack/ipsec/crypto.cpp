@@ -85,6 +85,15 @@ std::unique_ptr<SaKeys> make_sa_keys(const CryptoEngine& e, Cipher cipher,
       IMB_AES_KEYEXP_256(e.mgr(), material.data(), k->enc_keys, k->dec_keys);
     }
     precompute_hmac(e, material.subspan(aes, kHmacKeyBytes), k->hmac);
+    // The IV key: HMAC-SHA-256(HMAC key, label), first 16 bytes. Unknown to anyone without
+    // the SA's keys, so the IVs it makes are unpredictable to them.
+    static constexpr char kLabel[] = "wirespeed esp cbc iv key";
+    uint8_t derived[32];
+    hmac_sha256(e, k->hmac, {reinterpret_cast<const uint8_t*>(kLabel), sizeof kLabel - 1}, derived);
+    alignas(16) uint8_t unused_dec[16 * 11];
+    IMB_AES_KEYEXP_128(e.mgr(), derived, k->iv_keys, unused_dec);
+    wipe(derived, sizeof derived);
+    wipe(unused_dec, sizeof unused_dec);
   }
   return k;
 }

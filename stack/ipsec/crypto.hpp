@@ -52,6 +52,8 @@ struct alignas(64) SaKeys {
   alignas(16) uint8_t enc_keys[16 * 15] = {};  // CBC round keys (up to AES-256's 15)
   alignas(16) uint8_t dec_keys[16 * 15] = {};
   HmacPads hmac{};
+  // CBC: an AES-128 key, derived from the HMAC key, that turns sequence numbers into IVs.
+  alignas(16) uint8_t iv_keys[16 * 11] = {};
 };
 
 // Expands `material` (key_material_bytes(cipher) bytes: key || salt, or key || HMAC key).
