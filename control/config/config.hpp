@@ -30,8 +30,8 @@ enum class ServiceKind { echo, sink, source, ping, iperf3, http };
 enum class Protocol { tcp, udp };
 enum class Framing { length32, none };
 enum class Congestion { cubic, newreno };
-enum class PolicyProtocol { any, tcp, udp, icmp };     // any | tcp | udp | icmp
-enum class PolicyAction { protect, bypass, discard };  // protect | bypass | discard
+enum class PolicyProtocol { any, tcp, udp, icmp };  // any | tcp | udp | icmp
+using PolicyAction = ipsec::PolicyAction;           // protect | bypass | discard
 
 std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);

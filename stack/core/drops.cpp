@@ -60,6 +60,11 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv4_reassembly_too_many_fragments",
     "ipv4_reassembly_too_large",
     "rx_too_many_segments",
+    "ipsec_no_sa",
+    "ipsec_policy",
+    "ipsec_malformed",
+    "ipsec_sa_error",
+    "ipsec_seq_unreserved",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -12,6 +12,7 @@ namespace ws::ipsec {
 
 enum class Direction { outbound, inbound };  // outbound | inbound
 enum class Mode { transport, tunnel };       // transport | tunnel
+enum class PolicyAction { protect, bypass, discard };
 enum class Cipher {
   aes_gcm_128,              // RFC 4106, 16-byte ICV
   aes_gcm_256,              // RFC 4106, 16-byte ICV
