@@ -16,6 +16,7 @@
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/ipsec/esp_layer.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::dp {
@@ -24,6 +25,7 @@ struct CoreSample {
   const StackCounters* stack = nullptr;
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
+  const ipsec::EspLayer* esp = nullptr;
   std::vector<const Service*> services;
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
@@ -54,6 +56,14 @@ class Metrics {
     stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
     std::optional<stats::Slot> rtt;
   };
+  // One SA: its packets and bytes, and the error reasons of its direction.
+  struct SaSlots {
+    ipsec::Direction direction = ipsec::Direction::outbound;
+    stats::Slot packets, bytes;
+    std::vector<std::pair<ipsec::SaError, stats::Slot>> errors;
+  };
+  bool register_ipsec(const config::Config& cfg, std::string& error);
+  void update_ipsec(uint64_t* v, const ipsec::EspLayer& esp) const;
   std::optional<stats::Slot> reg(const std::string& name, const std::string& help,
                                  stats::MetricType t, std::vector<stats::LabelPair> labels,
                                  stats::Scope scope, std::string& error, double scale = 1.0);
@@ -63,6 +73,7 @@ class Metrics {
   std::vector<stats::Slot> drops_;
   std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
   std::vector<ServiceSlots> services_;
+  std::vector<SaSlots> sas_;  // config order
   stats::Slot busy_, idle_, loops_;
   std::vector<stats::Slot> tcp_states_;
   stats::Slot tcp_retrans_;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dataplane/ipsec.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
 
@@ -134,6 +135,10 @@ Pipeline::~Pipeline() = default;
 
 bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
+  esp_ = make_esp_layer(cfg_, error);
+  if (!esp_ && !error.empty()) return false;
+  stack_.set_ipsec(esp_.get());
+  sample_.esp = esp_.get();
   for (const auto& sc : cfg_.services) {
     std::string why;
     // Clients run once, on the first core: `connections` means connections in
@@ -240,6 +245,7 @@ void Pipeline::run(bool main) {
       // rings so the mbufs go back (rx_holder.hpp).
       holder_.set_low(low);
       if (low && holder_.held_mbufs() != 0) tcp_.release_held();
+      if (esp_) esp_housekeeping(*esp_);
     }
     if (now >= next_reports_) {
       reports(now);

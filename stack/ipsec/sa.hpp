@@ -86,6 +86,7 @@ struct OutboundSa : Sa {
   OutboundSequence seq;
   SeqRecordId record;
   bool store_failed = false;  // the reservation could not be written: the SA sends nothing
+  bool exhaustion_logged = false;
 };
 
 struct InboundSa : Sa {
