@@ -77,6 +77,14 @@ def one_setup(r, peer, cipher, mode, esn, actions, check):
         ctl.wait_for(lambda: ctl.value("wirespeed_ipsec_packets_total", sa="a-to-b",
                                        direction="outbound") > 0, 3)
         check(res, ctl)
+        status = h.sh(f"{h.CONTROL} -c {cfg} status --json --interval 0.2").stdout
+        sas = {sa["name"]: sa for sa in json.loads(status).get("ipsec_sas", [])}
+        r.check(sas.get("a-to-b", {}).get("packets", 0) > 0 and
+                sas.get("b-to-a", {}).get("spi") == "0x00002001" and
+                sas.get("b-to-a", {}).get("cipher") == cipher and
+                k_out not in status and k_in not in status,
+                f"{cipher} {mode}: the status screen lists both SAs with packets, no key",
+                status[-300:])
         out = dp.output()
     r.check(k_out not in out and k_in not in out,
             f"{cipher} {mode}: no key in the data plane's output")
