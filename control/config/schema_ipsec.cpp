@@ -38,17 +38,7 @@ std::string key_layout(ipsec::Cipher c) {
 
 void parse_sa_fields(const MapView& m, SaConfig& s, SaOrigin& o) {
   Diagnostics& d = m.diag();
-  if (m.require("name")) {
-    auto v = *m.get("name");
-    if (auto n = read_string(d, v)) {
-      if (valid_name(*n, 64)) {
-        s.name = *n;
-        o.name = v.pos;
-      } else {
-        d.error(v.pos, v.path + ": '" + *n + "' is not a valid name (1..64 of A-Z a-z 0-9 - _ .)");
-      }
-    }
-  }
+  o.name = m.name(s.name, 64);
   if (m.require("direction")) {
     o.direction_ok = m.enumeration<ipsec::Direction>(
         "direction", s.direction,
@@ -183,6 +173,24 @@ void parse_policy(Diagnostics& d, const Value& item, PolicyConfig& p, PolicyOrig
   parse_sa_ref(m, "inbound_sa", protect, p.inbound_sa, o.inbound_sa);
 }
 
+// A list of mappings, each parsed by `parse` with its own origin record.
+template <typename Item, typename Origin, typename Parse>
+void parse_items(const MapView& m, std::string_view key, std::vector<Item>& out,
+                 std::vector<Origin>& origins, Parse parse) {
+  auto v = m.get(key);
+  if (!v) return;
+  auto items = read_list(m.diag(), *v);
+  if (!items) return;
+  for (const auto& item : *items) {
+    Item x;
+    Origin o;
+    o.item = item.pos;
+    parse(m.diag(), item, x, o);
+    out.push_back(std::move(x));
+    origins.push_back(o);
+  }
+}
+
 }  // namespace
 
 void parse_ipsec(const MapView& m, IpsecConfig& out, Origins& origins) {
@@ -199,30 +207,9 @@ void parse_ipsec(const MapView& m, IpsecConfig& out, Origins& origins) {
       }
     }
   }
-  if (auto v = m.get("sas")) {
-    if (auto items = read_list(d, *v)) {
-      for (const auto& item : *items) {
-        SaConfig s;
-        SaOrigin o;
-        o.item = item.pos;
-        parse_sa(d, item, s, o);
-        out.sas.push_back(std::move(s));
-        origins.sas.push_back(o);
-      }
-    }
-  }
-  if (auto v = m.get("policies")) {
-    if (auto items = read_list(d, *v)) {
-      for (const auto& item : *items) {
-        PolicyConfig p;
-        PolicyOrigin o;
-        o.item = item.pos;
-        parse_policy(d, item, p, o);
-        out.policies.push_back(std::move(p));
-        origins.policies.push_back(o);
-      }
-    }
-  }
+  parse_items<SaConfig, SaOrigin>(m, "sas", out.sas, origins.sas, parse_sa);
+  parse_items<PolicyConfig, PolicyOrigin>(m, "policies", out.policies, origins.policies,
+                                          parse_policy);
 }
 
 }  // namespace ws::config::detail

@@ -53,7 +53,7 @@ def run(tmp, variant, mtu, seconds):
         except Exception:  # noqa: BLE001
             pass
         client.stop()
-    r = m.load(rep)
+    r = h.load_json(rep)
     return r.get("bits_per_second", 0) / 1e9 if r.get("errors", 1) == 0 else 0.0
 
 

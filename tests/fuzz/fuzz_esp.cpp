@@ -14,30 +14,14 @@
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/udp.hpp"
+#include "tests/fuzz/null_io.hpp"
 #include "tests/fuzz/seeds.hpp"
 
 namespace {
 
 using namespace ws;
 
-class NullIo final : public PacketIo {
- public:
-  bool alloc_tx(uint32_t len, TxBuf& out) override {
-    if (len > buf_.size()) return false;
-    out = TxBuf{};
-    out.data = buf_.data();
-    out.capacity = static_cast<uint32_t>(buf_.size());
-    return true;
-  }
-  bool transmit(TxBuf&) override { return true; }
-  void release(TxBuf&) override {}
-  TxOffloads tx_offloads() const override { return {}; }
-  uint32_t max_frame_len() const override { return 9014; }
-  uint32_t free_buffers() const override { return 1u << 20; }
-
- private:
-  std::vector<uint8_t> buf_ = std::vector<uint8_t>(65536 + 64);
-};
+using fuzz::NullIo;
 
 const Ipv4Addr kUs = Ipv4Addr::from_octets(10, 99, 0, 2);
 const Ipv4Addr kPeer = Ipv4Addr::from_octets(10, 99, 0, 1);

@@ -11,11 +11,18 @@ a network namespace (the kernel here has no ESP):
   SPI as `ipsec_no_sa`.
 - After a restart the outbound SA continues above every sequence number it used (read off
   the wire by the peer).
+- tshark decrypts a capture of each run through its ESP SA table
+  (`esp.enable_encryption_decode`): every ESP packet holds the inner UDP, none is malformed.
+- The status screen lists both SAs with their packets, and no key appears in the data
+  plane's output or the status screen.
 """
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -36,13 +43,7 @@ def keys(cipher, seed):
 
 
 def ipsec_section(tmp, cipher, mode, esn, k_out, k_in):
-    paths = []
-    for name, k in (("a-to-b", k_out), ("b-to-a", k_in)):
-        p = os.path.join(tmp, name + ".key")
-        with open(p, "w") as f:
-            f.write(k + "\n")
-        os.chmod(p, 0o600)
-        paths.append(p)
+    paths = [h.write_key(tmp, "a-to-b", k_out), h.write_key(tmp, "b-to-a", k_in)]
     esn_s = "true" if esn else "false"
     return f"""ipsec:
   state_dir: {tmp}/state
@@ -65,6 +66,35 @@ def run_peer(peer, cipher, mode, esn, k_out, k_in, actions):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+TSHARK_ENC = {"aes-gcm-128": "AES-GCM with 16 octet ICV [RFC4106]",
+              "aes-gcm-256": "AES-GCM with 16 octet ICV [RFC4106]",
+              "aes-cbc-128-hmac-sha256": "AES-CBC [RFC3602]",
+              "aes-cbc-256-hmac-sha256": "AES-CBC [RFC3602]"}
+
+
+def tshark_check(r, label, pcap, cipher, k_out, k_in):
+    """Decrypts both directions with tshark's ESP SA table; every ESP frame must carry UDP."""
+    aes = {"aes-gcm-128": 0, "aes-gcm-256": 0, "aes-cbc-128-hmac-sha256": 16,
+           "aes-cbc-256-hmac-sha256": 32}[cipher]
+
+    def record(src, dst, spi, key):
+        enc, auth, auth_key = (key, "NULL", "") if aes == 0 else (
+            key[:2 * aes], "HMAC-SHA-256-128 [RFC4868]", "0x" + key[2 * aes:])
+        return (f'uat:esp_sa:"IPv4","{src}","{dst}","{spi}","{TSHARK_ENC[cipher]}",'
+                f'"0x{enc}","{auth}","{auth_key}"')
+    base = (f"tshark -r {pcap} -o esp.enable_encryption_decode:TRUE "
+            f"-o esp.enable_authentication_check:TRUE "
+            f"-o '{record(DP_IP, PEER_IP, '0x00001001', k_out)}' "
+            f"-o '{record(PEER_IP, DP_IP, '0x00002001', k_in)}'")
+    protos = h.sh(base + " -Y esp -T fields -e frame.protocols", check=False).stdout.split()
+    bad = h.sh(base + " -Y '_ws.malformed || _ws.expert.severity >= 8388608' -T fields "
+               "-e frame.number", check=False).stdout.split()
+    with_udp = [p for p in protos if ":esp:" in p and "udp" in p.split(":esp:")[1].split(":")]
+    r.check(len(protos) >= len(SIZES) and len(with_udp) == len(protos) and not bad,
+            f"{label}: tshark decrypted {len(with_udp)}/{len(protos)} ESP packets to UDP, "
+            f"{len(bad)} malformed", " ".join(sorted(set(protos))[:3]))
+
+
 def one_setup(r, peer, cipher, mode, esn, actions, check):
     tmp = tempfile.mkdtemp(prefix="ws-ipsec-")
     k_out, k_in = keys(cipher, len(cipher) + (7 if mode == "tunnel" else 0))
@@ -72,8 +102,16 @@ def one_setup(r, peer, cipher, mode, esn, actions, check):
                          metrics_port=METRICS_PORT,
                          services=["{ name: echo, kind: echo, protocol: udp, port: 7 }"],
                          extra=ipsec_section(tmp, cipher, mode, esn, k_out, k_in))
+    pcap = os.path.join(tmp, "esp.pcap")
     with h.Dataplane(cfg, tmp) as dp, h.Control(cfg, tmp, METRICS_PORT) as ctl:
+        cap = subprocess.Popen(["ip", "netns", "exec", peer.ns, "tcpdump", "-i", peer.peer_if,
+                                "-U", "-s", "0", "-w", pcap, "ip"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
         res = run_peer(peer, cipher, mode, esn, k_out, k_in, actions)
+        time.sleep(0.5)
+        cap.send_signal(signal.SIGINT)
+        cap.wait(10)
         ctl.wait_for(lambda: ctl.value("wirespeed_ipsec_packets_total", sa="a-to-b",
                                        direction="outbound") > 0, 3)
         check(res, ctl)
@@ -88,6 +126,8 @@ def one_setup(r, peer, cipher, mode, esn, actions, check):
         out = dp.output()
     r.check(k_out not in out and k_in not in out,
             f"{cipher} {mode}: no key in the data plane's output")
+    if "echo" in actions[0] and not esn:
+        tshark_check(r, f"{cipher} {mode}", pcap, cipher, k_out, k_in)
     return tmp, k_out, k_in, res
 
 

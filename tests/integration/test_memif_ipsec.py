@@ -11,7 +11,6 @@ duplication and reordering on the server's receive path:
 
 Memif socket and file prefixes are wsmi-*.
 """
-import json
 import os
 import sys
 import tempfile
@@ -31,13 +30,7 @@ CIPHERS = {"aes-gcm-128": 20, "aes-gcm-256": 36, "aes-cbc-128-hmac-sha256": 48,
 
 
 def ipsec(d, cipher, me, peer, out_spi, in_spi, k_out, k_in):
-    paths = []
-    for name, k in (("out", k_out), ("in", k_in)):
-        p = os.path.join(d, name + ".key")
-        with open(p, "w") as f:
-            f.write(k + "\n")
-        os.chmod(p, 0o600)
-        paths.append(p)
+    paths = [h.write_key(d, "out", k_out), h.write_key(d, "in", k_in)]
     return f"""ipsec:
   state_dir: {d}/state
   sas:
@@ -59,14 +52,6 @@ def config(tmp, role, services, lcore, metrics, extra, faults=""):
                           lcores=(lcore,), metrics_port=metrics, extra_dataplane=faults,
                           extra=extra(d, me, peer))
     return path, d
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def run_cipher(res, tmp, cipher):
@@ -101,7 +86,7 @@ def run_cipher(res, tmp, cipher):
         rc = client.stop()
         res.check(rc == 0, f"{cipher}: the client finished by itself (exit {rc})",
                   client.output()[-400:])
-        src, ping = load(src_rep), load(ping_rep)
+        src, ping = h.load_json(src_rep), h.load_json(ping_rep)
         res.check(src.get("messages", 0) > 0 and src.get("errors", 1) == 0,
                   f"{cipher}: source sent {src.get('messages')} MiB over ESP", str(src)[:300])
         res.check(ping.get("messages", 0) == PINGS and ping.get("errors", 1) == 0,
