@@ -72,8 +72,9 @@ TSHARK_ENC = {"aes-gcm-128": "AES-GCM with 16 octet ICV [RFC4106]",
               "aes-cbc-256-hmac-sha256": "AES-CBC [RFC3602]"}
 
 
-def tshark_check(r, label, pcap, cipher, k_out, k_in):
-    """Decrypts both directions with tshark's ESP SA table; every ESP frame must carry UDP."""
+def tshark_check(r, label, pcap, cipher, k_out, k_in, inner="udp", least=len(SIZES)):
+    """Decrypts both directions with tshark's ESP SA table; every ESP frame must carry
+    `inner` (udp or tcp), none may be malformed."""
     aes = {"aes-gcm-128": 0, "aes-gcm-256": 0, "aes-cbc-128-hmac-sha256": 16,
            "aes-cbc-256-hmac-sha256": 32}[cipher]
 
@@ -89,10 +90,10 @@ def tshark_check(r, label, pcap, cipher, k_out, k_in):
     protos = h.sh(base + " -Y esp -T fields -e frame.protocols", check=False).stdout.split()
     bad = h.sh(base + " -Y '_ws.malformed || _ws.expert.severity >= 8388608' -T fields "
                "-e frame.number", check=False).stdout.split()
-    with_udp = [p for p in protos if ":esp:" in p and "udp" in p.split(":esp:")[1].split(":")]
-    r.check(len(protos) >= len(SIZES) and len(with_udp) == len(protos) and not bad,
-            f"{label}: tshark decrypted {len(with_udp)}/{len(protos)} ESP packets to UDP, "
-            f"{len(bad)} malformed", " ".join(sorted(set(protos))[:3]))
+    found = [p for p in protos if ":esp:" in p and inner in p.split(":esp:")[1].split(":")]
+    r.check(len(protos) >= least and len(found) == len(protos) and not bad,
+            f"{label}: tshark decrypted {len(found)}/{len(protos)} ESP packets to "
+            f"{inner.upper()}, {len(bad)} malformed", " ".join(sorted(set(protos))[:3]))
 
 
 def one_setup(r, peer, cipher, mode, esn, actions, check):
