@@ -49,7 +49,10 @@ def main():
         except InterruptedError:
             continue
         if tun in ready:
-            pkt = IP(os.read(tun, 65535))
+            data = os.read(tun, 65535)
+            if data[0] >> 4 != 4:  # the kernel's IPv6 chatter on a fresh link: not ours
+                continue
+            pkt = IP(data)
             enc = IP(raw(tx.encrypt(pkt, seq_num=seq)))
             seq += 1
             for f in (fragment(enc, fragsize=1400) if len(enc) > 1500 else [enc]):
