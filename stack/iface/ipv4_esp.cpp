@@ -13,6 +13,7 @@
 #include "stack/ipsec/esp_layer.hpp"
 #include "stack/wire/esp.hpp"
 #include "stack/wire/ethernet.hpp"
+#include "stack/wire/icmp.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/udp.hpp"
 
@@ -142,7 +143,21 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
 
 uint32_t Stack::esp_mtu(const ipsec::OutboundSa& sa, Ipv4Addr dst) const {
   auto r = route(sa.mode == ipsec::Mode::tunnel ? sa.remote : dst);
-  return r ? sa.inner_mtu(ifaces_[r->iface]->cfg.mtu) : 0;
+  if (!r) return 0;
+  const uint32_t link = ifaces_[r->iface]->cfg.mtu;
+  return sa.inner_mtu(sa.path_mtu != 0 ? std::min(link, sa.path_mtu) : link);
+}
+
+void Stack::esp_frag_needed(const wire::IcmpView& icmp, const wire::Ipv4View& quoted_ip,
+                            std::span<const uint8_t> quoted) {
+  // RFC 792: the quote holds the IPv4 header and at least 8 bytes, here SPI and sequence.
+  const size_t hl = quoted_ip.header_len();
+  if (icmp.type() != wire::kIcmpDestUnreachable || icmp.code() != wire::kIcmpCodeFragNeeded ||
+      quoted.size() < hl + wire::EspView::kHeaderLen) {
+    return;
+  }
+  const uint32_t spi = load_be32(quoted.data() + hl + wire::EspView::kSpiOff);
+  esp_->path_mtu_reduced(quoted_ip.src(), quoted_ip.dst(), spi, icmp.next_hop_mtu());
 }
 
 bool Stack::esp_policy_allows(const PacketView& whole, const wire::Ipv4View& ip) {

@@ -21,6 +21,7 @@
 #include "stack/iface/l4_output.hpp"
 #include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
+#include "stack/wire/icmp.hpp"
 #include "stack/wire/ipv4.hpp"
 
 namespace ws {
@@ -182,6 +183,9 @@ class Stack final : public L4Output {
   void esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
                  const RxMeta& meta, Instant now);
   bool esp_policy_allows(const PacketView& whole, const wire::Ipv4View& ip);
+  // ICMP quoting one of our ESP packets: "fragmentation needed" lowers the SA's path MTU.
+  void esp_frag_needed(const wire::IcmpView& icmp, const wire::Ipv4View& quoted_ip,
+                       std::span<const uint8_t> quoted);
   bool send_datagram_esp(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
                          std::span<const uint8_t> head, std::span<const uint8_t> body, Instant now);
 

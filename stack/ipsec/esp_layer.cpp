@@ -139,6 +139,17 @@ InboundSa* EspLayer::find_inbound(uint32_t spi, ws::Ipv4Addr src, ws::Ipv4Addr d
   return nullptr;
 }
 
+bool EspLayer::path_mtu_reduced(ws::Ipv4Addr src, ws::Ipv4Addr dst, uint32_t spi, uint32_t mtu) {
+  constexpr uint32_t kMinMtu = 576;
+  for (const auto& sa : outbound_) {
+    if (sa->spi != spi || sa->remote != dst || sa->local != src) continue;
+    if (mtu < kMinMtu || (sa->path_mtu != 0 && mtu >= sa->path_mtu)) return false;
+    sa->path_mtu = mtu;
+    return true;
+  }
+  return false;
+}
+
 std::vector<std::string> EspLayer::refill() {
   std::vector<std::string> errors;
   for (const auto& sa : outbound_) {

@@ -45,6 +45,12 @@ class EspLayer {
   // The inbound SA for a received SPI from `src` to `dst`.
   InboundSa* find_inbound(uint32_t spi, ws::Ipv4Addr src, ws::Ipv4Addr dst);
 
+  // ICMP "fragmentation needed" quoting an ESP packet from `src` to `dst` under `spi`: lowers
+  // that outbound SA's path MTU, so the inner MTU (and TCP's MSS) account for it. Ignored
+  // unless the SA is ours and the MTU is below what it uses and not below 576 (RFC 1191 and
+  // RFC 5927 sanity). True when it took effect.
+  bool path_mtu_reduced(ws::Ipv4Addr src, ws::Ipv4Addr dst, uint32_t spi, uint32_t mtu);
+
   // Reserves further sequence blocks where SAs run low (file writes + fsync: call off the
   // fast path). Returns the errors of failed reservations.
   std::vector<std::string> refill();

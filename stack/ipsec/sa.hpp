@@ -85,6 +85,9 @@ struct OutboundSa : Sa {
   explicit OutboundSa(bool esn) : seq(esn) {}
   OutboundSequence seq;
   SeqRecordId record;
+  // The path MTU toward the SA's outer destination, lowered by ICMP "fragmentation needed"
+  // quoting one of its packets (RFC 1191 via RFC 4301 8.2); 0 = the link's MTU.
+  uint32_t path_mtu = 0;
   bool store_failed = false;  // the reservation could not be written: the SA sends nothing
   bool exhaustion_logged = false;
 };

@@ -192,6 +192,44 @@ INSTANTIATE_TEST_SUITE_P(CiphersAndModes, StackEsp,
                            return s + "_" + std::string(to_string(std::get<1>(i.param)));
                          });
 
+// RFC 1191 through ESP: a router's "fragmentation needed" quoting one of our ESP packets
+// lowers the SA's path MTU and with it the MTU the stack reports for the inner traffic.
+TEST(StackEspPmtu, FragNeededForTheOuterPacketShrinksTheInnerMtu) {
+  Pair p;
+  p.setup(Cipher::aes_gcm_128, Mode::tunnel);
+  const uint32_t before = p.a.h.stack.mtu_to(kPeerIp);
+  ASSERT_TRUE(p.send(test::pattern(100)));
+  auto frames = p.a.h.io.take_sent();
+  ASSERT_EQ(frames.size(), 1u);
+  std::vector<uint8_t> quote(frames[0].bytes.begin() + 14, frames[0].bytes.begin() + 14 + 28);
+  const Ipv4Addr router = Ipv4Addr::from_octets(10, 0, 0, 9);
+  auto frag_needed = [&](uint16_t mtu, std::vector<uint8_t> q) {
+    test::IcmpSpec icmp;
+    icmp.type = wire::kIcmpDestUnreachable;
+    icmp.code = wire::kIcmpCodeFragNeeded;
+    icmp.rest = mtu;
+    p.a.h.rx(test::icmp_frame(test::StackHarness::eth_in(),
+                              test::StackHarness::ip_in(router, kOurIp), icmp, q));
+  };
+  frag_needed(1400, quote);
+  const uint32_t after = p.a.h.stack.mtu_to(kPeerIp);
+  EXPECT_EQ(after, p.a.esp.outbound()[0]->inner_mtu(1400));
+  EXPECT_LT(after, before);
+  frag_needed(1450, quote);  // not below what the SA uses: ignored
+  EXPECT_EQ(p.a.h.stack.mtu_to(kPeerIp), after);
+  frag_needed(500, quote);  // below 576: ignored
+  EXPECT_EQ(p.a.h.stack.mtu_to(kPeerIp), after);
+  auto other = quote;
+  store_be32(other.data() + 20, 0x9999);  // not our SPI
+  frag_needed(1200, other);
+  EXPECT_EQ(p.a.h.stack.mtu_to(kPeerIp), after);
+  // A datagram sized for the new MTU leaves in one frame that fits the 1400-byte path.
+  ASSERT_TRUE(p.send(test::pattern(after - 28)));
+  frames = p.a.h.io.take_sent();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_LE(frames[0].bytes.size(), 14u + 1400);
+}
+
 TEST(StackEspRefusals, ReplayedPacketsAreCountedAndNotDelivered) {
   Pair p;
   p.setup(Cipher::aes_gcm_128, Mode::transport);
