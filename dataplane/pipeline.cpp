@@ -228,6 +228,7 @@ void Pipeline::run(bool main) {
       deadline = stack_.poll(now);
       for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
     }
+    stack_.flush(now);
     bool sent = false;
     for (auto& io : ios_) {
       if (io->has_pending()) {
@@ -380,7 +381,7 @@ void Pipeline::finish() {
         static_cast<unsigned long long>(c.reordered), static_cast<unsigned long long>(c.delayed),
         static_cast<unsigned long long>(c.tx_lost));
   }
-  stack_.poll(now);
+  stack_.poll(now);  // flushes frames held for a burst, too
   for (auto& io : ios_) io->flush();
   metrics_.update_core(core_, sample_);
   mark_->leave();

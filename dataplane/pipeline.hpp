@@ -53,11 +53,11 @@ class Pipeline {
   Metrics& metrics_;
   std::atomic<bool>& stop_;
   TscClock clock_;
+  std::unique_ptr<ipsec::EspLayer> esp_;  // IPsec ESP, when the config has SAs; outlives stack_
   Stack stack_;
   MbufHolder holder_;  // before tcp_: TCP gives held mbufs back when destroyed
   tcp::TcpStack tcp_;
   tcp::TcpTransport tcp_transport_;
-  std::unique_ptr<ipsec::EspLayer> esp_;  // IPsec ESP, when the config has SAs
   FaultInjector faults_;
   std::vector<uint16_t> iface_of_port_;
   std::vector<std::unique_ptr<MbufIo>> ios_;

@@ -123,9 +123,18 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
     wire::emit_ipv4(f.l4.data() - kL3, ip);
   }
   const uint32_t inner_len = l4_len + (tunnel ? kL3 : 0);
-  const uint32_t n =
-      ipsec::esp_seal(esp_->engine(), *sa.keys, sa.spi, seq, sa.esn,
-                      tunnel ? wire::kIpProtoIpv4 : f.proto, b.data + kL2 + kL3, inner_len);
+  const uint8_t nh = tunnel ? wire::kIpProtoIpv4 : f.proto;
+  uint8_t* esp = b.data + kL2 + kL3;
+  // CBC frames in their own buffers wait for a burst of jobs; a staged frame cannot wait.
+  ipsec::CbcBurst& burst = esp_->cbc_burst();
+  const bool hold = !ipsec::is_gcm(sa.cipher) && !b.staged;
+  uint32_t n = 0;
+  if (hold) {
+    n = ipsec::esp_seal_cbc_prepare(esp_->engine(), *sa.keys, sa.spi, seq, sa.esn, nh, esp,
+                                    inner_len, burst.ops[burst.n], burst.tags[burst.n].data());
+  } else {
+    n = ipsec::esp_seal(esp_->engine(), *sa.keys, sa.spi, seq, sa.esn, nh, esp, inner_len);
+  }
   ip.src = tunnel ? sa.local : f.src;
   ip.dst = tunnel ? sa.remote : f.dst;
   ip.protocol = wire::kIpProtoEsp;
@@ -138,7 +147,42 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
   ++sa.counters.packets;
   sa.counters.bytes += inner_len;
   finish_frame(ifc, b);
-  send_routed(ifc, b, ip.dst, now);
+  if (!hold) {
+    send_routed(ifc, b, ip.dst, now);
+    return;
+  }
+  burst.frames[burst.n++] = {b, f.iface, ip.dst};
+  if (burst.n == ipsec::CbcBurst::kMax) flush_esp(now);
+}
+
+void Stack::flush(Instant now) {
+  if (esp_ != nullptr && esp_->cbc_burst().n != 0) flush_esp(now);
+}
+
+void Stack::release_held_esp() {
+  if (esp_ == nullptr) return;
+  ipsec::CbcBurst& burst = esp_->cbc_burst();
+  for (size_t i = 0; i < burst.n; ++i)
+    ifaces_[burst.frames[i].iface]->io.release(burst.frames[i].buf);
+  burst.n = 0;
+}
+
+void Stack::flush_esp(Instant now) {
+  ipsec::CbcBurst& burst = esp_->cbc_burst();
+  const size_t n = burst.n;
+  burst.n = 0;
+  ipsec::cbc_hmac_seal(esp_->engine(), std::span(burst.ops.data(), n));
+  for (size_t i = 0; i < n; ++i) {
+    auto& fr = burst.frames[i];
+    Interface& ifc = *ifaces_[fr.iface];
+    if (!burst.ops[i].done) {  // the library refused the job: nothing sealed, nothing sent
+      drops_.add(DropReason::kIpsecSaError);
+      ifc.io.release(fr.buf);
+      continue;
+    }
+    ipsec::esp_seal_cbc_finish(burst.ops[i]);
+    send_routed(ifc, fr.buf, fr.next_dst, now);
+  }
 }
 
 uint32_t Stack::esp_mtu(const ipsec::OutboundSa& sa, Ipv4Addr dst) const {

@@ -93,13 +93,17 @@ class Stack final : public L4Output {
 
   // Runs timers (ARP, transports); returns the earliest next deadline.
   Instant poll(Instant now);
+  // Sends frames held for a burst (CBC + HMAC ESP frames sealed together); the data plane
+  // calls it before flushing its ports. poll() flushes too.
+  void flush(Instant now);
 
   UdpSocket* udp_bind(uint16_t port, UdpSocket::Handler handler) {
     return udp_.bind(port, std::move(handler));
   }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
   void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
-  // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned.
+  // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned: it must
+  // outlive the stack (the stack gives back frames it holds for a burst when destroyed).
   void set_ipsec(ipsec::EspLayer* esp) { esp_ = esp; }
 
   const StackCounters& counters() const { return counters_; }
@@ -179,6 +183,10 @@ class Stack final : public L4Output {
   bool begin_esp_frame(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
                        uint32_t l4_len, L4Frame& out);
   void commit_esp(L4Frame& f, Instant now);
+  // Seals the held CBC frames as one burst of jobs and sends them.
+  void flush_esp(Instant now);
+  // Gives frames held for a burst back to their pools (a stack torn down before flush()).
+  void release_held_esp();
   uint32_t esp_mtu(const ipsec::OutboundSa& sa, Ipv4Addr dst) const;
   void esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
                  const RxMeta& meta, Instant now);

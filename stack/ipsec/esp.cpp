@@ -31,11 +31,11 @@ void make_cbc_iv(const CryptoEngine& e, const SaKeys& k, EspSeq seq, uint8_t iv[
   IMB_AES128_CFB_ONE(e.mgr(), iv, kZero, counter, k.iv_keys, 16);
 }
 
-// CBC + HMAC over a contiguous ESP packet: with ESN the high half of the sequence number is
-// authenticated after the ciphertext without being sent (RFC 4303 2.2.1), so it is written
-// where the ICV goes, for the moment of the computation.
-bool run_cbc(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
-             uint32_t ct_len, uint8_t tag[kIcvBytes], bool seal) {
+// CBC + HMAC verification of a contiguous ESP packet: with ESN the high half of the sequence
+// number is authenticated after the ciphertext without being sent (RFC 4303 2.2.1), so it is
+// written where the ICV was (saved by the caller), for the moment of the computation.
+bool open_cbc(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
+              uint32_t ct_len, uint8_t tag[kIcvBytes]) {
   const uint32_t head = esp_head_len(k.cipher);
   uint8_t* icv = esp + head + ct_len;
   uint32_t auth_len = head + ct_len;
@@ -44,44 +44,74 @@ bool run_cbc(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8
     auth_len += 4;
   }
   CbcHmacOp op{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, tag};
-  if (seal) {
-    cbc_hmac_seal(e, std::span(&op, 1));
-  } else {
-    cbc_hmac_open(e, std::span(&op, 1));
-  }
+  cbc_hmac_open(e, std::span(&op, 1));
   return op.done;
 }
 
 }  // namespace
 
-uint32_t esp_seal(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq, bool esn,
-                  uint8_t next_header, uint8_t* esp, uint32_t payload_len) {
+namespace {
+
+// Header, IV (GCM), padding and trailer: everything but the encryption. Returns the
+// ciphertext length.
+uint32_t lay_out(const SaKeys& k, uint32_t spi, EspSeq seq, uint8_t next_header, uint8_t* esp,
+                 uint32_t payload_len) {
   const Cipher c = k.cipher;
-  const uint32_t head = esp_head_len(c);
   store_be32(esp + wire::EspView::kSpiOff, spi);
   store_be32(esp + wire::EspView::kSeqOff, seq.low());
-  uint8_t* iv = esp + wire::EspView::kHeaderLen;
-  uint8_t* payload = esp + head;
+  uint8_t* payload = esp + esp_head_len(c);
   const uint32_t ct_len =
       round_up(payload_len + wire::EspView::kTrailerLen, static_cast<uint32_t>(pad_block(c)));
   const uint32_t pad_len = ct_len - payload_len - wire::EspView::kTrailerLen;
   for (uint32_t i = 0; i < pad_len; ++i) payload[payload_len + i] = static_cast<uint8_t>(i + 1);
   payload[ct_len - 2] = static_cast<uint8_t>(pad_len);
   payload[ct_len - 1] = next_header;
-  uint8_t* icv = payload + ct_len;
-  if (is_gcm(c)) {
-    store_be64(iv, seq.value());
-    uint8_t aad[12];
-    const uint32_t aad_len = make_aad(spi, seq, esn, aad);
-    std::span<uint8_t> seg(payload, ct_len);
-    gcm_seal(e, k, iv, {aad, aad_len}, std::span(&seg, 1), icv);
-  } else {
-    make_cbc_iv(e, k, seq, iv);
+  return ct_len;
+}
+
+}  // namespace
+
+uint32_t esp_seal(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq, bool esn,
+                  uint8_t next_header, uint8_t* esp, uint32_t payload_len) {
+  if (!is_gcm(k.cipher)) {
+    CbcHmacOp op;
     uint8_t tag[kIcvBytes];
-    run_cbc(e, k, seq, esn, esp, ct_len, tag, true);
-    std::memcpy(icv, tag, kIcvBytes);
+    const uint32_t n =
+        esp_seal_cbc_prepare(e, k, spi, seq, esn, next_header, esp, payload_len, op, tag);
+    cbc_hmac_seal(e, std::span(&op, 1));
+    esp_seal_cbc_finish(op);
+    return n;
   }
+  const uint32_t head = esp_head_len(k.cipher);
+  const uint32_t ct_len = lay_out(k, spi, seq, next_header, esp, payload_len);
+  uint8_t* iv = esp + wire::EspView::kHeaderLen;
+  store_be64(iv, seq.value());
+  uint8_t aad[12];
+  const uint32_t aad_len = make_aad(spi, seq, esn, aad);
+  std::span<uint8_t> seg(esp + head, ct_len);
+  gcm_seal(e, k, iv, {aad, aad_len}, std::span(&seg, 1), esp + head + ct_len);
   return head + ct_len + static_cast<uint32_t>(kIcvBytes);
+}
+
+uint32_t esp_seal_cbc_prepare(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq,
+                              bool esn, uint8_t next_header, uint8_t* esp, uint32_t payload_len,
+                              CbcHmacOp& op, uint8_t tag[kIcvBytes]) {
+  const uint32_t head = esp_head_len(k.cipher);
+  const uint32_t ct_len = lay_out(k, spi, seq, next_header, esp, payload_len);
+  make_cbc_iv(e, k, seq, esp + wire::EspView::kHeaderLen);
+  uint32_t auth_len = head + ct_len;
+  if (esn) {
+    // RFC 4303 2.2.1: the high half is authenticated after the ciphertext, not sent; it
+    // sits where the ICV goes until the tag replaces it.
+    store_be32(esp + head + ct_len, seq.high());
+    auth_len += 4;
+  }
+  op = CbcHmacOp{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, tag};
+  return head + ct_len + static_cast<uint32_t>(kIcvBytes);
+}
+
+void esp_seal_cbc_finish(const CbcHmacOp& op) {
+  std::memcpy(op.buf + op.cipher_offset + op.cipher_len, op.tag, kIcvBytes);
 }
 
 OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
@@ -108,7 +138,7 @@ OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn,
     uint8_t received[kIcvBytes];
     uint8_t computed[kIcvBytes];
     std::memcpy(received, icv, kIcvBytes);
-    if (!run_cbc(e, k, seq, esn, esp, ct_len, computed, false) ||
+    if (!open_cbc(e, k, seq, esn, esp, ct_len, computed) ||
         !constant_time_equal(computed, received, kIcvBytes)) {
       return OpenError::auth_failed;
     }

@@ -41,6 +41,14 @@ constexpr uint32_t esp_max_payload(Cipher c, uint32_t room) {
 uint32_t esp_seal(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq, bool esn,
                   uint8_t next_header, uint8_t* esp, uint32_t payload_len);
 
+// CBC + HMAC sealing in two steps, so that a burst of packets goes to the job API at once:
+// prepare lays out the packet (header, IV, trailer) and fills `op`, whose tag goes to `tag`;
+// after cbc_hmac_seal() ran over the burst, finish copies each tag into its packet's ICV.
+uint32_t esp_seal_cbc_prepare(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq,
+                              bool esn, uint8_t next_header, uint8_t* esp, uint32_t payload_len,
+                              CbcHmacOp& op, uint8_t tag[kIcvBytes]);
+void esp_seal_cbc_finish(const CbcHmacOp& op);
+
 enum class OpenError { none, malformed, auth_failed, bad_padding };
 
 struct Opened {

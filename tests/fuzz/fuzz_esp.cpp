@@ -52,8 +52,8 @@ ipsec::SaSpec spec(int i, ipsec::Direction d) {
 
 struct Host {
   NullIo io;
+  ipsec::EspLayer esp;  // outlives the stack
   Stack stack;
-  ipsec::EspLayer esp;
   size_t delivered = 0;
   Host() {
     InterfaceConfig c;

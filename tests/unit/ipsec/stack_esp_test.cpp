@@ -21,7 +21,8 @@ using test::kPeerIp;
 
 struct Side {
   explicit Side(bool first)
-      : h(test::FakePacketIo::Options{.pool_size = 512, .data_room = 2048}, StackConfig{},
+      : esp(),
+        h(test::FakePacketIo::Options{.pool_size = 512, .data_room = 2048}, StackConfig{},
           iface(first)) {
     h.stack.set_ipsec(&esp);
   }
@@ -33,8 +34,8 @@ struct Side {
     }
     return c;
   }
+  EspLayer esp;  // outlives the stack
   test::StackHarness h;
-  EspLayer esp;
   ws::test::TempDir state;
 };
 
@@ -76,12 +77,18 @@ void configure(Side& s, Ipv4Addr us, Ipv4Addr peer, Cipher c, Mode m, uint32_t o
   ASSERT_TRUE(warnings.empty()) << warnings[0];
 }
 
+// What a side sent, including CBC frames held for a burst.
+std::vector<test::SentFrame> sent(Side& s) {
+  s.h.stack.flush(s.h.now());
+  return s.h.io.take_sent();
+}
+
 // Moves every frame each side sent to the other until both are quiet; returns the count.
 size_t shuttle(Side& a, Side& b, std::vector<std::vector<uint8_t>>* a_to_b = nullptr) {
   size_t n = 0;
   for (int round = 0; round < 50; ++round) {
-    auto fa = a.h.io.take_sent();
-    auto fb = b.h.io.take_sent();
+    auto fa = sent(a);
+    auto fb = sent(b);
     if (fa.empty() && fb.empty()) break;
     for (auto& f : fa) {
       if (a_to_b) a_to_b->push_back(f.bytes);
@@ -174,10 +181,10 @@ TEST_P(StackEsp, TheMtuLeavesExactlyTheSasOverhead) {
   // The largest datagram the reported MTU allows leaves in one frame of at most 1514 bytes.
   auto payload = test::pattern(mtu - 28);
   ASSERT_TRUE(p.send(payload));
-  auto sent = p.a.h.io.take_sent();
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_LE(sent[0].bytes.size(), 1514u);
-  EXPECT_GT(sent[0].bytes.size(), 1514u - pad_block(cipher) - 1);
+  auto frames = sent(p.a);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_LE(frames[0].bytes.size(), 1514u);
+  EXPECT_GT(frames[0].bytes.size(), 1514u - pad_block(cipher) - 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(CiphersAndModes, StackEsp,
@@ -199,7 +206,7 @@ TEST(StackEspPmtu, FragNeededForTheOuterPacketShrinksTheInnerMtu) {
   p.setup(Cipher::aes_gcm_128, Mode::tunnel);
   const uint32_t before = p.a.h.stack.mtu_to(kPeerIp);
   ASSERT_TRUE(p.send(test::pattern(100)));
-  auto frames = p.a.h.io.take_sent();
+  auto frames = sent(p.a);
   ASSERT_EQ(frames.size(), 1u);
   std::vector<uint8_t> quote(frames[0].bytes.begin() + 14, frames[0].bytes.begin() + 14 + 28);
   const Ipv4Addr router = Ipv4Addr::from_octets(10, 0, 0, 9);
@@ -225,9 +232,28 @@ TEST(StackEspPmtu, FragNeededForTheOuterPacketShrinksTheInnerMtu) {
   EXPECT_EQ(p.a.h.stack.mtu_to(kPeerIp), after);
   // A datagram sized for the new MTU leaves in one frame that fits the 1400-byte path.
   ASSERT_TRUE(p.send(test::pattern(after - 28)));
-  frames = p.a.h.io.take_sent();
+  frames = sent(p.a);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_LE(frames[0].bytes.size(), 14u + 1400);
+}
+
+// CBC + HMAC frames wait for one burst of jobs: none leaves before flush() (or a full burst),
+// then all leave in sequence order, each sealed correctly (the peer opens every one).
+TEST(StackEspBurst, CbcFramesLeaveTogetherInOrder) {
+  Pair p;
+  p.setup(Cipher::aes_cbc_256_hmac_sha256, Mode::transport);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(p.send(test::pattern(100 + i)));
+  EXPECT_EQ(p.a.h.io.sent_count(), 0u);
+  auto frames = sent(p.a);
+  ASSERT_EQ(frames.size(), 5u);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(load_be32(frames[i].bytes.data() + 34 + 4), i + 1) << i;
+    p.b.h.rx(frames[i].bytes);
+  }
+  EXPECT_EQ(p.b.esp.inbound()[0]->counters.packets, 5u);
+  // A full burst goes without waiting for flush().
+  for (size_t i = 0; i < CbcBurst::kMax; ++i) ASSERT_TRUE(p.send(test::pattern(10)));
+  EXPECT_EQ(p.a.h.io.sent_count(), CbcBurst::kMax);
 }
 
 TEST(StackEspRefusals, ReplayedPacketsAreCountedAndNotDelivered) {
@@ -235,7 +261,7 @@ TEST(StackEspRefusals, ReplayedPacketsAreCountedAndNotDelivered) {
   p.setup(Cipher::aes_gcm_128, Mode::transport);
   auto payload = test::pattern(50);
   ASSERT_TRUE(p.send(payload));
-  auto frames = p.a.h.io.take_sent();
+  auto frames = sent(p.a);
   ASSERT_EQ(frames.size(), 1u);
   p.b.h.rx(frames[0].bytes);
   p.b.h.rx(frames[0].bytes);  // a replay
@@ -259,7 +285,7 @@ TEST(StackEspRefusals, AWrongKeyFailsAuthenticationAndDeliversNothing) {
   p.bind_a();
   auto payload = test::pattern(64);
   ASSERT_TRUE(p.send(payload));
-  for (auto& f : p.a.h.io.take_sent()) p.b.h.rx(f.bytes);
+  for (auto& f : sent(p.a)) p.b.h.rx(f.bytes);
   EXPECT_FALSE(delivered);
   EXPECT_EQ(p.b.esp.inbound()[0]->counters.get(SaError::auth_failed), 1u);
   EXPECT_EQ(p.b.esp.inbound()[0]->counters.packets, 0u);
@@ -298,7 +324,7 @@ TEST(StackEspRefusals, ASpentSequenceSpaceStopsSending) {
   ASSERT_TRUE(p.send(payload));
   ASSERT_TRUE(p.send(payload));
   ASSERT_TRUE(p.send(payload));
-  auto frames = p.a.h.io.take_sent();
+  auto frames = sent(p.a);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(load_be32(frames[0].bytes.data() + 34 + 4), 0xffffffffu);
   const auto& out = *p.a.esp.outbound()[0];
@@ -333,7 +359,7 @@ TEST(StackEspRefusals, PortBypassAheadOfProtectSendsPlaintext) {
   auto payload = test::pattern(30);
   ASSERT_TRUE(sock->send_to(Endpoint{kPeerIp, 53}, payload, a.h.now()));
   ASSERT_TRUE(sock->send_to(Endpoint{kPeerIp, 54}, payload, a.h.now()));
-  auto frames = a.h.io.take_sent();
+  auto frames = sent(a);
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0].bytes[14 + 9], wire::kIpProtoUdp);
   EXPECT_TRUE(test::udp_checksum_ok(frames[0].bytes));
