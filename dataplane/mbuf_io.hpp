@@ -72,6 +72,7 @@ class MbufIo final : public PacketIo {
     }
     staged_ = m;
     out.data = staging_.data();
+    out.staged = true;
     out.capacity = len;
     out.handle = m;
     return true;

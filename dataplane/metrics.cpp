@@ -512,6 +512,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
     writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
     writer_.set_info("service." + s.name + ".protocol", std::string(config::to_string(s.protocol)));
   }
+  ok = register_ipsec(cfg, error) && ok;
   writer_.set_info("version", WS_VERSION);
   writer_.set_info("dpdk_version", WS_DPDK_VERSION);
   if (!ok) return false;
@@ -525,6 +526,7 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
 void Metrics::update_core(uint32_t core, const CoreSample& s) {
   if (!writer_.sealed()) return;
   uint64_t* v = writer_.core_values(core);
+  if (s.esp != nullptr) update_ipsec(v, *s.esp);
   for (size_t r = 0; r < drops_.size(); ++r) v[drops_[r].offset] = s.drops->count[r];
   const auto* base = reinterpret_cast<const unsigned char*>(s.stack);
   for (const auto& [off, slot] : stack_) {

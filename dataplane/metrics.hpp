@@ -19,6 +19,7 @@
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/ipsec/esp_layer.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::dp {
@@ -28,6 +29,7 @@ struct CoreSample {
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
   const SteerOutbox* steer = nullptr;
+  const ipsec::EspLayer* esp = nullptr;
   std::vector<const Service*> services;
   // Per port, in the order of the ports given to Metrics::init.
   std::vector<const InterfaceCounters*> ports;
@@ -65,6 +67,14 @@ class Metrics {
     stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
     std::optional<stats::Slot> rtt;
   };
+  // One SA: its packets and bytes, and the error reasons of its direction.
+  struct SaSlots {
+    ipsec::Direction direction = ipsec::Direction::outbound;
+    stats::Slot packets, bytes;
+    std::vector<std::pair<ipsec::SaError, stats::Slot>> errors;
+  };
+  bool register_ipsec(const config::Config& cfg, std::string& error);
+  void update_ipsec(uint64_t* v, const ipsec::EspLayer& esp) const;
   std::optional<stats::Slot> reg(const std::string& name, const std::string& help,
                                  stats::MetricType t, std::vector<stats::LabelPair> labels,
                                  stats::Scope scope, std::string& error, double scale = 1.0);
@@ -77,6 +87,7 @@ class Metrics {
   std::vector<stats::Slot> drops_;
   std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
   std::vector<ServiceSlots> services_;
+  std::vector<SaSlots> sas_;  // config order
   stats::Slot busy_, idle_, loops_;
   // Per core, labelled: what the core's stack received, the connections it opened and
   // accepted, and the frames it handed to other cores and took from them (steering.hpp).

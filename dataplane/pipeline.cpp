@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dataplane/ipsec.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
 
@@ -171,6 +172,10 @@ bool Pipeline::client_share(size_t service, ClientShare& share) const {
 
 bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
+  esp_ = make_esp_layer(cfg_, error);
+  if (!esp_ && !error.empty()) return false;
+  stack_.set_ipsec(esp_.get());
+  sample_.esp = esp_.get();
   for (size_t i = 0; i < cfg_.services.size(); ++i) {
     const auto& sc = cfg_.services[i];
     std::string why;
@@ -234,6 +239,7 @@ void Pipeline::run(bool main) {
       deadline = stack_.poll(now);
       for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
     }
+    stack_.flush(now);
     bool sent = false;
     for (auto& io : ios_) {
       if (io->has_pending()) {
@@ -251,6 +257,7 @@ void Pipeline::run(bool main) {
       // rings so the mbufs go back (rx_holder.hpp).
       holder_.set_low(low);
       if (low && holder_.held_mbufs() != 0) tcp_.release_held();
+      if (esp_) esp_housekeeping(*esp_);
     }
     if (now >= next_reports_) {
       reports(now);
@@ -484,7 +491,7 @@ void Pipeline::finish() {
         static_cast<unsigned long long>(c.reordered), static_cast<unsigned long long>(c.delayed),
         static_cast<unsigned long long>(c.tx_lost));
   }
-  stack_.poll(now);
+  stack_.poll(now);  // flushes frames held for a burst, too
   for (auto& io : ios_) io->flush();
   metrics_.update_core(core_, sample_);
   mark_->leave();

@@ -78,6 +78,7 @@ class Pipeline {
   ClientReports& client_reports_;
   std::atomic<bool>& stop_;
   TscClock clock_;
+  std::unique_ptr<ipsec::EspLayer> esp_;  // IPsec ESP, when the config has SAs; outlives stack_
   Stack stack_;
   MbufHolder holder_;  // before tcp_: TCP gives held mbufs back when destroyed
   tcp::TcpStack tcp_;

@@ -50,6 +50,15 @@ struct ServiceStatus {
   std::vector<MessageCount> messages;  // by direction, in registration order
 };
 
+// One IPsec SA: what the data plane's info entries say of it (never its key), its packets
+// and its errors by reason.
+struct SaStatus {
+  std::string name, direction, spi, mode, cipher, peer;
+  uint64_t packets = 0;
+  double packets_per_s = 0, bytes_per_s = 0;
+  std::vector<std::pair<std::string, uint64_t>> errors;  // by reason, non-zero only
+};
+
 struct DropStatus {
   std::string reason;
   uint64_t total = 0;
@@ -66,6 +75,7 @@ struct StatusReport {
   std::vector<PortStatus> ports;
   std::vector<CoreStatus> cores;
   std::vector<ServiceStatus> services;
+  std::vector<SaStatus> sas;
   std::vector<std::pair<std::string, int64_t>> tcp_connections;  // by state
   uint64_t tcp_retransmitted_segments = 0;
   uint64_t drops_total = 0;

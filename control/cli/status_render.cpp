@@ -107,6 +107,21 @@ std::string render_text(const StatusReport& r) {
     }
   }
 
+  if (!r.sas.empty()) {
+    out += fmt("\n%-12s %-8s %-10s %-9s %-23s %-15s %12s %9s %9s  %s\n", "IPSEC SA", "DIR", "SPI",
+               "MODE", "CIPHER", "PEER", "PACKETS", "pps", "B/s", "ERRORS");
+    for (const auto& sa : r.sas) {
+      std::string errors;
+      for (const auto& [reason, n] : sa.errors)
+        errors += fmt("%s %" PRIu64 "  ", reason.c_str(), n);
+      out += fmt("%-12s %-8s %-10s %-9s %-23s %-15s %12" PRIu64 " %9s %9s  %s\n", sa.name.c_str(),
+                 or_dash(sa.direction).c_str(), or_dash(sa.spi).c_str(), or_dash(sa.mode).c_str(),
+                 or_dash(sa.cipher).c_str(), or_dash(sa.peer).c_str(), sa.packets,
+                 si(sa.packets_per_s).c_str(), si(sa.bytes_per_s).c_str(),
+                 errors.empty() ? "-" : errors.c_str());
+    }
+  }
+
   out += "\nTCP connections:";
   if (r.tcp_connections.empty()) out += " -";
   for (const auto& [state, n] : r.tcp_connections) out += fmt(" %s %" PRId64, state.c_str(), n);
@@ -189,6 +204,19 @@ std::string render_json(const StatusReport& r) {
     j.end_object();
     j.key("messages_per_second").begin_object();
     for (const auto& m : s.messages) j.field(m.direction, m.per_s);
+    j.end_object().end_object();
+  }
+  j.end_array();
+
+  j.key("ipsec_sas").begin_array();
+  for (const auto& sa : r.sas) {
+    j.begin_object().field("name", std::string_view(sa.name));
+    j.field("direction", std::string_view(sa.direction)).field("spi", std::string_view(sa.spi));
+    j.field("mode", std::string_view(sa.mode)).field("cipher", std::string_view(sa.cipher));
+    j.field("peer", std::string_view(sa.peer)).field("packets", sa.packets);
+    j.field("packets_per_second", sa.packets_per_s).field("bytes_per_second", sa.bytes_per_s);
+    j.key("errors").begin_object();
+    for (const auto& [reason, n] : sa.errors) j.field(reason, n);
     j.end_object().end_object();
   }
   j.end_array();

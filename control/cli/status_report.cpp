@@ -36,6 +36,9 @@ constexpr const char* kRetrans = "wirespeed_tcp_retransmitted_segments_total";
 constexpr const char* kDrops = "wirespeed_drops_total";
 constexpr const char* kL4Errors = "wirespeed_port_l4_checksum_errors_total";
 constexpr const char* kL4Hint = "wirespeed_port_l4_checksum_hint";
+constexpr const char* kSaPackets = "wirespeed_ipsec_packets_total";
+constexpr const char* kSaBytes = "wirespeed_ipsec_bytes_total";
+constexpr const char* kSaErrors = "wirespeed_ipsec_errors_total";
 
 bool has(const Snapshot& s, std::string_view name, const ws::stats::Labels& match = {}) {
   for (const MetricInfo& m : s.catalog->metrics) {
@@ -177,6 +180,26 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
       }
     }
     r.services.push_back(std::move(s));
+  }
+
+  for (const auto& name : label_values(b, kSaPackets, "sa")) {
+    SaStatus sa;
+    sa.name = name;
+    const std::string info = "ipsec.sa." + name + ".";
+    sa.direction = std::string(cat.info_value(info + "direction"));
+    sa.spi = std::string(cat.info_value(info + "spi"));
+    sa.mode = std::string(cat.info_value(info + "mode"));
+    sa.cipher = std::string(cat.info_value(info + "cipher"));
+    sa.peer = std::string(cat.info_value(info + "peer"));
+    ws::stats::Labels sel = {{"sa", name}};
+    sa.packets = b.sum(kSaPackets, sel);
+    sa.packets_per_s = rate(a.sum(kSaPackets, sel), sa.packets, dt);
+    sa.bytes_per_s = rate(a.sum(kSaBytes, sel), b.sum(kSaBytes, sel), dt);
+    for (const auto& reason : label_values(b, kSaErrors, "reason")) {
+      const uint64_t n = b.sum(kSaErrors, {{"sa", name}, {"reason", reason}});
+      if (n > 0) sa.errors.emplace_back(reason, n);
+    }
+    r.sas.push_back(std::move(sa));
   }
 
   for (const auto& state : label_values(b, kTcpConns, "state")) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stack/core/addr.hpp"
+#include "stack/ipsec/types.hpp"
 
 namespace ws::config {
 
@@ -31,6 +32,8 @@ enum class Framing { length32, none };
 enum class Congestion { cubic, newreno };
 // tcp.syncookies: `auto` (when a listener's SYN queue is full), `always`, `never`.
 enum class SynCookies { when_full, always, never };
+enum class PolicyProtocol { any, tcp, udp, icmp };  // any | tcp | udp | icmp
+using PolicyAction = ipsec::PolicyAction;           // protect | bypass | discard
 
 std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);
@@ -40,6 +43,8 @@ std::string_view to_string(ServiceKind v);
 std::string_view to_string(Protocol v);
 std::string_view to_string(Framing v);
 std::string_view to_string(Congestion v);
+std::string_view to_string(PolicyProtocol v);
+std::string_view to_string(PolicyAction v);
 
 // Client kinds connect to a `target`; server kinds listen on a `port`.
 constexpr bool is_client(ServiceKind k) {
@@ -183,6 +188,38 @@ struct ControlConfig {
   ws::Endpoint metrics_listen{ws::Ipv4Addr::from_octets(127, 0, 0, 1), 9550};
 };
 
+// One IPsec ESP security association (RFC 4303), keyed by hand.
+struct SaConfig {
+  std::string name;  // metrics label; unique
+  ipsec::Direction direction = ipsec::Direction::outbound;
+  uint32_t spi = 0;  // 256..2^32-1 (RFC 4303 2.1: 1..255 are reserved)
+  ipsec::Mode mode = ipsec::Mode::transport;
+  ws::Ipv4Addr local;   // one of our port addresses (tunnel: the outer source)
+  ws::Ipv4Addr remote;  // the peer (tunnel: the outer destination)
+  ipsec::Cipher cipher = ipsec::Cipher::aes_gcm_128;
+  std::string key_file;           // as written in the config
+  ipsec::KeyMaterial key;         // the file's bytes: ipsec::key_material_bytes(cipher) of them
+  uint32_t replay_window = 1024;  // inbound: 0 (off) or 32..4096
+  bool esn = false;               // 64-bit extended sequence numbers (RFC 4303 2.2.1)
+};
+
+// Which traffic an SA pair protects (RFC 4301 4.4.1, simplified): first match wins.
+struct PolicyConfig {
+  ws::Ipv4Cidr remote;  // the peer's address or subnet (the inner address in tunnel mode)
+  PolicyProtocol protocol = PolicyProtocol::any;
+  std::optional<uint16_t> local_port;   // tcp and udp only
+  std::optional<uint16_t> remote_port;  // tcp and udp only
+  PolicyAction action = PolicyAction::bypass;
+  std::string outbound_sa;  // protect only: names an outbound SA
+  std::string inbound_sa;   // protect only: names an inbound SA
+};
+
+struct IpsecConfig {
+  std::string state_dir;  // absolute; required when there is an outbound SA
+  std::vector<SaConfig> sas;
+  std::vector<PolicyConfig> policies;  // a packet that matches none is bypassed
+};
+
 struct Config {
   int version = 1;
   DataplaneConfig dataplane;
@@ -191,6 +228,7 @@ struct Config {
   TcpConfig tcp;
   PipelineConfig pipeline;
   ControlConfig control;
+  IpsecConfig ipsec;  // no SAs: no ESP
 };
 
 // ---------------------------------------------------------------------------------------------

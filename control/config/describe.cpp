@@ -1,5 +1,6 @@
 // A one-paragraph summary of a valid config, for `--check` and logs: enough to confirm that
 // the file says what the operator meant, without repeating every default.
+#include <cstdio>
 #include <sstream>
 
 #include "control/config/config.hpp"
@@ -43,6 +44,22 @@ void describe_service(std::ostringstream& os, const ServiceConfig& s) {
   os << ")";
 }
 
+// Names, modes and SPIs only: a key never appears in --check output.
+void describe_ipsec(std::ostringstream& os, const IpsecConfig& c) {
+  if (c.sas.empty()) return;
+  os << " IPsec: " << plural(c.sas.size(), "SA", "SAs") << ": ";
+  for (size_t i = 0; i < c.sas.size(); ++i) {
+    const SaConfig& s = c.sas[i];
+    char spi[16];
+    std::snprintf(spi, sizeof spi, "0x%08x", s.spi);
+    os << (i ? ", " : "") << s.name << " (" << ipsec::to_string(s.direction) << " "
+       << ipsec::to_string(s.mode) << " " << ipsec::to_string(s.cipher) << ", spi " << spi << ", "
+       << s.local.to_string() << (s.direction == ipsec::Direction::outbound ? " -> " : " <- ")
+       << s.remote.to_string() << (s.esn ? ", esn" : "") << ")";
+  }
+  os << "; " << plural(c.policies.size(), "policy", "policies") << ".";
+}
+
 }  // namespace
 
 std::string describe(const Config& c) {
@@ -79,6 +96,7 @@ std::string describe(const Config& c) {
      << "; TX batching " << (c.pipeline.batching ? "on" : "off") << " (max "
      << c.pipeline.max_batch_bytes << " bytes). Metrics on " << c.control.metrics_listen.to_string()
      << ".";
+  describe_ipsec(os, c.ipsec);
   return os.str();
 }
 

@@ -93,4 +93,30 @@ std::string_view to_string(Congestion v) {
   return "?";
 }
 
+std::string_view to_string(PolicyProtocol v) {
+  switch (v) {
+    case PolicyProtocol::any:
+      return "any";
+    case PolicyProtocol::tcp:
+      return "tcp";
+    case PolicyProtocol::udp:
+      return "udp";
+    case PolicyProtocol::icmp:
+      return "icmp";
+  }
+  return "?";
+}
+
+std::string_view to_string(PolicyAction v) {
+  switch (v) {
+    case PolicyAction::protect:
+      return "protect";
+    case PolicyAction::bypass:
+      return "bypass";
+    case PolicyAction::discard:
+      return "discard";
+  }
+  return "?";
+}
+
 }  // namespace ws::config

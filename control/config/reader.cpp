@@ -274,6 +274,20 @@ bool MapView::require(std::string_view key) const {
 
 std::string MapView::key_path(std::string_view key) const { return join_path(path_, key); }
 
+std::optional<Pos> MapView::name(std::string& out, size_t max_len) const {
+  if (!require("name")) return std::nullopt;
+  auto v = *get("name");
+  auto n = read_string(d_, v);
+  if (!n) return std::nullopt;
+  if (!valid_name(*n, max_len)) {
+    d_.error(v.pos, v.path + ": '" + *n + "' is not a valid name (1.." + std::to_string(max_len) +
+                        " of A-Z a-z 0-9 - _ .)");
+    return std::nullopt;
+  }
+  out = *n;
+  return v.pos;
+}
+
 bool MapView::boolean(std::string_view key, bool& out) const {
   auto v = get(key);
   if (!v) return false;

@@ -30,6 +30,7 @@ class Diagnostics {
   explicit Diagnostics(std::string file) : file_(std::move(file)) {}
   void error(Pos at, std::string message);
   bool empty() const { return errors_.empty(); }
+  const std::string& file() const { return file_; }
   // The collected errors, ordered by position (stable for equal positions).
   std::vector<ConfigError> take();
 
@@ -112,6 +113,9 @@ class MapView {
     return n.has_value();
   }
   bool boolean(std::string_view key, bool& out) const;
+  // The required `name` key: 1..max_len of A-Z a-z 0-9 - _ . (valid_name). Its position when
+  // valid (for duplicate checks), else nullopt with the error reported.
+  std::optional<Pos> name(std::string& out, size_t max_len) const;
   bool string(std::string_view key, std::string& out, bool allow_empty = false) const;
   template <typename E>
   bool enumeration(std::string_view key, E& out, EnumNames<E> names) const {

@@ -31,11 +31,32 @@ struct ServiceOrigin {
   Pos item;
 };
 
+struct SaOrigin {
+  std::optional<Pos> name;
+  std::optional<Pos> spi;
+  std::optional<Pos> local;
+  bool direction_ok = false;
+  bool remote_ok = false;
+  Pos item;
+};
+
+struct PolicyOrigin {
+  std::optional<Pos> outbound_sa;
+  std::optional<Pos> inbound_sa;
+  std::optional<Pos> remote;
+  Pos item;
+};
+
 struct Origins {
   std::vector<PortOrigin> ports;
   std::vector<ServiceOrigin> services;
   std::optional<Pos> mbufs;
   std::optional<Pos> max_batch_bytes;
+  std::vector<SaOrigin> sas;
+  std::vector<PolicyOrigin> policies;
+  std::optional<Pos> state_dir;
+  bool state_dir_given = false;
+  Pos ipsec;
 };
 
 void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins);
@@ -46,11 +67,19 @@ void parse_services(Diagnostics& d, const Value& list, std::vector<ServiceConfig
 void parse_tcp(const MapView& m, TcpConfig& out);
 void parse_pipeline(const MapView& m, PipelineConfig& out, Origins& origins);
 void parse_control(const MapView& m, ControlConfig& out);
+void parse_ipsec(const MapView& m, IpsecConfig& out, Origins& origins);
 
 // The whole document (a mapping at the root).
 void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& origins);
 
 // Checks that span items or sections.
 void validate(Diagnostics& d, const Config& config, const Origins& origins);
+void validate_ipsec(Diagnostics& d, const Config& config, const Origins& origins);
+
+// Reads a key file of hex text, refusing one that group or others may access (as ssh does).
+// Errors go to `at`; they name the file and never quote its contents.
+std::optional<ipsec::KeyMaterial> read_key_file(Diagnostics& d, const Value& at,
+                                                const std::string& path, size_t expected_bytes,
+                                                std::string_view what);
 
 }  // namespace ws::config::detail

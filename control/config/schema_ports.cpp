@@ -66,17 +66,7 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
              "tx_descriptors", "address", "gateway", "mac", "frame_buffers", "tso"});
   if (!m.is_map()) return;
 
-  if (m.require("name")) {
-    auto v = *m.get("name");
-    if (auto s = read_string(d, v)) {
-      if (valid_name(*s, 32)) {
-        p.name = *s;
-        o.name = v.pos;
-      } else {
-        d.error(v.pos, v.path + ": '" + *s + "' is not a valid name (1..32 of A-Z a-z 0-9 - _ .)");
-      }
-    }
-  }
+  o.name = m.name(p.name, 32);
 
   const bool has_device = m.has("device");
   const bool has_pci = m.has("pci");

@@ -42,7 +42,7 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   Pos root_pos = pos_of(root);
   if (root_pos.line == 0) root_pos = {1, 1};
   MapView m(d, Value{root, root_pos, ""},
-            {"version", "dataplane", "ports", "services", "tcp", "pipeline", "control"});
+            {"version", "dataplane", "ports", "services", "tcp", "pipeline", "control", "ipsec"});
   if (!m.is_map()) return;
 
   if (m.require("version")) {
@@ -95,6 +95,8 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   section(m, "control", {"metrics_listen"},
           [&](const MapView& s) { parse_control(s, out.control); });
   follow_lcores(out, origins);
+  section(m, "ipsec", {"state_dir", "sas", "policies"},
+          [&](const MapView& s) { parse_ipsec(s, out.ipsec, origins); });
 }
 
 }  // namespace ws::config::detail

@@ -95,17 +95,7 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
              "duration_s", "rate", "count", "reconnect", "framing", "report", "responses"});
   if (!m.is_map()) return;
 
-  if (m.require("name")) {
-    auto v = *m.get("name");
-    if (auto n = read_string(d, v)) {
-      if (valid_name(*n, 64)) {
-        s.name = *n;
-        o.name = v.pos;
-      } else {
-        d.error(v.pos, v.path + ": '" + *n + "' is not a valid name (1..64 of A-Z a-z 0-9 - _ .)");
-      }
-    }
-  }
+  o.name = m.name(s.name, 64);
   if (m.require("kind")) {
     o.kind_ok = m.enumeration<ServiceKind>("kind", s.kind,
                                            {{"echo", ServiceKind::echo},

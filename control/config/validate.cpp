@@ -95,6 +95,7 @@ void check_services(Diagnostics& d, const Config& c, const Origins& o) {
 void validate(Diagnostics& d, const Config& config, const Origins& origins) {
   check_ports(d, config, origins);
   check_services(d, config, origins);
+  validate_ipsec(d, config, origins);
 }
 
 }  // namespace ws::config::detail

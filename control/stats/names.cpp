@@ -62,7 +62,7 @@ std::string validate_labels(std::span<const LabelPair> labels, Scope scope) {
     if (std::find(std::begin(kAllowedLabelKeys), std::end(kAllowedLabelKeys), l.key) ==
         std::end(kAllowedLabelKeys)) {
       return "label '" + std::string(l.key) +
-             "' is not one of port, queue, core, service, state, reason, direction";
+             "' is not one of port, queue, core, service, state, reason, direction, sa";
     }
     if (scope == Scope::kPerCoreLabeled && l.key == "core") {
       return "label 'core' is added by Scope::kPerCoreLabeled; do not pass it";

@@ -12,7 +12,7 @@
 namespace ws::stats {
 
 inline constexpr std::string_view kAllowedLabelKeys[] = {
-    "port", "queue", "core", "service", "state", "reason", "direction", "result",
+    "port", "queue", "core", "service", "state", "reason", "direction", "result", "sa",
 };
 
 // Families that wirespeed-control produces itself; the data plane may not register them.

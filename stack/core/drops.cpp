@@ -65,6 +65,11 @@ constexpr std::string_view kDropReasonNames[] = {
     "tcp_rst_rate_limited",
     "tcp_time_wait_rst",
     "tcp_max_connections",
+    "ipsec_no_sa",
+    "ipsec_policy",
+    "ipsec_malformed",
+    "ipsec_sa_error",
+    "ipsec_seq_unreserved",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -86,6 +86,12 @@ enum class DropReason : uint16_t {
   kTcpTimeWaitRst,
   // A new connection refused: tcp.max_connections reached on this core.
   kTcpMaxConnections,
+  // IPsec ESP (RFC 4303); per-SA detail in wirespeed_ipsec_errors_total
+  kIpsecNoSa,           // no inbound SA for the SPI and sender
+  kIpsecPolicy,         // the policy forbids it: plaintext from a protected peer, discard
+  kIpsecMalformed,      // too short, misaligned, or not what the SA carries
+  kIpsecSaError,        // authentication, replay, padding, or sequence space spent
+  kIpsecSeqUnreserved,  // the outbound SA's reserved sequence numbers ran out
   kCount
 };
 

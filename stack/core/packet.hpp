@@ -61,6 +61,9 @@ struct TxBuf {
   // empty for a contiguous frame.
   const TxSeg* segs = nullptr;
   uint16_t nsegs = 0;
+  // `data` is a staging area lent by alloc_tx() until seal(): one frame at a time, so such a
+  // frame cannot wait while another is built.
+  bool staged = false;
   std::span<uint8_t> room() const { return {data, capacity}; }
   std::span<const TxSeg> more() const { return {segs, nsegs}; }
 };

@@ -8,6 +8,7 @@
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/wire/esp.hpp"
 #include "stack/wire/ipv4.hpp"
 
 namespace ws {
@@ -93,6 +94,10 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketV
       // it as one span, copied only if the message is chained.
       auto quoted = linearize(msg.tail(wire::IcmpView::kHeaderLen));
       auto inner = wire::Ipv4View::parse(quoted);
+      if (inner && inner->protocol() == wire::kIpProtoEsp && esp_ != nullptr) {
+        esp_frag_needed(*icmp, *inner, quoted);
+        return;
+      }
       if (!inner || inner->protocol() != wire::kIpProtoTcp || tcp_ == nullptr) return;
       tcp_->icmp_error(icmp->type(), icmp->code(), icmp->next_hop_mtu(), quoted, now);
       return;

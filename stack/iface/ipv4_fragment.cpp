@@ -9,6 +9,7 @@
 #include "stack/core/checksum.hpp"
 #include "stack/core/tx_writer.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/ipsec/esp_layer.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
 
@@ -35,6 +36,16 @@ bool write_range(TxWriter& w, std::span<const uint8_t> head, std::span<const uin
 
 bool Stack::send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
                           std::span<const uint8_t> body, bool dont_fragment, Instant now) {
+  if (esp_ != nullptr) {
+    if (ipsec::OutboundSa* sa = esp_->may_protect(dst, proto)) {
+      return send_datagram_esp(*sa, src, dst, proto, head, body, now);
+    }
+  }
+  return send_fragments(src, dst, proto, head, body, dont_fragment, now);
+}
+
+bool Stack::send_fragments(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
+                           std::span<const uint8_t> body, bool dont_fragment, Instant now) {
   auto r = route(dst);
   if (!r) {
     drops_.add(DropReason::kIpv4NoRoute);

@@ -4,6 +4,7 @@
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/wire/esp.hpp"
 #include "stack/wire/icmp.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/udp.hpp"
@@ -125,6 +126,13 @@ void Stack::ipv4_deliver(Interface& ifc, const PacketView& whole, const wire::Ip
   Ipv4Addr src = ip.src();
   Ipv4Addr dst = ip.dst();
   ++counters_.ipv4_in;
+  if (esp_ != nullptr) {
+    if (ip.protocol() == wire::kIpProtoEsp && rx_sa_ == nullptr) {
+      esp_input(ifc, whole, ip, meta, now);
+      return;
+    }
+    if (!esp_policy_allows(whole, ip)) return;  // counted
+  }
   auto l4 = whole.tail(hl);
   switch (ip.protocol()) {
     case wire::kIpProtoIcmp:

@@ -4,6 +4,7 @@
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/ipsec/esp_layer.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/udp.hpp"
@@ -66,12 +67,12 @@ bool Stack::begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t hea
   return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
 }
 
-void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len) {
+void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
   const TxBuf& b = out.buf;
   // A gathered frame's first segment may end inside the L4 payload; the rest
   // of the payload lies in b.segs.
-  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - (kL2 + kL3));
-  out.l4 = {b.data + kL2 + kL3, first};
+  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - l4_off);
+  out.l4 = {b.data + l4_off, first};
   out.more = b.more();
   out.more_len = l4_len - first;
   out.payload_summed = false;
@@ -79,6 +80,12 @@ void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len) {
 
 bool Stack::begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len,
                         uint32_t l4_len, L4Frame& out) {
+  out.esp = nullptr;
+  if (esp_ != nullptr) {
+    if (ipsec::OutboundSa* sa = esp_->may_protect(dst, proto)) {
+      return begin_esp_frame(*sa, src, dst, proto, l4_len, out);
+    }
+  }
   auto r = route(dst);
   if (!r) {
     drops_.add(DropReason::kIpv4NoRoute);
@@ -116,6 +123,8 @@ bool Stack::begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t heade
 }
 
 TsoLimits Stack::tso_limits_to(Ipv4Addr dst) const {
+  // The port cannot cut an ESP packet: protected traffic is segmented by TCP.
+  if (esp_ != nullptr && esp_->may_protect(dst, wire::kIpProtoTcp) != nullptr) return {};
   auto r = route(dst);
   if (!r || r->broadcast) return {};
   const TxOffloads& o = ifaces_[r->iface]->offloads;
@@ -156,6 +165,10 @@ bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t 
 void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
 
 void Stack::commit(L4Frame& f, Instant now) {
+  if (f.esp != nullptr) {
+    commit_esp(f, now);
+    return;
+  }
   Interface& ifc = *ifaces_[f.iface];
   TxBuf& b = f.buf;
   auto l4_len = static_cast<uint16_t>(f.l4_size());
@@ -174,38 +187,46 @@ void Stack::commit(L4Frame& f, Instant now) {
   bool ip_offload = ifc.offloads.ipv4_cksum || tso;
   wire::emit_ipv4(b.data + kL2, ip, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
+  fill_l4_checksum(ifc, f, tso, true);
+  b.l2_len = kL2;
+  b.l3_len = kL3;
+  finish_frame(ifc, b);
+  send_routed(ifc, b, f.dst, now);
+}
 
+void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
+  TxBuf& b = f.buf;
+  const auto l4_len = static_cast<uint16_t>(f.l4_size());
   size_t csum_off = 0;
   bool l4_offload = false;
   if (f.proto == wire::kIpProtoUdp) {
     csum_off = wire::UdpView::kChecksumOff;
-    l4_offload = ifc.offloads.udp_cksum;
+    l4_offload = allow_offload && ifc.offloads.udp_cksum;
     if (l4_offload) b.flags |= kTxUdpCksum;
   } else if (f.proto == wire::kIpProtoTcp) {
     csum_off = 16;  // TcpView::kChecksumOff
-    l4_offload = ifc.offloads.tcp_cksum || tso;
+    l4_offload = allow_offload && (ifc.offloads.tcp_cksum || tso);
     if (l4_offload) b.flags |= kTxTcpCksum;
   }
-  if (csum_off != 0) {
-    uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
-    if (l4_offload) {
-      store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
-    } else {
-      uint16_t c = csum_fold(l4_sum(f, pseudo));
-      // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
-      if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
-      store_be16(f.l4.data() + csum_off, c);
-    }
+  if (csum_off == 0) return;
+  uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
+  if (l4_offload) {
+    store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
+  } else {
+    uint16_t c = csum_fold(l4_sum(f, pseudo));
+    // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
+    if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
+    store_be16(f.l4.data() + csum_off, c);
   }
-  b.l2_len = kL2;
-  b.l3_len = kL3;
+}
+
+void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
   if (b.len < 60) {
     std::fill(b.data + b.len, b.data + 60, uint8_t{0});
     b.len = 60;
   }
   wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
   ++counters_.ipv4_out;
-  send_routed(ifc, b, f.dst, now);
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
@@ -228,6 +249,9 @@ void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
 }
 
 uint32_t Stack::mtu_to(Ipv4Addr dst) const {
+  if (esp_ != nullptr) {
+    if (const ipsec::OutboundSa* sa = esp_->may_protect(dst, 0)) return esp_mtu(*sa, dst);
+  }
   auto r = route(dst);
   return r ? ifaces_[r->iface]->cfg.mtu : 0;
 }

@@ -13,6 +13,10 @@
 
 namespace ws {
 
+namespace ipsec {
+struct OutboundSa;
+}
+
 struct TsoLimits {
   uint32_t packet = 0;
   uint32_t segment_frame = 0;
@@ -38,6 +42,8 @@ struct L4Frame {
   Ipv4Addr dst;
   uint8_t proto = 0;
   bool dont_fragment = true;
+  // Set by the IP layer when the frame is laid out for ESP: commit() seals it for this SA.
+  ipsec::OutboundSa* esp = nullptr;
 
   uint32_t l4_size() const { return static_cast<uint32_t>(l4.size()) + more_len; }
   // Writes L4 bytes from offset `off` (the end of the L4 header) on.

@@ -21,6 +21,7 @@ Stack::~Stack() {
   // Frames still waiting for ARP belong to the interfaces' buffer pools: give them
   // back, or a stack torn down mid-resolution leaks them.
   for (auto& ifc : ifaces_) ifc->arp.clear(*ifc);
+  release_held_esp();
 }
 
 uint16_t Stack::add_interface(const InterfaceConfig& cfg, PacketIo& io) {
@@ -200,6 +201,7 @@ void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
 }
 
 Instant Stack::poll(Instant now) {
+  flush(now);
   if (now >= arp_deadline_) {
     Instant next = Instant::never();
     for (auto& ifc : ifaces_) next = earliest(next, ifc->arp.poll(now, *ifc));

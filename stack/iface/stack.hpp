@@ -22,9 +22,16 @@
 #include "stack/iface/l4_output.hpp"
 #include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
+#include "stack/wire/icmp.hpp"
 #include "stack/wire/ipv4.hpp"
 
 namespace ws {
+
+namespace ipsec {
+class EspLayer;
+struct OutboundSa;
+struct InboundSa;
+}  // namespace ipsec
 
 struct InterfaceConfig {
   std::string name;
@@ -96,12 +103,18 @@ class Stack final : public L4Output {
 
   // Runs timers (ARP, transports); returns the earliest next deadline.
   Instant poll(Instant now);
+  // Sends frames held for a burst (CBC + HMAC ESP frames sealed together); the data plane
+  // calls it before flushing its ports. poll() flushes too.
+  void flush(Instant now);
 
   UdpSocket* udp_bind(uint16_t port, UdpSocket::Handler handler) {
     return udp_.bind(port, std::move(handler));
   }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
   void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
+  // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned: it must
+  // outlive the stack (the stack gives back frames it holds for a burst when destroyed).
+  void set_ipsec(ipsec::EspLayer* esp) { esp_ = esp; }
 
   const StackCounters& counters() const { return counters_; }
   StackCounters& counters() { return counters_; }
@@ -168,7 +181,33 @@ class Stack final : public L4Output {
   bool begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
                    L4Frame& out);
   // Points out.l4 / out.more at the L4 part of a freshly allocated out.buf.
-  static void lay_out_l4(L4Frame& out, uint32_t l4_len);
+  static void lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off = 14 + 20);
+  // The L4 checksum of a committed frame: by the port where allowed and offered.
+  void fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload);
+  // Pads to the Ethernet minimum and writes the Ethernet header of a built frame.
+  void finish_frame(const Interface& ifc, TxBuf& b);
+  // Fragments and sends one IPv4 datagram (the body of send_datagram without ESP).
+  bool send_fragments(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
+                      std::span<const uint8_t> body, bool dont_fragment, Instant now);
+
+  // ESP (ipv4_esp.cpp): frames laid out for an SA, sealed on commit; ESP input; the
+  // inbound policy check; datagrams sealed whole, then fragmented.
+  bool begin_esp_frame(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
+                       uint32_t l4_len, L4Frame& out);
+  void commit_esp(L4Frame& f, Instant now);
+  // Seals the held CBC frames as one burst of jobs and sends them.
+  void flush_esp(Instant now);
+  // Gives frames held for a burst back to their pools (a stack torn down before flush()).
+  void release_held_esp();
+  uint32_t esp_mtu(const ipsec::OutboundSa& sa, Ipv4Addr dst) const;
+  void esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
+                 const RxMeta& meta, Instant now);
+  bool esp_policy_allows(const PacketView& whole, const wire::Ipv4View& ip);
+  // ICMP quoting one of our ESP packets: "fragmentation needed" lowers the SA's path MTU.
+  void esp_frag_needed(const wire::IcmpView& icmp, const wire::Ipv4View& quoted_ip,
+                       std::span<const uint8_t> quoted);
+  bool send_datagram_esp(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
+                         std::span<const uint8_t> head, std::span<const uint8_t> body, Instant now);
 
   StackConfig cfg_;
   std::vector<std::unique_ptr<Interface>> ifaces_;
@@ -176,6 +215,9 @@ class Stack final : public L4Output {
   DropCounters drops_;
   UdpTable udp_;
   TransportHandler* tcp_ = nullptr;
+  ipsec::EspLayer* esp_ = nullptr;
+  // While a decrypted packet is delivered: the SA it arrived through (for the policy check).
+  ipsec::InboundSa* rx_sa_ = nullptr;
   uint16_t next_ip_id_ = 1;
   TokenBucket icmp_errors_;  // ICMP errors sent (as Linux's icmp_ratelimit)
   Instant arp_deadline_ = Instant::never();

@@ -15,31 +15,14 @@
 #include "stack/iface/stack.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 #include "stack/tcp/transport.hpp"
+#include "tests/fuzz/null_io.hpp"
 #include "tests/fuzz/seeds.hpp"
 
 namespace {
 
 using namespace ws;
 
-// Transmit side: one reusable buffer; frames are counted and dropped.
-class NullIo final : public PacketIo {
- public:
-  bool alloc_tx(uint32_t len, TxBuf& out) override {
-    if (len > buf_.size()) return false;
-    out = TxBuf{};
-    out.data = buf_.data();
-    out.capacity = static_cast<uint32_t>(buf_.size());
-    return true;
-  }
-  bool transmit(TxBuf&) override { return true; }
-  void release(TxBuf&) override {}
-  TxOffloads tx_offloads() const override { return {}; }
-  uint32_t max_frame_len() const override { return 9014; }
-  uint32_t free_buffers() const override { return 1u << 20; }
-
- private:
-  std::vector<uint8_t> buf_ = std::vector<uint8_t>(65536 + 64);
-};
+using fuzz::NullIo;
 
 // One stack as the captured frames' host 10.99.0.2, with UDP port 53 and TCP
 // port 8080 open.

@@ -388,6 +388,24 @@ def print_log_tails(log_dir, names=("dataplane.log", "control.log"), lines=20):
                 print(f"--- {name} (tail)\n" + "".join(f.readlines()[-lines:]))
 
 
+def load_json(path):
+    """The JSON in `path`, or {} when it is missing or incomplete (a report not written)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def write_key(directory, name, hex_key):
+    """A key file as the data plane wants it: hex text, readable by its owner only."""
+    path = os.path.join(directory, name + ".key")
+    with open(path, "w") as f:
+        f.write(hex_key + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
 def need_root():
     """Not root is a failure, not a skip: the suite cannot vouch for anything without it."""
     if os.geteuid() != 0:

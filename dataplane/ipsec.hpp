@@ -1,0 +1,21 @@
+// The data plane's side of ESP: one EspLayer per core built from the config's ipsec section,
+// and its housekeeping (sequence reservations) between bursts.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "control/config/config.hpp"
+#include "stack/ipsec/esp_layer.hpp"
+
+namespace ws::dp {
+
+// nullptr with an empty `error` when the config has no SAs; nullptr with `error` when the
+// layer cannot start. Warnings (an outbound SA stopped by its sequence record) are printed.
+std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, std::string& error);
+
+// Reserves the next sequence blocks where SAs run low (a file write and fsync per block of
+// 2^20 packets), and reports failures once per SA.
+void esp_housekeeping(ipsec::EspLayer& esp);
+
+}  // namespace ws::dp

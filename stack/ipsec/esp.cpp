@@ -1,0 +1,155 @@
+#include "stack/ipsec/esp.hpp"
+
+#include <cstring>
+
+namespace ws::ipsec {
+
+namespace {
+
+void store_be64(uint8_t* p, uint64_t v) {
+  store_be32(p, static_cast<uint32_t>(v >> 32));
+  store_be32(p + 4, static_cast<uint32_t>(v));
+}
+
+// RFC 4106 section 5: SPI || sequence number, or SPI || high || low with ESN.
+uint32_t make_aad(uint32_t spi, EspSeq seq, bool esn, uint8_t aad[12]) {
+  store_be32(aad, spi);
+  if (!esn) {
+    store_be32(aad + 4, seq.low());
+    return 8;
+  }
+  store_be32(aad + 4, seq.high());
+  store_be32(aad + 8, seq.low());
+  return 12;
+}
+
+// The CBC IV of `seq`: E_iv_key(0^64 || seq), through CFB of a zero block.
+void make_cbc_iv(const CryptoEngine& e, const SaKeys& k, EspSeq seq, uint8_t iv[16]) {
+  alignas(16) uint8_t counter[16] = {};
+  alignas(16) static constexpr uint8_t kZero[16] = {};
+  store_be64(counter + 8, seq.value());
+  IMB_AES128_CFB_ONE(e.mgr(), iv, kZero, counter, k.iv_keys, 16);
+}
+
+// CBC + HMAC verification of a contiguous ESP packet: with ESN the high half of the sequence
+// number is authenticated after the ciphertext without being sent (RFC 4303 2.2.1), so it is
+// written where the ICV was (saved by the caller), for the moment of the computation.
+bool open_cbc(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
+              uint32_t ct_len, uint8_t tag[kIcvBytes]) {
+  const uint32_t head = esp_head_len(k.cipher);
+  uint8_t* icv = esp + head + ct_len;
+  uint32_t auth_len = head + ct_len;
+  if (esn) {
+    store_be32(icv, seq.high());
+    auth_len += 4;
+  }
+  CbcHmacOp op{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, tag};
+  cbc_hmac_open(e, std::span(&op, 1));
+  return op.done;
+}
+
+}  // namespace
+
+namespace {
+
+// Header, IV (GCM), padding and trailer: everything but the encryption. Returns the
+// ciphertext length.
+uint32_t lay_out(const SaKeys& k, uint32_t spi, EspSeq seq, uint8_t next_header, uint8_t* esp,
+                 uint32_t payload_len) {
+  const Cipher c = k.cipher;
+  store_be32(esp + wire::EspView::kSpiOff, spi);
+  store_be32(esp + wire::EspView::kSeqOff, seq.low());
+  uint8_t* payload = esp + esp_head_len(c);
+  const uint32_t ct_len =
+      round_up(payload_len + wire::EspView::kTrailerLen, static_cast<uint32_t>(pad_block(c)));
+  const uint32_t pad_len = ct_len - payload_len - wire::EspView::kTrailerLen;
+  for (uint32_t i = 0; i < pad_len; ++i) payload[payload_len + i] = static_cast<uint8_t>(i + 1);
+  payload[ct_len - 2] = static_cast<uint8_t>(pad_len);
+  payload[ct_len - 1] = next_header;
+  return ct_len;
+}
+
+}  // namespace
+
+uint32_t esp_seal(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq, bool esn,
+                  uint8_t next_header, uint8_t* esp, uint32_t payload_len) {
+  if (!is_gcm(k.cipher)) {
+    CbcHmacOp op;
+    uint8_t tag[kIcvBytes];
+    const uint32_t n =
+        esp_seal_cbc_prepare(e, k, spi, seq, esn, next_header, esp, payload_len, op, tag);
+    cbc_hmac_seal(e, std::span(&op, 1));
+    esp_seal_cbc_finish(op);
+    return n;
+  }
+  const uint32_t head = esp_head_len(k.cipher);
+  const uint32_t ct_len = lay_out(k, spi, seq, next_header, esp, payload_len);
+  uint8_t* iv = esp + wire::EspView::kHeaderLen;
+  store_be64(iv, seq.value());
+  uint8_t aad[12];
+  const uint32_t aad_len = make_aad(spi, seq, esn, aad);
+  std::span<uint8_t> seg(esp + head, ct_len);
+  gcm_seal(e, k, iv, {aad, aad_len}, std::span(&seg, 1), esp + head + ct_len);
+  return head + ct_len + static_cast<uint32_t>(kIcvBytes);
+}
+
+uint32_t esp_seal_cbc_prepare(const CryptoEngine& e, const SaKeys& k, uint32_t spi, EspSeq seq,
+                              bool esn, uint8_t next_header, uint8_t* esp, uint32_t payload_len,
+                              CbcHmacOp& op, uint8_t tag[kIcvBytes]) {
+  const uint32_t head = esp_head_len(k.cipher);
+  const uint32_t ct_len = lay_out(k, spi, seq, next_header, esp, payload_len);
+  make_cbc_iv(e, k, seq, esp + wire::EspView::kHeaderLen);
+  uint32_t auth_len = head + ct_len;
+  if (esn) {
+    // RFC 4303 2.2.1: the high half is authenticated after the ciphertext, not sent; it
+    // sits where the ICV goes until the tag replaces it.
+    store_be32(esp + head + ct_len, seq.high());
+    auth_len += 4;
+  }
+  op = CbcHmacOp{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, tag};
+  return head + ct_len + static_cast<uint32_t>(kIcvBytes);
+}
+
+void esp_seal_cbc_finish(const CbcHmacOp& op) {
+  std::memcpy(op.buf + op.cipher_offset + op.cipher_len, op.tag, kIcvBytes);
+}
+
+OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
+                   uint32_t len, Opened& out) {
+  const Cipher c = k.cipher;
+  const uint32_t head = esp_head_len(c);
+  const auto block = static_cast<uint32_t>(pad_block(c));
+  if (len < head + block + kIcvBytes) return OpenError::malformed;
+  const uint32_t ct_len = len - head - static_cast<uint32_t>(kIcvBytes);
+  if (ct_len % block != 0) return OpenError::malformed;
+  uint8_t* payload = esp + head;
+  uint8_t* icv = payload + ct_len;
+  const uint32_t spi = load_be32(esp + wire::EspView::kSpiOff);
+  // The low half as received, so the AAD covers the header bytes themselves.
+  seq = EspSeq::from_halves(seq.high(), load_be32(esp + wire::EspView::kSeqOff));
+  if (is_gcm(c)) {
+    uint8_t aad[12];
+    const uint32_t aad_len = make_aad(spi, seq, esn, aad);
+    std::span<uint8_t> seg(payload, ct_len);
+    if (!gcm_open(e, k, esp + wire::EspView::kHeaderLen, {aad, aad_len}, std::span(&seg, 1), icv)) {
+      return OpenError::auth_failed;
+    }
+  } else {
+    uint8_t received[kIcvBytes];
+    uint8_t computed[kIcvBytes];
+    std::memcpy(received, icv, kIcvBytes);
+    if (!open_cbc(e, k, seq, esn, esp, ct_len, computed) ||
+        !constant_time_equal(computed, received, kIcvBytes)) {
+      return OpenError::auth_failed;
+    }
+  }
+  std::span<const uint8_t> plain(payload, ct_len);
+  auto t = wire::EspTrailer::parse(plain);
+  if (!t || !wire::EspTrailer::padding_valid(plain, *t)) return OpenError::bad_padding;
+  out.payload_off = head;
+  out.payload_len = static_cast<uint32_t>(t->payload_len);
+  out.next_header = t->next_header;
+  return OpenError::none;
+}
+
+}  // namespace ws::ipsec
