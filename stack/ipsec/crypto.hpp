@@ -47,7 +47,7 @@ struct alignas(64) SaKeys {
   Cipher cipher = Cipher::aes_gcm_128;
   // GCM: round keys and GHASH key powers; the library needs them aligned (its header aligns
   // the struct on Windows only).
-  alignas(64) struct gcm_key_data gcm;
+  alignas(64) struct gcm_key_data gcm {};
   uint8_t salt[kGcmSaltBytes] = {};
   alignas(16) uint8_t enc_keys[16 * 15] = {};  // CBC round keys (up to AES-256's 15)
   alignas(16) uint8_t dec_keys[16 * 15] = {};

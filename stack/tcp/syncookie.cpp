@@ -69,12 +69,13 @@ SynCookies::SynCookies(const std::array<uint8_t, 32>& secret) {
   Key k{};
   std::memcpy(k.data(), secret.data(), 16);
   uint8_t m[24];
-  std::memcpy(m, "syncooki", 8);
+  constexpr uint8_t kLabel[8] = {'s', 'y', 'n', 'c', 'o', 'o', 'k', 'i'};
+  std::memcpy(m, kLabel, sizeof kLabel);
   std::memcpy(m + 8, secret.data() + 16, 16);
   for (uint8_t i = 0; i < 4; ++i) {
     m[7] = static_cast<uint8_t>('0' + i);
     uint64_t h = siphash24(k, m, sizeof(m));
-    std::memcpy((i < 2 ? master_.data() : white_.data()) + 8 * (i % 2), &h, 8);
+    std::memcpy((i < 2 ? master_.data() : white_.data()) + size_t{8} * (i % 2), &h, 8);
   }
 }
 
@@ -85,7 +86,7 @@ SynCookies::Key SynCookies::epoch_key(uint64_t epoch) const {
   for (uint8_t i = 0; i < 2; ++i) {
     m[8] = i;
     uint64_t h = siphash24(master_, m, sizeof(m));
-    std::memcpy(out.data() + 8 * i, &h, 8);
+    std::memcpy(out.data() + size_t{8} * i, &h, 8);
   }
   return out;
 }
