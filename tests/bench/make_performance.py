@@ -6,7 +6,9 @@ commit, command, load, source}, "records": [{id, figure, unit, ours, peer, peer_
 better, ratio, headline, readme, rank}]}; rows are ordered by rank. The table goes between the markers
   <!-- performance:headline:begin --> ... <!-- performance:headline:end -->
 in docs/performance.md (records with "headline": true) and README.md (records with "readme": true), and one
-page per run, docs/results/<name>.md, so the tables are never edited by hand.
+page per run, docs/results/<name>.md, so the tables are never edited by hand. A record with
+"table": NAME goes instead into the table between <!-- performance:NAME:begin --> and
+<!-- performance:NAME:end --> in docs/performance.md (the scaling table, for one).
 
   make_performance.py             rewrites the tables in place
   make_performance.py --check     fails when a committed table differs from the JSON
@@ -22,7 +24,6 @@ import sys
 import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-BEGIN, END = "<!-- performance:headline:begin -->", "<!-- performance:headline:end -->"
 RUN_KEYS = ("workload", "section", "measured", "commit", "command", "source")
 RECORD_KEYS = ("id", "rank", "headline", "figure", "unit", "ours", "peer", "peer_name", "better", "ratio", "readme")
 
@@ -75,16 +76,22 @@ def fmt(value):
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def render(records, full):
-    """The markdown table: every record (docs/performance.md) or a shorter one (README)."""
-    if full:
+def render(records, full, table="headline"):
+    """The markdown table: every record (docs/performance.md) or a shorter one (README);
+    `table` picks the records of one named table of docs/performance.md."""
+    if full and table != "headline":
+        head = ("| figure | measured | against | ratio | date | commit | command |\n"
+                "| --- | --- | --- | --- | --- | --- | --- |\n")
+    elif full:
         head = ("| figure | wirespeed | peer | ratio (>1: wirespeed better) | date | commit "
                 "| command |\n| --- | --- | --- | --- | --- | --- | --- |\n")
     else:
         head = "| figure | wirespeed | peer | ratio |\n| --- | --- | --- | --- |\n"
     rows = []
     for r in records:
-        if not (r["headline"] if full else r["readme"]):
+        if r.get("table", "headline") != table:
+            continue
+        if table == "headline" and not (r["headline"] if full else r["readme"]):
             continue
         unit = r["unit"]
         cells = [r["figure"], f"{fmt(r['ours'])} {unit}",
@@ -126,11 +133,12 @@ def run_pages(results_dir, records):
             for n, (run, recs) in pages.items()}
 
 
-def replace_between(text, body, path):
-    pattern = re.compile(re.escape(BEGIN) + r"\n.*?" + re.escape(END), re.DOTALL)
+def replace_between(text, body, path, table="headline"):
+    begin, end = f"<!-- performance:{table}:begin -->", f"<!-- performance:{table}:end -->"
+    pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.DOTALL)
     if len(pattern.findall(text)) != 1:
-        raise BadResults(f"{path}: needs exactly one {BEGIN} ... {END} block")
-    return pattern.sub(lambda _: BEGIN + "\n" + body + END, text)
+        raise BadResults(f"{path}: needs exactly one {begin} ... {end} block")
+    return pattern.sub(lambda _: begin + "\n" + body + end, text)
 
 
 def targets(root):
@@ -155,10 +163,13 @@ def run(root, check):
                 if not check:
                     with open(path, "w", encoding="utf-8") as f:
                         f.write(new)
+        tables = sorted({r.get("table", "headline") for r in records} - {"headline"})
         for path, full in targets(root):
             with open(path, encoding="utf-8") as f:
                 old = f.read()
             new = replace_between(old, render(records, full), path)
+            for t in tables if full else []:
+                new = replace_between(new, render(records, True, t), path, t)
             if new != old:
                 stale.append(os.path.relpath(path, root))
                 if not check:
