@@ -20,6 +20,15 @@ bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 Segment::~Segment() { unmap(); }
 
+bool Segment::map(const std::string& path, std::string& error) {
+  base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (base_ != MAP_FAILED) return true;
+  base_ = nullptr;
+  error = "cannot map " + path + ": " + std::strerror(errno);
+  unmap();
+  return false;
+}
+
 void Segment::unmap() {
   if (base_ != nullptr) ::munmap(base_, size_);
   base_ = nullptr;
@@ -52,13 +61,7 @@ bool Segment::create(const std::string& path, uint32_t cores, uint64_t ring_byte
     unmap();
     return false;
   }
-  base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (base_ == MAP_FAILED) {
-    base_ = nullptr;
-    error = "cannot map " + path + ": " + std::strerror(errno);
-    unmap();
-    return false;
-  }
+  if (!map(path, error)) return false;
   path_ = path;
   header_ = new (base_) Header{};
   header_->version = kVersion;
@@ -100,13 +103,7 @@ bool Segment::open(const std::string& path, std::string& error) {
     return false;
   }
   size_ = static_cast<uint64_t>(st.st_size);
-  base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (base_ == MAP_FAILED) {
-    base_ = nullptr;
-    error = "cannot map " + path + ": " + std::strerror(errno);
-    unmap();
-    return false;
-  }
+  if (!map(path, error)) return false;
   header_ = static_cast<Header*>(base_);
   const Header& h = *header_;
   if (h.magic != kMagic || h.version != kVersion || h.cores == 0 || h.cores > kMaxCores ||

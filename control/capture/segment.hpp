@@ -42,6 +42,8 @@ class Segment {
   const std::string& path() const { return path_; }
 
  private:
+  // Maps size_ bytes of fd_; on failure closes everything and says why.
+  bool map(const std::string& path, std::string& error);
   void unmap();
 
   std::string path_;

@@ -6,6 +6,7 @@ them on exit, whatever happens. Traffic goes only to those namespaces.
 Runs as root under Debian's /usr/bin/python3 (it sees python3-scapy).
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -89,6 +90,16 @@ class Capture:
     def __exit__(self, *exc):
         if self.proc.poll() is None:
             self.stop()
+
+
+def progress(output, service, until_s):
+    """A client service's progress lines ("NAME: T s, N messages, ...", one a second) up to
+    `until_s`: [(seconds, messages)], and the seconds that ended with no new message."""
+    counts = [(float(m.group(1)), int(m.group(2))) for m in
+              re.finditer(rf"^{re.escape(service)}: ([\d.]+) s, (\d+) messages", output, re.M)]
+    full = [c for c in counts if c[0] <= until_s]
+    stalled = [f"{b[0]:.1f} s" for a, b in zip(full, full[1:]) if b[1] == a[1]]
+    return full, stalled
 
 
 class Results:

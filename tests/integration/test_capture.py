@@ -328,10 +328,7 @@ def check_full_rate(res, tmp):
             summary = f.read()
         res.check(server.proc.poll() is None, "the server data plane kept running")
         res.check(rc == 0, f"the client finished by itself (exit {rc})", out[-300:])
-        counts = [(float(m.group(1)), int(m.group(2))) for m in
-                  re.finditer(r"^load: ([\d.]+) s, (\d+) messages", out, re.M)]
-        full = [c for c in counts if c[0] <= SOURCE_S]
-        stalled = [f"{b[0]:.1f} s" for a, b in zip(full, full[1:]) if b[1] == a[1]]
+        full, stalled = h.progress(out, "load", SOURCE_S)
         res.check(len(full) >= 3 and not stalled,
                   f"data moved in every second while captured ({[n for _, n in full]})",
                   f"stalled at {stalled}")

@@ -22,7 +22,6 @@ Bounded to about a minute; memif socket and file prefixes are wsmj-*.
 """
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -95,10 +94,7 @@ def run_variant(res, tmp, label, frame_buffers):
         res.check(src.get("messages", 0) > 0 and src.get("errors", 1) == 0,
                   f"{label}: source sent {src.get('messages')} MiB messages without error", str(src)[:300])
         # Progress lines: "load: 2.0 s, N messages, ..." each second of the run.
-        counts = [(float(m.group(1)), int(m.group(2))) for m in
-                  re.finditer(r"^load: ([\d.]+) s, (\d+) messages", out, re.M)]
-        full = [c for c in counts if c[0] <= SOURCE_S]
-        stalled = [f"{b[0]:.1f} s" for a, b in zip(full, full[1:]) if b[1] == a[1]]
+        full, stalled = h.progress(out, "load", SOURCE_S)
         res.check(len(full) >= 2 and not stalled,
                   f"{label}: the transfer moved in every second ({[n for _, n in full]})",
                   f"no progress in the second ending at {stalled}")

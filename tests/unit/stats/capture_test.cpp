@@ -17,6 +17,7 @@
 #include "control/capture/segment.hpp"
 #include "control/capture/session.hpp"
 #include "control/cli/options.hpp"
+#include "test_util.hpp"
 
 namespace ws::capture {
 namespace {
@@ -317,10 +318,7 @@ namespace ws::cli {
 namespace {
 
 ParseResult parse_capture(std::vector<std::string> args) {
-  args.insert(args.begin(), "wirespeed-control");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_options(static_cast<int>(argv.size()), argv.data());
+  return stats::test::parse_args(std::move(args));
 }
 
 TEST(CaptureOptions, Parsed) {

@@ -10,10 +10,7 @@ namespace ws::cli {
 namespace {
 
 ParseResult parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "wirespeed-control");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_options(static_cast<int>(argv.size()), argv.data());
+  return stats::test::parse_args(std::move(args));
 }
 
 TEST(Options, Commands) {

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "control/cli/options.hpp"
 
 namespace ws::stats::test {
 
@@ -25,5 +28,13 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// wirespeed-control's options parsed from the words after the program name.
+inline cli::ParseResult parse_args(std::vector<std::string> args) {
+  args.insert(args.begin(), "wirespeed-control");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cli::parse_options(static_cast<int>(argv.size()), argv.data());
+}
 
 }  // namespace ws::stats::test
