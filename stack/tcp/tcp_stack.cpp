@@ -7,6 +7,7 @@
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/tcp/mss.hpp"
+#include "stack/wire/ipv4.hpp"
 
 namespace ws::tcp {
 
@@ -171,7 +172,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
     return;
   }
   if (!csum_verified) {
-    uint32_t s = ipv4_pseudo_sum(src, dst, 6, static_cast<uint16_t>(seg.size()));
+    uint32_t s = ipv4_pseudo_sum(src, dst, wire::kIpProtoTcp, static_cast<uint16_t>(seg.size()));
     if (csum_fold(seg.csum(s)) != 0) {
       drops_.add(DropReason::kTcpBadChecksum);
       return;
