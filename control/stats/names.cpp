@@ -61,8 +61,10 @@ std::string validate_labels(std::span<const LabelPair> labels, Scope scope) {
     const LabelPair& l = labels[i];
     if (std::find(std::begin(kAllowedLabelKeys), std::end(kAllowedLabelKeys), l.key) ==
         std::end(kAllowedLabelKeys)) {
-      return "label '" + std::string(l.key) +
-             "' is not one of port, queue, core, service, state, reason, direction, sa";
+      std::string allowed;
+      for (std::string_view k : kAllowedLabelKeys)
+        allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+      return "label '" + std::string(l.key) + "' is not one of " + allowed;
     }
     if (scope == Scope::kPerCoreLabeled && l.key == "core") {
       return "label 'core' is added by Scope::kPerCoreLabeled; do not pass it";
