@@ -62,7 +62,7 @@ def run_variant(ctx, variant, binary, size, tag, errors):
 
 
 def bench_capture(ctx):
-    rep = b.Report("capture", "Packet capture: cost of capture off and on (memif, source -> sink)",
+    rep = b.Report("capture", "18. Packet capture: cost of capture off and on (memif, source -> sink)",
                    "sudo tests/bench/run_capture.sh" + (f" --reps {ctx.reps}") +
                    (" --baseline DIR" if ctx.baseline else ""))
     errors = []
