@@ -200,7 +200,8 @@ class MbufIo final : public PacketIo {
 
   // Hands queued frames to the TX ring, in bursts, as far as it takes them;
   // the rest stays queued for the next loop iteration.
-  void flush() {
+  // Returns how many frames the TX ring took.
+  uint32_t flush() {
     if (tap_->armed()) [[unlikely]]
       tap_queued();
     uint32_t before = count_;
@@ -215,6 +216,7 @@ class MbufIo final : public PacketIo {
     uint32_t sent = before - count_;
     tapped_ = tapped_ > sent ? tapped_ - sent : 0;
     if (count_ == 0) head_ = 0;
+    return sent;
   }
 
   // Refreshed once per loop iteration: counting a mempool walks per-core caches.

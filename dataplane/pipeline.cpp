@@ -240,12 +240,11 @@ void Pipeline::run(bool main) {
       for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
     }
     stack_.flush(now);
+    // Frames the TX rings took count as work; frames a ring keeps refusing (a memif with no
+    // peer, a link that is down) do not, or the core would never sleep.
     bool sent = false;
     for (auto& io : ios_) {
-      if (io->has_pending()) {
-        io->flush();
-        sent = true;
-      }
+      if (io->has_pending()) sent = io->flush() != 0 || sent;
     }
     if ((++iter & 255) == 0) {
       bool low = false;
