@@ -5,6 +5,7 @@ Every test creates its own namespace and interfaces with unique names and remove
 them on exit, whatever happens. Traffic goes only to those namespaces.
 Runs as root under Debian's /usr/bin/python3 (it sees python3-scapy).
 """
+import json
 import os
 import re
 import shutil
