@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "control/stats/clock.hpp"
 #include "dataplane/port.hpp"
 
 namespace ws::dp {
@@ -17,11 +18,7 @@ namespace {
 // beats every few milliseconds; a second covers a reader descheduled on a busy machine.
 constexpr Duration kReaderTimeout = Duration::seconds(2);
 
-int64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+int64_t realtime_ns() { return static_cast<int64_t>(stats::clock_ns(CLOCK_REALTIME)); }
 
 }  // namespace
 

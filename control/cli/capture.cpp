@@ -12,6 +12,7 @@
 
 #include "control/capture/pcapng.hpp"
 #include "control/capture/session.hpp"
+#include "control/stats/clock.hpp"
 #include "stack/core/drops.hpp"
 #include "ws_version.h"
 
@@ -28,11 +29,7 @@ double monotonic_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-uint64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t realtime_ns() { return stats::clock_ns(CLOCK_REALTIME); }
 
 // The request that the options describe; false with `error` for a port or queue the
 // data plane does not have.

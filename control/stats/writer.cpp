@@ -14,16 +14,13 @@
 #include <filesystem>
 #include <random>
 
+#include "control/stats/clock.hpp"
 #include "control/stats/seqlock.hpp"
 
 namespace ws::stats {
 namespace {
 
-uint64_t now_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t now_ns(clockid_t clock) { return clock_ns(clock); }
 
 constexpr uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
