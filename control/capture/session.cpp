@@ -91,6 +91,10 @@ uint64_t Session::dropped_copies() const {
   return total;
 }
 
+bool Session::withdrawn() const {
+  return armed_ && header().armed.load(std::memory_order_acquire) == 0;
+}
+
 bool Session::dataplane_alive() const {
   auto pid = static_cast<pid_t>(header().dataplane_pid);
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);

@@ -39,6 +39,9 @@ class Session {
   uint64_t dropped_copies() const;
   // The data plane that created the segment still runs.
   bool dataplane_alive() const;
+  // The data plane withdrew our request: this reader did not drain for longer than the
+  // data plane's reader timeout (a blocked output, a stopped process).
+  bool withdrawn() const;
 
  private:
   Segment segment_;

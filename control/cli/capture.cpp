@@ -166,6 +166,10 @@ std::string capture_loop(capture::Session& s, capture::PcapngWriter& w, FrameWri
   while (true) {
     size_t n = s.drain(sink);
     if (!w.ok()) return "the output could not be written";
+    if (s.withdrawn()) {
+      return "the data plane withdrew the capture because this reader stalled (is the output "
+             "blocked?); frames after that were not captured";
+    }
     if (f.full() || g_stop.load()) return "";
     double now = monotonic_s();
     if (c.seconds > 0 && now - start >= c.seconds) return "";

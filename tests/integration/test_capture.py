@@ -315,7 +315,8 @@ def check_full_rate(res, tmp):
         # A reader that stalls: its pipe fills, its ring fills, the data plane drops copies.
         log = os.path.join(tmp, "stall.log")
         stall = subprocess.Popen(
-            f"{h.CONTROL} -c {s_cfg} capture --seconds {SOURCE_S - 2} -w - 2>{log} | "
+            f"({h.CONTROL} -c {s_cfg} capture --seconds {SOURCE_S - 2} -w - 2>{log}; "
+            f"echo $? > {log}.rc) | "
             f"(sleep {SOURCE_S - 3}; cat > /dev/null)", shell=True)
         stall.wait(SOURCE_S + 20)
         try:
@@ -326,6 +327,8 @@ def check_full_rate(res, tmp):
         out = client.output()
         with open(log) as f:
             summary = f.read()
+        with open(log + ".rc") as f:
+            stall_rc = int(f.read().strip() or -1)
         res.check(server.proc.poll() is None, "the server data plane kept running")
         res.check(rc == 0, f"the client finished by itself (exit {rc})", out[-300:])
         full, stalled = h.progress(out, "load", SOURCE_S)
@@ -336,6 +339,9 @@ def check_full_rate(res, tmp):
         dropped = int(m.group(2)) if m else 0
         res.check(m is not None and dropped > 0,
                   f"the capture counted {dropped} copies dropped (reader stalled)", summary)
+        res.check(stall_rc != 0 and "withdrew the capture because this reader stalled" in summary,
+                  "the stalled reader learns that the data plane withdrew its request, says so "
+                  f"and exits non-zero ({stall_rc})", summary)
         time.sleep(1.2)
         metric = ctl.value("wirespeed_capture_dropped_copies_total")
         copied = ctl.value("wirespeed_capture_copied_frames_total")
