@@ -55,6 +55,21 @@ class Pipeline {
   void finish();
 
  private:
+  // The loop's own clocks (run() keeps them on its stack).
+  struct LoopClock {
+    Instant deadline = Instant::from_ns(0);  // the earliest timer of the stack and services
+    Instant next_stats;
+    Duration stats_every;
+    uint64_t last_tsc = 0;
+    double ns_per_cycle = 0;
+    uint32_t iter = 0;
+  };
+  // The steps of one iteration of run(), in order after poll_rx.
+  Instant run_timers(Instant now);
+  bool transmit(Instant now);
+  void pool_housekeeping();
+  void periodic(Instant now, bool main, LoopClock& loop);
+  void book_time(Instant now, bool worked, LoopClock& loop);
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
   void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                RxSegments& segs);
