@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "control/config/tcp_settings.hpp"
 #include "dataplane/ipsec.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
@@ -32,8 +33,8 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   return RxMeta::Cksum::kUnknown;
 }
 
-// The stack's TCP settings from the config, and how this core picks local ports for the
-// connections it opens, so that replies arrive where the connection lives:
+// The stack's TCP settings from the config (to_stack_tcp), and how this core picks local ports for
+// the connections it opens, so that replies arrive where the connection lives:
 // - where the port spreads flows by RSS and its key and table could be read, a local port
 //   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
 //   this core;
@@ -42,36 +43,7 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
 // TIME_WAIT.
 tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
                           const std::vector<PortInfo>& ports, const Steering& steering) {
-  const auto& t = cfg.tcp;
-  tcp::TcpConfig c;
-  c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
-                                                             : tcp::CongestionAlgo::kCubic;
-  c.time_wait = Duration::millis(t.time_wait_ms);
-  c.time_wait_reuse = Duration::millis(t.time_wait_reuse_ms);
-  c.rto_min = Duration::millis(t.rto_min_ms);
-  c.rto_initial = Duration::millis(t.rto_initial_ms);
-  c.delayed_ack = Duration::millis(t.delayed_ack_ms);
-  c.nagle = t.nagle;
-  c.keepalive = t.keepalive.enabled;
-  c.keepalive_idle = Duration::seconds(t.keepalive.idle_s);
-  c.keepalive_interval = Duration::seconds(t.keepalive.interval_s);
-  c.keepalive_probes = t.keepalive.probes;
-  c.recv_buffer = t.receive_buffer_bytes.value_or(0);
-  c.send_buffer = t.send_buffer_bytes.value_or(0);
-  c.buffer_max = t.buffer_max_bytes;
-  c.syn_backlog = t.syn_backlog;
-  c.accept_backlog = t.accept_backlog;
-  c.max_connections = t.max_connections;
-  c.timestamps = t.timestamps;
-  c.sack = t.sack;
-  c.window_scaling = t.window_scaling;
-  c.mtu_probing = t.mtu_probing;
-  c.pmtu_recovery = Duration::seconds(t.pmtu_recovery_s);
-  c.syncookies = t.syncookies == config::SynCookies::always  ? tcp::SynCookieMode::kAlways
-                 : t.syncookies == config::SynCookies::never ? tcp::SynCookieMode::kNever
-                                                             : tcp::SynCookieMode::kAuto;
-  c.rst_rate_limit = t.rst_rate_limit;
-  c.challenge_ack_limit = t.challenge_ack_limit;
+  tcp::TcpConfig c = config::to_stack_tcp(cfg.tcp);
   // RFC 6528: the ISN key must be secret and random per boot of the data plane.
   if (getrandom(c.isn_secret.data(), c.isn_secret.size(), 0) !=
       static_cast<ssize_t>(c.isn_secret.size())) {
