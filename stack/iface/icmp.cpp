@@ -111,7 +111,6 @@ void Stack::icmp_echo(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> hdr,
   f.dont_fragment = false;
   commit(f, now);
   ++counters_.icmp_echo_replies_out;
-  return;
 }
 
 void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,
