@@ -50,11 +50,8 @@ int worker_main(void* arg) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string config_path;
-  bool check = false;
+// -1 to go on with `config_path` (and `check`), else the exit status.
+int parse_args(int argc, char** argv, std::string& config_path, bool& check) {
   static const option kOpts[] = {{"config", required_argument, nullptr, 'c'},
                                  {"check", no_argument, nullptr, 'k'},
                                  {"help", no_argument, nullptr, 'h'},
@@ -86,20 +83,11 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 1;
   }
+  return -1;
+}
 
-  auto loaded = ws::config::load_config_file(config_path);
-  if (!loaded.config) {
-    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.format().c_str());
-    return 1;
-  }
-  const ws::config::Config& cfg = *loaded.config;
-  if (check) {
-    std::printf("%s: ok\n%s\n", config_path.c_str(), ws::config::describe(cfg).c_str());
-    return 0;
-  }
-
-  // EAL
-  auto args = ws::dp::build_eal_args(cfg, argv[0]);
+bool start_eal(const ws::config::Config& cfg, const char* argv0) {
+  auto args = ws::dp::build_eal_args(cfg, argv0);
   std::vector<char*> eal_argv;
   eal_argv.reserve(args.size() + 1);
   for (auto& a : args) eal_argv.push_back(a.data());
@@ -107,22 +95,17 @@ int main(int argc, char** argv) {
   if (rte_eal_init(static_cast<int>(args.size()), eal_argv.data()) < 0) {
     std::fprintf(stderr, "wirespeed-dataplane: dataplane: EAL initialisation failed: %s\n",
                  rte_strerror(rte_errno));
-    return 1;
+    return false;
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  return true;
+}
 
-  std::vector<ws::dp::PortInfo> ports(cfg.ports.size());
-  auto cleanup = [&](int rc) {
-    for (auto& p : ports) ws::dp::port_teardown(p);
-    rte_eal_cleanup();
-    return rc;
-  };
+bool setup_ports(const ws::config::Config& cfg, std::vector<ws::dp::PortInfo>& ports) {
   for (size_t i = 0; i < cfg.ports.size(); ++i) {
     std::string err;
     if (!ws::dp::port_setup(cfg, i, ports[i], err)) {
       std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
-      return cleanup(1);
+      return false;
     }
     const auto& p = ports[i];
     std::printf(
@@ -133,37 +116,100 @@ int main(int argc, char** argv) {
         p.tx_offloads.ipv4_cksum, p.tx_offloads.udp_cksum, p.tx_offloads.tcp_cksum, p.rx_cksum,
         p.note.empty() ? "" : "; ", p.note.c_str());
   }
+  return true;
+}
 
-  ws::dp::Metrics metrics;
-  {
-    std::string err;
-    if (!metrics.init(cfg, ports, err)) {
-      // Counting is not worth refusing to run for, but the operator must know.
-      std::fprintf(stderr, "wirespeed: warning: metrics disabled: %s\n", err.c_str());
-    } else {
-      ws::dp::register_telemetry(ws::stats::segment_path(cfg.dataplane.file_prefix));
-    }
+// Metrics and packet capture: the data plane runs without either when it cannot have them,
+// but the operator must know.
+void start_observers(const ws::config::Config& cfg, const std::vector<ws::dp::PortInfo>& ports,
+                     ws::dp::Metrics& metrics, ws::dp::Capture& capture) {
+  std::string err;
+  if (!metrics.init(cfg, ports, err)) {
+    std::fprintf(stderr, "wirespeed: warning: metrics disabled: %s\n", err.c_str());
+  } else {
+    ws::dp::register_telemetry(ws::stats::segment_path(cfg.dataplane.file_prefix));
   }
-
-  ws::dp::Capture capture;
-  {
-    std::string err;
-    auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
-    if (!capture.init(ws::stats::capture_path(cfg.dataplane.file_prefix), n, ports, err)) {
-      std::fprintf(stderr, "wirespeed: warning: packet capture unavailable: %s\n", err.c_str());
-    }
-    ws::dp::enable_pdump(cfg);
+  err.clear();
+  auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
+  if (!capture.init(ws::stats::capture_path(cfg.dataplane.file_prefix), n, ports, err)) {
+    std::fprintf(stderr, "wirespeed: warning: packet capture unavailable: %s\n", err.c_str());
   }
+  ws::dp::enable_pdump(cfg);
+}
 
-  ws::dp::Steering steering;
-  {
+// One pipeline per lcore, each started (its services bound); false when one cannot start.
+bool start_pipelines(const ws::config::Config& cfg, const std::vector<ws::dp::PortInfo>& ports,
+                     const ws::dp::PipelineShared& shared,
+                     std::vector<std::unique_ptr<ws::dp::Pipeline>>& pipelines) {
+  for (uint32_t i = 0; i < cfg.dataplane.lcores.size(); ++i) {
+    pipelines.push_back(std::make_unique<ws::dp::Pipeline>(i, cfg, ports, shared));
     std::string err;
-    if (!steering.init(cfg, ports, err)) {
+    if (!pipelines.back()->start(err)) {
       std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
-      metrics.shutdown();
-      capture.shutdown();
-      return cleanup(1);
+      pipelines.clear();
+      return false;
     }
+  }
+  std::printf("wirespeed: running %zu pipeline(s) on lcores", pipelines.size());
+  for (uint32_t l : cfg.dataplane.lcores) std::printf(" %u", l);
+  std::printf(", idle %s; stop with SIGINT or SIGTERM\n",
+              std::string(ws::config::to_string(cfg.dataplane.idle)).c_str());
+  std::fflush(stdout);
+  return true;
+}
+
+// Until SIGINT or SIGTERM. The main lcore is the first in the list and runs pipeline 0
+// itself.
+void run_pipelines(const ws::config::Config& cfg,
+                   std::vector<std::unique_ptr<ws::dp::Pipeline>>& pipelines) {
+  std::vector<Worker> workers(pipelines.size());
+  for (size_t i = 1; i < pipelines.size(); ++i) {
+    workers[i].pipeline = pipelines[i].get();
+    rte_eal_remote_launch(worker_main, &workers[i], cfg.dataplane.lcores[i]);
+  }
+  pipelines[0]->run(true);
+  rte_eal_mp_wait_lcore();
+  for (auto& p : pipelines) p->finish();
+  pipelines.clear();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path;
+  bool check = false;
+  if (int rc = parse_args(argc, argv, config_path, check); rc >= 0) return rc;
+  auto loaded = ws::config::load_config_file(config_path);
+  if (!loaded.config) {
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.format().c_str());
+    return 1;
+  }
+  const ws::config::Config& cfg = *loaded.config;
+  if (check) {
+    std::printf("%s: ok\n%s\n", config_path.c_str(), ws::config::describe(cfg).c_str());
+    return 0;
+  }
+  if (!start_eal(cfg, argv[0])) return 1;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  std::vector<ws::dp::PortInfo> ports(cfg.ports.size());
+  auto cleanup = [&](int rc) {
+    for (auto& p : ports) ws::dp::port_teardown(p);
+    rte_eal_cleanup();
+    return rc;
+  };
+  if (!setup_ports(cfg, ports)) return cleanup(1);
+  ws::dp::Metrics metrics;
+  ws::dp::Capture capture;
+  start_observers(cfg, ports, metrics, capture);
+  ws::dp::Steering steering;
+  std::string err;
+  if (!steering.init(cfg, ports, err)) {
+    std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
+    metrics.shutdown();
+    capture.shutdown();
+    return cleanup(1);
   }
   for (const auto& p : ports) {
     if (steering.active() && steering.steered(p.port_id))
@@ -174,38 +220,12 @@ int main(int argc, char** argv) {
                                        static_cast<uint32_t>(cfg.dataplane.lcores.size()));
   ws::dp::PipelineShared shared{metrics, capture, steering, client_reports, g_stop};
   std::vector<std::unique_ptr<ws::dp::Pipeline>> pipelines;
-  for (uint32_t i = 0; i < cfg.dataplane.lcores.size(); ++i) {
-    pipelines.push_back(std::make_unique<ws::dp::Pipeline>(i, cfg, ports, shared));
-    std::string err;
-    if (!pipelines.back()->start(err)) {
-      std::fprintf(stderr, "wirespeed-dataplane: %s\n", err.c_str());
-      pipelines.clear();
-      steering.shutdown();
-      metrics.shutdown();
-      capture.shutdown();
-      return cleanup(1);
-    }
-  }
-  std::printf("wirespeed: running %zu pipeline(s) on lcores", pipelines.size());
-  for (uint32_t l : cfg.dataplane.lcores) std::printf(" %u", l);
-  std::printf(", idle %s; stop with SIGINT or SIGTERM\n",
-              std::string(ws::config::to_string(cfg.dataplane.idle)).c_str());
-  std::fflush(stdout);
-
-  // The main lcore is the first in the list and runs pipeline 0 itself.
-  std::vector<Worker> workers(pipelines.size());
-  for (size_t i = 1; i < pipelines.size(); ++i) {
-    workers[i].pipeline = pipelines[i].get();
-    rte_eal_remote_launch(worker_main, &workers[i], cfg.dataplane.lcores[i]);
-  }
-  pipelines[0]->run(true);
-  rte_eal_mp_wait_lcore();
-
-  for (auto& p : pipelines) p->finish();
-  pipelines.clear();
+  const bool started = start_pipelines(cfg, ports, shared, pipelines);
+  if (started) run_pipelines(cfg, pipelines);
   steering.shutdown();
   metrics.shutdown();
   capture.shutdown();
+  if (!started) return cleanup(1);
   std::printf("wirespeed: stopped\n");
   return cleanup(0);
 }

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <iterator>
+#include <string_view>
 
 #include "dataplane/checksum_hint.hpp"
 #include "dataplane/unmap_guard.hpp"
@@ -14,17 +16,73 @@ namespace ws::dp {
 
 namespace {
 
-struct StackMetric {
+using stats::LabelPair;
+using stats::MetricType;
+using stats::Scope;
+
+// One series that copies a uint64_t field of `Source`: its name, help and type, the scale
+// the reader applies (1e-9 turns nanoseconds into seconds), and the label, if any, that
+// tells it from the other series of its family. Every table below is walked by
+// Metrics::Registrar::fields at start and by copy_fields on each update.
+template <class Source>
+struct FieldSeries {
+  constexpr FieldSeries(uint64_t Source::*f, const char* n, const char* h,
+                        MetricType t = MetricType::kCounter, double s = 1.0, LabelPair l = {})
+      : field(f), name(n), help(h), type(t), scale(s), label(l) {}
+  uint64_t Source::*field;
   const char* name;
   const char* help;
-  size_t offset;
-  bool gauge;
+  MetricType type;
+  double scale;
+  LabelPair label;
+};
+
+template <class Source>
+void copy_fields(uint64_t* values, const Source& src,
+                 const std::vector<std::pair<uint64_t Source::*, stats::Slot>>& slots) {
+  for (const auto& [field, slot] : slots) values[slot.offset] = src.*field;
+}
+
+// Per port, labelled port (rte_eth_stats_get).
+constexpr FieldSeries<rte_eth_stats> kPortCounters[] = {
+    {&rte_eth_stats::ipackets, "wirespeed_port_receive_packets_total",
+     "Packets received by the port."},
+    {&rte_eth_stats::ibytes, "wirespeed_port_receive_bytes_total", "Bytes received by the port."},
+    {&rte_eth_stats::opackets, "wirespeed_port_transmit_packets_total",
+     "Packets transmitted by the port."},
+    {&rte_eth_stats::obytes, "wirespeed_port_transmit_bytes_total",
+     "Bytes transmitted by the port."},
+    {&rte_eth_stats::imissed, "wirespeed_port_receive_missed_packets_total",
+     "Packets the port dropped because no RX descriptor was free "
+     "(af_packet: frames the kernel dropped on a full socket ring)."},
+    {&rte_eth_stats::ierrors, "wirespeed_port_receive_errors_total",
+     "Erroneous packets received by the port."},
+    {&rte_eth_stats::oerrors, "wirespeed_port_transmit_errors_total",
+     "Packets the port failed to transmit."},
+    {&rte_eth_stats::rx_nombuf, "wirespeed_port_receive_no_mbuf_total",
+     "RX mbuf allocation failures."},
+};
+
+// The unmap guard (unmap_guard.hpp): process-wide, so global and unlabelled.
+constexpr FieldSeries<unmap_guard::Stats> kUnmapMetrics[] = {
+    {&unmap_guard::Stats::guarded, "wirespeed_unmap_guarded_total",
+     "munmap calls from threads other than the pipeline cores while "
+     "they ran (memif disconnects among them)."},
+    {&unmap_guard::Stats::waits, "wirespeed_unmap_waits_total",
+     "munmap calls that waited for a core to finish the loop iteration "
+     "(and its bursts) it was in."},
+    {&unmap_guard::Stats::timeouts, "wirespeed_unmap_wait_timeouts_total",
+     "munmap waits that hit their bound and unmapped anyway."},
+    {&unmap_guard::Stats::wait_ns, "wirespeed_unmap_wait_seconds_total",
+     "Time munmap calls waited.", MetricType::kCounter, 1e-9},
+    {&unmap_guard::Stats::max_wait_ns, "wirespeed_unmap_wait_max_seconds",
+     "The longest single munmap wait so far (the bound is 0.25 s).", MetricType::kGauge, 1e-9},
 };
 
 #define WS_STACK_METRIC(field, name, help) \
-  StackMetric { name, help, offsetof(StackCounters, field), false }
+  FieldSeries<StackCounters> { &StackCounters::field, name, help }
 
-const StackMetric kStackMetrics[] = {
+constexpr FieldSeries<StackCounters> kStackMetrics[] = {
     WS_STACK_METRIC(rx_frames, "wirespeed_stack_received_frames_total",
                     "Frames handed to the stack."),
     WS_STACK_METRIC(rx_bytes, "wirespeed_stack_received_bytes_total",
@@ -76,443 +134,300 @@ const StackMetric kStackMetrics[] = {
 };
 #undef WS_STACK_METRIC
 
-const char* const kTcpStates[] = {"syn_sent",   "syn_received", "established",
-                                  "fin_wait_1", "fin_wait_2",   "close_wait",
-                                  "closing",    "last_ack",     "time_wait"};
+// Per core, labelled core.
+constexpr FieldSeries<CoreTotals> kCoreMetrics[] = {
+    {&CoreTotals::busy_ns, "wirespeed_core_busy_seconds_total",
+     "Time the core spent on loop iterations that did work.", MetricType::kCounter, 1e-9},
+    {&CoreTotals::idle_ns, "wirespeed_core_idle_seconds_total",
+     "Time the core spent polling empty queues or sleeping.", MetricType::kCounter, 1e-9},
+    {&CoreTotals::loops, "wirespeed_core_loops_total", "Iterations of the core's pipeline loop."},
+    {&CoreTotals::frames, "wirespeed_core_received_frames_total",
+     "Frames the core's stack received (its own and those handed to it)."},
+    {&CoreTotals::connections, "wirespeed_core_connections_total",
+     "TCP connections the core opened or accepted."},
+    {&CoreTotals::handed_out, "wirespeed_core_redirected_out_frames_total",
+     "Frames the core received for a flow another core owns and "
+     "handed to that core (software RSS)."},
+    {&CoreTotals::handed_in, "wirespeed_core_redirected_in_frames_total",
+     "Frames of the core's own flows that another core received and "
+     "handed to it (software RSS)."},
+};
+
+// TcpState values from kSynSent on, in order.
+constexpr std::string_view kTcpStates[] = {"syn_sent",   "syn_received", "established",
+                                           "fin_wait_1", "fin_wait_2",   "close_wait",
+                                           "closing",    "last_ack",     "time_wait"};
+static_assert(static_cast<size_t>(tcp::TcpState::kSynSent) + std::size(kTcpStates) <=
+              tcp::kTcpStateCount);
+
+// In tcp::RecoveryKind order.
+constexpr std::string_view kRecoveryKindNames[] = {"fast", "rack", "tlp", "rto", "spurious"};
+static_assert(std::size(kRecoveryKindNames) == tcp::kRecoveryKinds);
+
+constexpr const char* kSynCookieHelp =
+    "SYN cookies: SYN,ACKs sent with one, ACKs that returned "
+    "a valid one, ACKs whose cookie was forged or expired.";
+
+constexpr FieldSeries<tcp::TcpCounters> kTcpMetrics[] = {
+    {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total",
+     "TCP segments received by connections and listeners.", MetricType::kCounter},
+    {&tcp::TcpCounters::segments_out, "wirespeed_tcp_sent_segments_total", "TCP segments sent.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total",
+     "Acceptable RST segments received.", MetricType::kCounter},
+    {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total",
+     "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
+    {&tcp::TcpCounters::challenge_acks_limited, "wirespeed_tcp_challenge_acks_limited_total",
+     "Challenge ACKs not sent: over the second's randomised budget (RFC 5961 section 7).",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total",
+     "Connections opened by us.", MetricType::kCounter},
+    {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total",
+     "Connections accepted.", MetricType::kCounter},
+    {&tcp::TcpCounters::connections_closed, "wirespeed_tcp_closed_total",
+     "Connections closed (any reason).", MetricType::kCounter},
+    {&tcp::TcpCounters::timeouts, "wirespeed_tcp_timeouts_total",
+     "Connections dropped after retransmission timeouts.", MetricType::kCounter},
+    {&tcp::TcpCounters::fast_retransmits, "wirespeed_tcp_fast_retransmits_total",
+     "Fast retransmits / recovery episodes.", MetricType::kCounter},
+    {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total",
+     "Retransmission timer expirations.", MetricType::kCounter},
+    {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total",
+     "Zero-window probes sent.", MetricType::kCounter},
+    {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total",
+     "Keepalive probes sent.", MetricType::kCounter},
+    {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total",
+     "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
+    {&tcp::TcpCounters::tso_super_segments, "wirespeed_tcp_tso_super_segments_total",
+     "TCP segments sent as TSO super-segments (each cut into MSS-sized segments by the port).",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_header_pullups, "wirespeed_tcp_header_pullups_total",
+     "TCP headers that straddled mbufs and were copied into a header buffer.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_bytes_direct, "wirespeed_tcp_received_direct_bytes_total",
+     "In-order payload bytes the application consumed straight from received packets.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_bytes_buffered, "wirespeed_tcp_received_buffered_bytes_total",
+     "Payload bytes copied into receive buffers (not consumed at once, or out of order).",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_bytes_held, "wirespeed_tcp_received_held_bytes_total",
+     "Payload bytes not consumed at once and kept in their receive mbufs instead of copied.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_held_compacted, "wirespeed_tcp_received_held_copied_bytes_total",
+     "Held payload bytes copied into receive buffers later (a partial read with more queued, "
+     "or the mbuf pool running low).",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_hold_refused, "wirespeed_tcp_receive_holds_refused_total",
+     "Holds refused because the mbuf pool ran low or its hold budget was spent (copied).",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::rx_held_pieces, "wirespeed_tcp_received_held_frames",
+     "Received frames whose mbufs TCP holds now for unread bytes.", MetricType::kGauge},
+    {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total",
+     "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
+    {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes",
+     "Sum of the connections' (autotuned) receive buffer sizes.", MetricType::kGauge},
+    {&tcp::TcpCounters::snd_buffer_sum, "wirespeed_tcp_send_buffer_bytes",
+     "Sum of the connections' send buffer limits.", MetricType::kGauge},
+    {&tcp::TcpCounters::bytes_buffered, "wirespeed_tcp_buffered_bytes",
+     "Payload bytes held in TCP send and receive buffers.", MetricType::kGauge},
+    {&tcp::TcpCounters::memory_bytes, "wirespeed_tcp_memory_bytes",
+     "Buffer memory allocated by TCP connections.", MetricType::kGauge},
+    // Path MTU (stack/tcp/pmtu.cpp, docs/tcp.md).
+    {&tcp::TcpCounters::pmtu_reductions, "wirespeed_tcp_pmtu_reductions_total",
+     "Send MSS lowered by ICMP fragmentation-needed or black-hole detection.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_increases, "wirespeed_tcp_pmtu_increases_total",
+     "Send MSS raised by a successful probe or the recovery timer.", MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_black_holes, "wirespeed_tcp_pmtu_black_holes_total",
+     "Black holes detected (full-sized segments timed out repeatedly).", MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_probes_sent, "wirespeed_tcp_pmtu_probes_sent_total",
+     "Path MTU probe segments sent (RFC 4821).", MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_probes_succeeded, "wirespeed_tcp_pmtu_probes_succeeded_total",
+     "Path MTU probes acknowledged.", MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_probes_failed, "wirespeed_tcp_pmtu_probes_failed_total",
+     "Path MTU probes lost or refused by ICMP.", MetricType::kCounter},
+    {&tcp::TcpCounters::pmtu_cache_hits, "wirespeed_tcp_pmtu_cache_hits_total",
+     "Connections that started from a path MTU remembered for their destination.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::icmp_accepted, "wirespeed_tcp_icmp_accepted_total",
+     "ICMP errors that matched a connection and were acted on.", MetricType::kCounter},
+    {&tcp::TcpCounters::icmp_ignored_short, "wirespeed_tcp_icmp_ignored_short_total",
+     "ICMP errors ignored: fewer than 8 bytes of the TCP header quoted.", MetricType::kCounter},
+    {&tcp::TcpCounters::icmp_ignored_no_connection,
+     "wirespeed_tcp_icmp_ignored_no_connection_total",
+     "ICMP errors ignored: the quoted 4-tuple matches no connection.", MetricType::kCounter},
+    {&tcp::TcpCounters::icmp_ignored_sequence, "wirespeed_tcp_icmp_ignored_sequence_total",
+     "ICMP errors ignored: quoted sequence number not in flight (RFC 5927).", MetricType::kCounter},
+    {&tcp::TcpCounters::icmp_ignored_mtu, "wirespeed_tcp_icmp_ignored_mtu_total",
+     "Fragmentation-needed ignored: MTU not below the current one or the quoted length.",
+     MetricType::kCounter},
+    {&tcp::TcpCounters::retransmits, "wirespeed_tcp_retransmitted_segments_total",
+     "TCP segments retransmitted.", MetricType::kCounter},
+    // SYN cookies (RFC 4987 section 3.6; stack/tcp/syncookie.hpp), one series per result.
+    {&tcp::TcpCounters::syncookies_sent,
+     "wirespeed_tcp_syncookies_total",
+     kSynCookieHelp,
+     MetricType::kCounter,
+     1.0,
+     {"result", "sent"}},
+    {&tcp::TcpCounters::syncookies_valid,
+     "wirespeed_tcp_syncookies_total",
+     kSynCookieHelp,
+     MetricType::kCounter,
+     1.0,
+     {"result", "valid"}},
+    {&tcp::TcpCounters::syncookies_invalid,
+     "wirespeed_tcp_syncookies_total",
+     kSynCookieHelp,
+     MetricType::kCounter,
+     1.0,
+     {"result", "invalid"}},
+};
+
+// TX batch pipelines (docs/pipeline.md): one per TCP connection of a length32 service;
+// each core sums its connections, closed ones included, so counters never go backwards.
+constexpr FieldSeries<pipeline::PipelineCounters> kPipelineMetrics[] = {
+    {&pipeline::PipelineCounters::messages, "wirespeed_pipeline_messages_total",
+     "Messages accepted by TX pipelines."},
+    {&pipeline::PipelineCounters::bytes, "wirespeed_pipeline_payload_bytes_total",
+     "Payload bytes of the messages accepted by TX pipelines (framing not included)."},
+    {&pipeline::PipelineCounters::express, "wirespeed_pipeline_express_messages_total",
+     "Express messages, which bypass batching mode."},
+    {&pipeline::PipelineCounters::refused, "wirespeed_pipeline_refused_total",
+     "Messages refused for backpressure (max_batches reached or no memory)."},
+    {&pipeline::PipelineCounters::too_large, "wirespeed_pipeline_too_large_total",
+     "Messages refused because they need more than max_batches batches."},
+    {&pipeline::PipelineCounters::batches_allocated, "wirespeed_pipeline_batches_allocated_total",
+     "Batches allocated (small and full-size)."},
+    {&pipeline::PipelineCounters::small_allocated,
+     "wirespeed_pipeline_small_batches_allocated_total",
+     "Small (2 KiB) batches allocated, while recent batches were small."},
+    {&pipeline::PipelineCounters::batches_freed, "wirespeed_pipeline_batches_freed_total",
+     "Batches freed."},
+    {&pipeline::PipelineCounters::spare_reuses, "wirespeed_pipeline_batch_reuses_total",
+     "Batches taken from the spares instead of allocated."},
+    {&pipeline::PipelineCounters::promotions, "wirespeed_pipeline_promotions_total",
+     "Small batches outgrown by a message and moved into a full-size one."},
+    {&pipeline::PipelineCounters::batching_entries, "wirespeed_pipeline_batching_entries_total",
+     "Times a pipeline entered batching mode (more than one batch in flight)."},
+    {&pipeline::PipelineCounters::backoff_ns, "wirespeed_pipeline_backoff_seconds_total",
+     "Time between pulls spent in batching mode.", MetricType::kCounter, 1e-9},
+    {&pipeline::PipelineCounters::pulls, "wirespeed_pipeline_pulls_total",
+     "Pulls by the TX step that moved bytes into TCP."},
+    {&pipeline::PipelineCounters::pulled_bytes, "wirespeed_pipeline_pulled_bytes_total",
+     "Stream bytes (framing included) the TX step moved into TCP."},
+};
+
+// Per service, labelled service.
+constexpr const char* kServiceMessagesHelp =
+    "Messages (datagrams or framed messages) by direction.";
+constexpr FieldSeries<ServiceCounters> kServiceMetrics[] = {
+    {&ServiceCounters::rx_bytes, "wirespeed_service_received_bytes_total",
+     "Payload bytes the service received."},
+    {&ServiceCounters::tx_bytes, "wirespeed_service_sent_bytes_total",
+     "Payload bytes the service sent."},
+    {&ServiceCounters::rx_messages,
+     "wirespeed_service_messages_total",
+     kServiceMessagesHelp,
+     MetricType::kCounter,
+     1.0,
+     {"direction", "received"}},
+    {&ServiceCounters::tx_messages,
+     "wirespeed_service_messages_total",
+     kServiceMessagesHelp,
+     MetricType::kCounter,
+     1.0,
+     {"direction", "sent"}},
+    {&ServiceCounters::connections, "wirespeed_service_connections_total",
+     "TCP connections the service accepted or opened."},
+    {&ServiceCounters::send_failures, "wirespeed_service_send_failures_total",
+     "Messages the service could not send."},
+};
 
 }  // namespace
+
+// Registers series one after another; a refused one leaves ok() false and its reason in
+// `error`, and registration goes on so every refusal is tried (the last one is reported).
+class Metrics::Registrar {
+ public:
+  Registrar(stats::Writer& writer, std::string& error) : writer_(writer), error_(error) {}
+  bool ok() const { return ok_; }
+
+  stats::Slot add(const stats::MetricSpec& spec) {
+    std::optional<stats::Slot> slot = writer_.register_metric(spec);
+    if (slot) return *slot;
+    ok_ = false;
+    error_ = "stats: " + std::string(spec.name) + ": " + writer_.last_error();
+    return {};
+  }
+  stats::Slot add(std::string_view name, std::string_view help, MetricType type,
+                  std::vector<LabelPair> labels, Scope scope, double scale = 1.0) {
+    stats::MetricSpec spec;
+    spec.name = name;
+    spec.help = help;
+    spec.type = type;
+    spec.labels = std::move(labels);
+    spec.scope = scope;
+    spec.scale = scale;
+    return add(spec);
+  }
+  // One series per value of label `key`, in the order given.
+  std::vector<stats::Slot> family(std::string_view name, std::string_view help, MetricType type,
+                                  std::string_view key, std::span<const std::string_view> values,
+                                  Scope scope) {
+    std::vector<stats::Slot> slots;
+    for (std::string_view v : values) slots.push_back(add(name, help, type, {{key, v}}, scope));
+    return slots;
+  }
+  // Every row of a table, each with `labels` and then its own label.
+  template <class Source, size_t N>
+  void fields(const FieldSeries<Source> (&rows)[N], const std::vector<LabelPair>& labels,
+              Scope scope, FieldSlots<Source>& out) {
+    for (const FieldSeries<Source>& row : rows) {
+      std::vector<LabelPair> l = labels;
+      if (!row.label.key.empty()) l.push_back(row.label);
+      out.emplace_back(row.field,
+                       add(row.name, row.help, row.type, std::move(l), scope, row.scale));
+    }
+  }
+
+ private:
+  stats::Writer& writer_;
+  std::string& error_;
+  bool ok_ = true;
+};
 
 std::optional<stats::Slot> Metrics::reg(const std::string& name, const std::string& help,
                                         stats::MetricType t, std::vector<stats::LabelPair> labels,
                                         stats::Scope scope, std::string& error, double scale) {
-  stats::MetricSpec s;
-  s.scale = scale;
-  s.name = name;
-  s.help = help;
-  s.type = t;
-  s.labels = std::move(labels);
-  s.scope = scope;
-  auto slot = writer_.register_metric(s);
-  if (!slot) error = "stats: " + name + ": " + writer_.last_error();
+  Registrar r(writer_, error);
+  stats::Slot slot = r.add(name, help, t, std::move(labels), scope, scale);
+  if (!r.ok()) return std::nullopt;
   return slot;
 }
 
 bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports,
                    std::string& error) {
-  using stats::MetricType;
-  using stats::Scope;
   stats::WriterOptions opt;
   opt.lcore_ids = cfg.dataplane.lcores;
   if (!writer_.create(stats::segment_path(cfg.dataplane.file_prefix), opt)) {
     error = "stats segment: " + writer_.last_error();
     return false;
   }
-  bool ok = true;
-  auto must = [&](std::optional<stats::Slot> s) {
-    if (!s) {
-      ok = false;
-      return stats::Slot{};
-    }
-    return *s;
-  };
-  for (const auto& p : ports) {
-    PortSlots ps;
-    std::vector<stats::LabelPair> l{{"port", p.name}};
-    auto c = MetricType::kCounter;
-    auto g = MetricType::kGauge;
-    ps.rx_packets = must(reg("wirespeed_port_receive_packets_total",
-                             "Packets received by the port.", c, l, Scope::kGlobal, error));
-    ps.rx_bytes = must(reg("wirespeed_port_receive_bytes_total", "Bytes received by the port.", c,
-                           l, Scope::kGlobal, error));
-    ps.tx_packets = must(reg("wirespeed_port_transmit_packets_total",
-                             "Packets transmitted by the port.", c, l, Scope::kGlobal, error));
-    ps.tx_bytes = must(reg("wirespeed_port_transmit_bytes_total", "Bytes transmitted by the port.",
-                           c, l, Scope::kGlobal, error));
-    ps.rx_missed = must(reg("wirespeed_port_receive_missed_packets_total",
-                            "Packets the port dropped because no RX descriptor was free "
-                            "(af_packet: frames the kernel dropped on a full socket ring).",
-                            c, l, Scope::kGlobal, error));
-    ps.rx_errors =
-        must(reg("wirespeed_port_receive_errors_total", "Erroneous packets received by the port.",
-                 c, l, Scope::kGlobal, error));
-    ps.tx_errors = must(reg("wirespeed_port_transmit_errors_total",
-                            "Packets the port failed to transmit.", c, l, Scope::kGlobal, error));
-    ps.rx_nombuf = must(reg("wirespeed_port_receive_no_mbuf_total", "RX mbuf allocation failures.",
-                            c, l, Scope::kGlobal, error));
-    ps.mtu = must(reg("wirespeed_port_mtu_bytes", "MTU the stack uses on the port.", g, l,
-                      Scope::kGlobal, error));
-    ps.link_up = must(reg("wirespeed_port_link_up", "1 when the port's link is up.", g, l,
-                          Scope::kGlobal, error));
-    ps.pool_in_use = must(reg("wirespeed_mempool_in_use", "Mbufs of the port's pool in use.", g, l,
-                              Scope::kGlobal, error));
-    ps.pool_size = must(
-        reg("wirespeed_mempool_size", "Mbufs in the port's pool.", g, l, Scope::kGlobal, error));
-    for (uint16_t q = 0; q < p.rx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
-      std::string qs = std::to_string(q);
-      ps.q_rx_packets.push_back(
-          must(reg("wirespeed_queue_receive_packets_total", "Packets received per RX queue.", c,
-                   {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
-    }
-    for (uint16_t q = 0; q < p.tx_queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
-      std::string qs = std::to_string(q);
-      ps.q_tx_packets.push_back(
-          must(reg("wirespeed_queue_transmit_packets_total", "Packets transmitted per TX queue.", c,
-                   {{"port", p.name}, {"queue", qs}}, Scope::kGlobal, error)));
-    }
-    ps.l4_errors = must(reg("wirespeed_port_l4_checksum_errors_total",
-                            "TCP and UDP datagrams received on the port and dropped for a bad "
-                            "checksum (part of tcp_bad_checksum and udp_bad_checksum).",
-                            c, l, Scope::kPerCoreSum, error));
-    ps.l4_hint = must(reg("wirespeed_port_l4_checksum_hint",
-                          "1 once an af_packet port has seen TCP/UDP checksum failures and the "
-                          "data plane has logged their likely cause (a local peer's TX checksum "
-                          "offload); the status screen shows the hint.",
-                          g, l, Scope::kGlobal, error));
-    if (p.driver == "net_af_packet") {
-      for (const auto& pc : cfg.ports) {
-        if (pc.name != p.name) continue;
-        std::string iface = af_packet_iface(pc.device);
-        auto d = std::make_shared<AfPacketDrops>();
-        if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
-        ps.iface = iface;
-        ps.hint = checksum_hint(iface, interface_driver(iface), find_veth_peer(iface));
-        writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
-      }
-    }
-    ports_.push_back(ps);
-    writer_.set_info("port." + p.name + ".mac", p.mac.to_string());
-    writer_.set_info("port." + p.name + ".device", p.device);
-    writer_.set_info("port." + p.name + ".driver", p.driver);
-    writer_.set_info("port." + p.name + ".mtu", std::to_string(p.mtu));
-    writer_.set_info("port." + p.name + ".frame_buffers", p.chained ? "chained" : "whole");
-    writer_.set_info("port." + p.name + ".mbuf_data_room", std::to_string(p.data_room));
-    writer_.set_info("port." + p.name + ".tso",
-                     p.tso ? std::to_string(p.tx_offloads.tso_max) : std::string("off"));
-  }
-  for (size_t i = 0; i < cfg.ports.size(); ++i) {
-    writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
+  Registrar r(writer_, error);
+  for (const auto& p : ports) register_port(r, cfg, p);
+  for (const auto& pc : cfg.ports) {
+    writer_.set_info("port." + pc.name + ".address", pc.address.to_string());
   }
   l4_seen_ = std::make_unique<std::atomic<bool>[]>(ports_.size());
-  // The unmap guard (unmap_guard.hpp): process-wide, so global and unlabelled.
-  unmap_guarded_ = must(reg("wirespeed_unmap_guarded_total",
-                            "munmap calls from threads other than the pipeline cores while "
-                            "they ran (memif disconnects among them).",
-                            MetricType::kCounter, {}, Scope::kGlobal, error));
-  unmap_waits_ = must(reg("wirespeed_unmap_waits_total",
-                          "munmap calls that waited for a core to finish the loop iteration "
-                          "(and its bursts) it was in.",
-                          MetricType::kCounter, {}, Scope::kGlobal, error));
-  unmap_timeouts_ = must(reg("wirespeed_unmap_wait_timeouts_total",
-                             "munmap waits that hit their bound and unmapped anyway.",
-                             MetricType::kCounter, {}, Scope::kGlobal, error));
-  unmap_wait_ = must(reg("wirespeed_unmap_wait_seconds_total", "Time munmap calls waited.",
-                         MetricType::kCounter, {}, Scope::kGlobal, error, 1e-9));
-  unmap_wait_max_ = must(reg("wirespeed_unmap_wait_max_seconds",
-                             "The longest single munmap wait so far (the bound is 0.25 s).",
-                             MetricType::kGauge, {}, Scope::kGlobal, error, 1e-9));
+  r.fields(kUnmapMetrics, {}, Scope::kGlobal, unmap_);
   writer_.set_info("unmap_guard.ordering",
                    unmap_guard::uses_membarrier() ? "membarrier" : "fence per iteration");
-  for (size_t r = 0; r < kDropReasonCount; ++r) {
-    std::string reason(drop_reason_name(static_cast<DropReason>(r)));
-    drops_.push_back(
-        must(reg("wirespeed_drops_total", "Packets discarded by the stack, by reason.",
-                 MetricType::kCounter, {{"reason", reason}}, Scope::kPerCoreSum, error)));
-  }
-  for (const auto& m : kStackMetrics) {
-    stack_.emplace_back(
-        m.offset, must(reg(m.name, m.help, MetricType::kCounter, {}, Scope::kPerCoreSum, error)));
-  }
-  busy_ = must(reg("wirespeed_core_busy_seconds_total",
-                   "Time the core spent on loop iterations that did work.", MetricType::kCounter,
-                   {}, Scope::kPerCoreLabeled, error, 1e-9));
-  idle_ = must(reg("wirespeed_core_idle_seconds_total",
-                   "Time the core spent polling empty queues or sleeping.", MetricType::kCounter,
-                   {}, Scope::kPerCoreLabeled, error, 1e-9));
-  loops_ = must(reg("wirespeed_core_loops_total", "Iterations of the core's pipeline loop.",
-                    MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  core_frames_ = must(reg("wirespeed_core_received_frames_total",
-                          "Frames the core's stack received (its own and those handed to it).",
-                          MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  core_connections_ =
-      must(reg("wirespeed_core_connections_total", "TCP connections the core opened or accepted.",
-               MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  core_handed_out_ = must(reg("wirespeed_core_redirected_out_frames_total",
-                              "Frames the core received for a flow another core owns and "
-                              "handed to that core (software RSS).",
-                              MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  core_handed_in_ = must(reg("wirespeed_core_redirected_in_frames_total",
-                             "Frames of the core's own flows that another core received and "
-                             "handed to it (software RSS).",
-                             MetricType::kCounter, {}, Scope::kPerCoreLabeled, error));
-  for (const char* st : kTcpStates) {
-    tcp_states_.push_back(
-        must(reg("wirespeed_tcp_connections", "TCP connections by state.", MetricType::kGauge,
-                 {{"state", st}}, Scope::kPerCoreSum, error)));
-  }
-  // In tcp::RecoveryKind order.
-  for (const char* kind : {"fast", "rack", "tlp", "rto", "spurious"}) {
-    tcp_recovery_.push_back(
-        must(reg("wirespeed_tcp_recovery_total",
-                 "TCP loss recovery events by kind (docs/tcp.md, Loss "
-                 "recovery).",
-                 MetricType::kCounter, {{"kind", kind}}, Scope::kPerCoreSum, error)));
-  }
-  struct TcpMetric {
-    uint64_t tcp::TcpCounters::*field;
-    const char* name;
-    const char* help;
-    MetricType type;
-  };
-  const TcpMetric tcp_metrics[] = {
-      {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total",
-       "TCP segments received by connections and listeners.", MetricType::kCounter},
-      {&tcp::TcpCounters::segments_out, "wirespeed_tcp_sent_segments_total", "TCP segments sent.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::resets_sent, "wirespeed_tcp_resets_sent_total", "RST segments sent.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::resets_received, "wirespeed_tcp_resets_received_total",
-       "Acceptable RST segments received.", MetricType::kCounter},
-      {&tcp::TcpCounters::challenge_acks, "wirespeed_tcp_challenge_acks_total",
-       "Challenge ACKs sent (RFC 5961).", MetricType::kCounter},
-      {&tcp::TcpCounters::challenge_acks_limited, "wirespeed_tcp_challenge_acks_limited_total",
-       "Challenge ACKs not sent: over the second's randomised budget (RFC 5961 section 7).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total",
-       "Connections opened by us.", MetricType::kCounter},
-      {&tcp::TcpCounters::connections_accepted, "wirespeed_tcp_passive_opens_total",
-       "Connections accepted.", MetricType::kCounter},
-      {&tcp::TcpCounters::connections_closed, "wirespeed_tcp_closed_total",
-       "Connections closed (any reason).", MetricType::kCounter},
-      {&tcp::TcpCounters::timeouts, "wirespeed_tcp_timeouts_total",
-       "Connections dropped after retransmission timeouts.", MetricType::kCounter},
-      {&tcp::TcpCounters::fast_retransmits, "wirespeed_tcp_fast_retransmits_total",
-       "Fast retransmits / recovery episodes.", MetricType::kCounter},
-      {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total",
-       "Retransmission timer expirations.", MetricType::kCounter},
-      {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total",
-       "Zero-window probes sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total",
-       "Keepalive probes sent.", MetricType::kCounter},
-      {&tcp::TcpCounters::time_wait_reused, "wirespeed_tcp_time_wait_reused_total",
-       "TIME_WAIT connections reused thanks to timestamps.", MetricType::kCounter},
-      {&tcp::TcpCounters::tso_super_segments, "wirespeed_tcp_tso_super_segments_total",
-       "TCP segments sent as TSO super-segments (each cut into MSS-sized segments by the port).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_header_pullups, "wirespeed_tcp_header_pullups_total",
-       "TCP headers that straddled mbufs and were copied into a header buffer.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_bytes_direct, "wirespeed_tcp_received_direct_bytes_total",
-       "In-order payload bytes the application consumed straight from received packets.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_bytes_buffered, "wirespeed_tcp_received_buffered_bytes_total",
-       "Payload bytes copied into receive buffers (not consumed at once, or out of order).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_bytes_held, "wirespeed_tcp_received_held_bytes_total",
-       "Payload bytes not consumed at once and kept in their receive mbufs instead of copied.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_held_compacted, "wirespeed_tcp_received_held_copied_bytes_total",
-       "Held payload bytes copied into receive buffers later (a partial read with more queued, "
-       "or the mbuf pool running low).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_hold_refused, "wirespeed_tcp_receive_holds_refused_total",
-       "Holds refused because the mbuf pool ran low or its hold budget was spent (copied).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::rx_held_pieces, "wirespeed_tcp_received_held_frames",
-       "Received frames whose mbufs TCP holds now for unread bytes.", MetricType::kGauge},
-      {&tcp::TcpCounters::output_no_buffer, "wirespeed_tcp_output_no_buffer_total",
-       "Segments not sent for lack of transmit buffers.", MetricType::kCounter},
-      {&tcp::TcpCounters::rcv_buffer_sum, "wirespeed_tcp_receive_buffer_bytes",
-       "Sum of the connections' (autotuned) receive buffer sizes.", MetricType::kGauge},
-      {&tcp::TcpCounters::snd_buffer_sum, "wirespeed_tcp_send_buffer_bytes",
-       "Sum of the connections' send buffer limits.", MetricType::kGauge},
-      {&tcp::TcpCounters::bytes_buffered, "wirespeed_tcp_buffered_bytes",
-       "Payload bytes held in TCP send and receive buffers.", MetricType::kGauge},
-      {&tcp::TcpCounters::memory_bytes, "wirespeed_tcp_memory_bytes",
-       "Buffer memory allocated by TCP connections.", MetricType::kGauge},
-      // Path MTU (stack/tcp/pmtu.cpp, docs/tcp.md).
-      {&tcp::TcpCounters::pmtu_reductions, "wirespeed_tcp_pmtu_reductions_total",
-       "Send MSS lowered by ICMP fragmentation-needed or black-hole detection.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_increases, "wirespeed_tcp_pmtu_increases_total",
-       "Send MSS raised by a successful probe or the recovery timer.", MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_black_holes, "wirespeed_tcp_pmtu_black_holes_total",
-       "Black holes detected (full-sized segments timed out repeatedly).", MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_probes_sent, "wirespeed_tcp_pmtu_probes_sent_total",
-       "Path MTU probe segments sent (RFC 4821).", MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_probes_succeeded, "wirespeed_tcp_pmtu_probes_succeeded_total",
-       "Path MTU probes acknowledged.", MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_probes_failed, "wirespeed_tcp_pmtu_probes_failed_total",
-       "Path MTU probes lost or refused by ICMP.", MetricType::kCounter},
-      {&tcp::TcpCounters::pmtu_cache_hits, "wirespeed_tcp_pmtu_cache_hits_total",
-       "Connections that started from a path MTU remembered for their destination.",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::icmp_accepted, "wirespeed_tcp_icmp_accepted_total",
-       "ICMP errors that matched a connection and were acted on.", MetricType::kCounter},
-      {&tcp::TcpCounters::icmp_ignored_short, "wirespeed_tcp_icmp_ignored_short_total",
-       "ICMP errors ignored: fewer than 8 bytes of the TCP header quoted.", MetricType::kCounter},
-      {&tcp::TcpCounters::icmp_ignored_no_connection,
-       "wirespeed_tcp_icmp_ignored_no_connection_total",
-       "ICMP errors ignored: the quoted 4-tuple matches no connection.", MetricType::kCounter},
-      {&tcp::TcpCounters::icmp_ignored_sequence, "wirespeed_tcp_icmp_ignored_sequence_total",
-       "ICMP errors ignored: quoted sequence number not in flight (RFC 5927).",
-       MetricType::kCounter},
-      {&tcp::TcpCounters::icmp_ignored_mtu, "wirespeed_tcp_icmp_ignored_mtu_total",
-       "Fragmentation-needed ignored: MTU not below the current one or the quoted length.",
-       MetricType::kCounter},
-  };
-  for (const auto& m : tcp_metrics) {
-    tcp_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
-  }
-  // SYN cookies (RFC 4987 section 3.6; stack/tcp/syncookie.hpp), one series per result.
-  const std::pair<uint64_t tcp::TcpCounters::*, const char*> cookie_results[] = {
-      {&tcp::TcpCounters::syncookies_sent, "sent"},
-      {&tcp::TcpCounters::syncookies_valid, "valid"},
-      {&tcp::TcpCounters::syncookies_invalid, "invalid"},
-  };
-  for (const auto& [field, result] : cookie_results) {
-    tcp_.emplace_back(
-        field, must(reg("wirespeed_tcp_syncookies_total",
-                        "SYN cookies: SYN,ACKs sent with one, ACKs that returned "
-                        "a valid one, ACKs whose cookie was forged or expired.",
-                        MetricType::kCounter, {{"result", result}}, Scope::kPerCoreSum, error)));
-  }
-  // TX batch pipelines (docs/pipeline.md): one per TCP connection of a length32 service;
-  // each core sums its connections, closed ones included, so counters never go backwards.
-  struct PipelineMetric {
-    uint64_t pipeline::PipelineCounters::*field;
-    const char* name;
-    const char* help;
-    std::vector<stats::LabelPair> labels;
-    double scale;
-  };
-  const PipelineMetric pipeline_metrics[] = {
-      {&pipeline::PipelineCounters::messages,
-       "wirespeed_pipeline_messages_total",
-       "Messages accepted by TX pipelines.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::bytes,
-       "wirespeed_pipeline_payload_bytes_total",
-       "Payload bytes of the messages accepted by TX pipelines (framing not included).",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::express,
-       "wirespeed_pipeline_express_messages_total",
-       "Express messages, which bypass batching mode.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::refused,
-       "wirespeed_pipeline_refused_total",
-       "Messages refused for backpressure (max_batches reached or no memory).",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::too_large,
-       "wirespeed_pipeline_too_large_total",
-       "Messages refused because they need more than max_batches batches.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::batches_allocated,
-       "wirespeed_pipeline_batches_allocated_total",
-       "Batches allocated (small and full-size).",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::small_allocated,
-       "wirespeed_pipeline_small_batches_allocated_total",
-       "Small (2 KiB) batches allocated, while recent batches were small.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::batches_freed,
-       "wirespeed_pipeline_batches_freed_total",
-       "Batches freed.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::spare_reuses,
-       "wirespeed_pipeline_batch_reuses_total",
-       "Batches taken from the spares instead of allocated.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::promotions,
-       "wirespeed_pipeline_promotions_total",
-       "Small batches outgrown by a message and moved into a full-size one.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::batching_entries,
-       "wirespeed_pipeline_batching_entries_total",
-       "Times a pipeline entered batching mode (more than one batch in flight).",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::backoff_ns,
-       "wirespeed_pipeline_backoff_seconds_total",
-       "Time between pulls spent in batching mode.",
-       {},
-       1e-9},
-      {&pipeline::PipelineCounters::pulls,
-       "wirespeed_pipeline_pulls_total",
-       "Pulls by the TX step that moved bytes into TCP.",
-       {},
-       1.0},
-      {&pipeline::PipelineCounters::pulled_bytes,
-       "wirespeed_pipeline_pulled_bytes_total",
-       "Stream bytes (framing included) the TX step moved into TCP.",
-       {},
-       1.0},
-  };
-  for (const auto& m : pipeline_metrics) {
-    pipeline_.emplace_back(m.field, must(reg(m.name, m.help, MetricType::kCounter, m.labels,
-                                             Scope::kPerCoreSum, error, m.scale)));
-  }
-  pipeline_live_ = must(reg("wirespeed_pipeline_batches",
-                            "Batches allocated now (queued, open or kept as spares).",
-                            MetricType::kGauge, {}, Scope::kPerCoreSum, error));
-  pipeline_in_use_ = must(reg("wirespeed_pipeline_batches_in_use",
-                              "Batches holding bytes not yet pulled, or open for appending.",
-                              MetricType::kGauge, {}, Scope::kPerCoreSum, error));
-  tcp_retrans_ =
-      must(reg("wirespeed_tcp_retransmitted_segments_total", "TCP segments retransmitted.",
-               MetricType::kCounter, {}, Scope::kPerCoreSum, error));
-  for (const auto& s : cfg.services) {
-    ServiceSlots ss;
-    std::vector<stats::LabelPair> l{{"service", s.name}};
-    ss.rx_bytes =
-        must(reg("wirespeed_service_received_bytes_total", "Payload bytes the service received.",
-                 MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    ss.tx_bytes = must(reg("wirespeed_service_sent_bytes_total", "Payload bytes the service sent.",
-                           MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    ss.rx_msgs =
-        must(reg("wirespeed_service_messages_total",
-                 "Messages (datagrams or framed messages) by direction.", MetricType::kCounter,
-                 {{"service", s.name}, {"direction", "received"}}, Scope::kPerCoreSum, error));
-    ss.tx_msgs =
-        must(reg("wirespeed_service_messages_total",
-                 "Messages (datagrams or framed messages) by direction.", MetricType::kCounter,
-                 {{"service", s.name}, {"direction", "sent"}}, Scope::kPerCoreSum, error));
-    ss.connections = must(reg("wirespeed_service_connections_total",
-                              "TCP connections the service accepted or opened.",
-                              MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    if (s.kind == config::ServiceKind::ping) {
-      stats::MetricSpec h;
-      h.name = "wirespeed_ping_rtt_seconds";
-      h.help = "Round-trip times measured by ping services.";
-      h.type = MetricType::kHistogram;
-      h.labels = l;
-      h.scope = Scope::kPerCoreSum;
-      h.histogram.scale = 1e-9;  // observed in nanoseconds
-      h.histogram.first = 10;    // ~1 us
-      h.histogram.last = 34;     // ~17 s
-      ss.rtt = writer_.register_metric(h);
-      if (!ss.rtt) {
-        error = "stats: wirespeed_ping_rtt_seconds: " + writer_.last_error();
-        ok = false;
-      }
-    }
-    ss.send_failures =
-        must(reg("wirespeed_service_send_failures_total", "Messages the service could not send.",
-                 MetricType::kCounter, l, Scope::kPerCoreSum, error));
-    services_.push_back(ss);
-    writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
-    writer_.set_info("service." + s.name + ".protocol", std::string(config::to_string(s.protocol)));
-  }
-  ok = register_ipsec(cfg, error) && ok;
+  register_core_series(r);
+  for (const auto& s : cfg.services) register_service(r, s);
+  const bool ok = register_ipsec(cfg, error) && r.ok();
   writer_.set_info("version", WS_VERSION);
   writer_.set_info("dpdk_version", WS_DPDK_VERSION);
   if (!ok) return false;
@@ -523,111 +438,192 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   return true;
 }
 
+void Metrics::register_port(Registrar& r, const config::Config& cfg, const PortInfo& p) {
+  PortSlots ps;
+  const std::vector<LabelPair> l{{"port", p.name}};
+  r.fields(kPortCounters, l, Scope::kGlobal, ps.eth);
+  const auto g = MetricType::kGauge;
+  ps.mtu =
+      r.add("wirespeed_port_mtu_bytes", "MTU the stack uses on the port.", g, l, Scope::kGlobal);
+  ps.link_up =
+      r.add("wirespeed_port_link_up", "1 when the port's link is up.", g, l, Scope::kGlobal);
+  ps.pool_in_use =
+      r.add("wirespeed_mempool_in_use", "Mbufs of the port's pool in use.", g, l, Scope::kGlobal);
+  ps.pool_size = r.add("wirespeed_mempool_size", "Mbufs in the port's pool.", g, l, Scope::kGlobal);
+  const auto queues = [&](uint16_t n, const char* name, const char* help) {
+    std::vector<stats::Slot> slots;
+    for (uint16_t q = 0; q < n && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q) {
+      slots.push_back(r.add(name, help, MetricType::kCounter,
+                            {{"port", p.name}, {"queue", std::to_string(q)}}, Scope::kGlobal));
+    }
+    return slots;
+  };
+  ps.q_rx_packets = queues(p.rx_queues, "wirespeed_queue_receive_packets_total",
+                           "Packets received per RX queue.");
+  ps.q_tx_packets = queues(p.tx_queues, "wirespeed_queue_transmit_packets_total",
+                           "Packets transmitted per TX queue.");
+  ps.l4_errors = r.add("wirespeed_port_l4_checksum_errors_total",
+                       "TCP and UDP datagrams received on the port and dropped for a bad "
+                       "checksum (part of tcp_bad_checksum and udp_bad_checksum).",
+                       MetricType::kCounter, l, Scope::kPerCoreSum);
+  ps.l4_hint = r.add("wirespeed_port_l4_checksum_hint",
+                     "1 once an af_packet port has seen TCP/UDP checksum failures and the "
+                     "data plane has logged their likely cause (a local peer's TX checksum "
+                     "offload); the status screen shows the hint.",
+                     g, l, Scope::kGlobal);
+  if (p.driver == "net_af_packet") {
+    for (const auto& pc : cfg.ports) {
+      if (pc.name != p.name) continue;
+      std::string iface = af_packet_iface(pc.device);
+      auto d = std::make_shared<AfPacketDrops>();
+      if (!iface.empty() && d->attach(iface)) ps.kernel_drops = std::move(d);
+      ps.iface = iface;
+      ps.hint = checksum_hint(iface, interface_driver(iface), find_veth_peer(iface));
+      writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
+    }
+  }
+  ports_.push_back(std::move(ps));
+  const std::string key = "port." + p.name + ".";
+  writer_.set_info(key + "mac", p.mac.to_string());
+  writer_.set_info(key + "device", p.device);
+  writer_.set_info(key + "driver", p.driver);
+  writer_.set_info(key + "mtu", std::to_string(p.mtu));
+  writer_.set_info(key + "frame_buffers", p.chained ? "chained" : "whole");
+  writer_.set_info(key + "mbuf_data_room", std::to_string(p.data_room));
+  writer_.set_info(key + "tso", p.tso ? std::to_string(p.tx_offloads.tso_max) : std::string("off"));
+}
+
+// The series every core writes: drops, stack, core, TCP and TX pipeline counters.
+void Metrics::register_core_series(Registrar& r) {
+  std::vector<std::string_view> reasons;
+  for (size_t i = 0; i < kDropReasonCount; ++i) {
+    reasons.push_back(drop_reason_name(static_cast<DropReason>(i)));
+  }
+  drops_ = r.family("wirespeed_drops_total", "Packets discarded by the stack, by reason.",
+                    MetricType::kCounter, "reason", reasons, Scope::kPerCoreSum);
+  r.fields(kStackMetrics, {}, Scope::kPerCoreSum, stack_);
+  r.fields(kCoreMetrics, {}, Scope::kPerCoreLabeled, core_);
+  tcp_states_ = r.family("wirespeed_tcp_connections", "TCP connections by state.",
+                         MetricType::kGauge, "state", kTcpStates, Scope::kPerCoreSum);
+  tcp_recovery_ = r.family("wirespeed_tcp_recovery_total",
+                           "TCP loss recovery events by kind (docs/tcp.md, Loss recovery).",
+                           MetricType::kCounter, "kind", kRecoveryKindNames, Scope::kPerCoreSum);
+  r.fields(kTcpMetrics, {}, Scope::kPerCoreSum, tcp_);
+  r.fields(kPipelineMetrics, {}, Scope::kPerCoreSum, pipeline_);
+  // Gauges, 32-bit in PipelineCounters.
+  pipeline_live_ =
+      r.add("wirespeed_pipeline_batches", "Batches allocated now (queued, open or kept as spares).",
+            MetricType::kGauge, {}, Scope::kPerCoreSum);
+  pipeline_in_use_ = r.add("wirespeed_pipeline_batches_in_use",
+                           "Batches holding bytes not yet pulled, or open for appending.",
+                           MetricType::kGauge, {}, Scope::kPerCoreSum);
+}
+
+void Metrics::register_service(Registrar& r, const config::ServiceConfig& s) {
+  ServiceSlots ss;
+  const std::vector<LabelPair> l{{"service", s.name}};
+  r.fields(kServiceMetrics, l, Scope::kPerCoreSum, ss.fields);
+  if (s.kind == config::ServiceKind::ping) {
+    stats::MetricSpec h;
+    h.name = "wirespeed_ping_rtt_seconds";
+    h.help = "Round-trip times measured by ping services.";
+    h.type = MetricType::kHistogram;
+    h.labels = l;
+    h.scope = Scope::kPerCoreSum;
+    h.histogram.scale = 1e-9;  // observed in nanoseconds
+    h.histogram.first = 10;    // ~1 us
+    h.histogram.last = 34;     // ~17 s
+    ss.rtt = r.add(h);
+  }
+  services_.push_back(std::move(ss));
+  writer_.set_info("service." + s.name + ".kind", std::string(config::to_string(s.kind)));
+  writer_.set_info("service." + s.name + ".protocol", std::string(config::to_string(s.protocol)));
+}
+
 void Metrics::update_core(uint32_t core, const CoreSample& s) {
   if (!writer_.sealed()) return;
   uint64_t* v = writer_.core_values(core);
   if (s.esp != nullptr) update_ipsec(v, *s.esp);
   for (size_t r = 0; r < drops_.size(); ++r) v[drops_[r].offset] = s.drops->count[r];
-  const auto* base = reinterpret_cast<const unsigned char*>(s.stack);
-  for (const auto& [off, slot] : stack_) {
-    v[slot.offset] = *reinterpret_cast<const uint64_t*>(base + off);
-  }
+  copy_fields(v, *s.stack, stack_);
+  CoreTotals totals{s.busy_ns, s.idle_ns, s.loops, s.stack->rx_frames, 0, 0, 0};
   if (s.tcp != nullptr) {
     tcp::TcpCounters t = s.tcp->counters();
-    // kTcpStates lists TcpState values from kSynSent on, in order.
     for (size_t i = 0; i < tcp_states_.size(); ++i) {
       v[tcp_states_[i].offset] = t.state[static_cast<size_t>(tcp::TcpState::kSynSent) + i];
     }
-    v[tcp_retrans_.offset] = t.retransmits;
     for (size_t i = 0; i < tcp_recovery_.size(); ++i) v[tcp_recovery_[i].offset] = t.recovery[i];
-    for (const auto& [field, slot] : tcp_) v[slot.offset] = t.*field;
-    v[core_connections_.offset] = t.connections_opened + t.connections_accepted;
+    copy_fields(v, t, tcp_);
+    totals.connections = t.connections_opened + t.connections_accepted;
   }
+  if (s.steer != nullptr) {
+    totals.handed_out = s.steer->handed_out();
+    totals.handed_in = s.steer->handed_in();
+  }
+  copy_fields(v, totals, core_);
   for (size_t i = 0; i < ports_.size() && i < s.ports.size(); ++i) {
     if (s.ports[i] == nullptr) continue;
     uint64_t n = s.ports[i]->l4_checksum_errors;
     v[ports_[i].l4_errors.offset] = n;
     if (n != 0) l4_seen_[i].store(true, std::memory_order_relaxed);
   }
-  v[busy_.offset] = s.busy_ns;
-  v[idle_.offset] = s.idle_ns;
-  v[loops_.offset] = s.loops;
-  v[core_frames_.offset] = s.stack->rx_frames;
-  if (s.steer != nullptr) {
-    v[core_handed_out_.offset] = s.steer->handed_out();
-    v[core_handed_in_.offset] = s.steer->handed_in();
-  }
   pipeline::PipelineCounters pl;
   for (const Service* svc : s.services) {
     if (svc != nullptr) svc->add_pipeline_counters(pl);
   }
-  for (const auto& [field, slot] : pipeline_) v[slot.offset] = pl.*field;
+  copy_fields(v, pl, pipeline_);
   v[pipeline_live_.offset] = pl.batches_live;
   v[pipeline_in_use_.offset] = pl.batches_in_use;
   for (size_t i = 0; i < services_.size() && i < s.services.size(); ++i) {
-    if (s.services[i] == nullptr) continue;
-    const auto& c = s.services[i]->counters();
-    v[services_[i].rx_bytes.offset] = c.rx_bytes;
-    v[services_[i].tx_bytes.offset] = c.tx_bytes;
-    v[services_[i].rx_msgs.offset] = c.rx_messages;
-    v[services_[i].tx_msgs.offset] = c.tx_messages;
-    v[services_[i].send_failures.offset] = c.send_failures;
-    v[services_[i].connections.offset] = c.connections;
-    const LatencyHistogram* h = s.services[i]->rtt();
-    if (services_[i].rtt && h != nullptr) {
-      uint64_t* w = v + services_[i].rtt->offset;
-      for (uint32_t b = 0; b < stats::kHistogramBuckets; ++b) w[b] = 0;
-      h->export_log2([w](uint32_t b, uint64_t n) {
-        w[b < stats::kHistogramBuckets ? b : stats::kHistogramBuckets - 1] += n;
-      });
-      w[stats::kHistogramSumWord] = h->sum();
-      w[stats::kHistogramCountWord] = h->count();
-    }
+    if (s.services[i] != nullptr) update_service(v, services_[i], *s.services[i]);
   }
   writer_.publish(core);
+}
+
+void Metrics::update_service(uint64_t* v, const ServiceSlots& slots, const Service& svc) const {
+  copy_fields(v, svc.counters(), slots.fields);
+  const LatencyHistogram* h = svc.rtt();
+  if (!slots.rtt || h == nullptr) return;
+  uint64_t* w = v + slots.rtt->offset;
+  for (uint32_t b = 0; b < stats::kHistogramBuckets; ++b) w[b] = 0;
+  h->export_log2([w](uint32_t b, uint64_t n) {
+    w[b < stats::kHistogramBuckets ? b : stats::kHistogramBuckets - 1] += n;
+  });
+  w[stats::kHistogramSumWord] = h->sum();
+  w[stats::kHistogramCountWord] = h->count();
 }
 
 void Metrics::update_ports(const std::vector<PortInfo>& ports) {
   if (!writer_.sealed()) return;
   uint64_t* g = writer_.global_values();
-  for (size_t i = 0; i < ports.size() && i < ports_.size(); ++i) {
-    const auto& p = ports[i];
-    auto& s = ports_[i];
-    rte_eth_stats st{};
-    if (rte_eth_stats_get(p.port_id, &st) == 0) {
-      g[s.rx_packets.offset] = st.ipackets;
-      g[s.rx_bytes.offset] = st.ibytes;
-      g[s.tx_packets.offset] = st.opackets;
-      g[s.tx_bytes.offset] = st.obytes;
-      g[s.rx_missed.offset] = st.imissed + (s.kernel_drops ? s.kernel_drops->poll() : 0);
-      g[s.rx_errors.offset] = st.ierrors;
-      g[s.tx_errors.offset] = st.oerrors;
-      g[s.rx_nombuf.offset] = st.rx_nombuf;
-      for (size_t q = 0; q < s.q_rx_packets.size(); ++q)
-        g[s.q_rx_packets[q].offset] = st.q_ipackets[q];
-      for (size_t q = 0; q < s.q_tx_packets.size(); ++q)
-        g[s.q_tx_packets[q].offset] = st.q_opackets[q];
-    }
-    rte_eth_link link{};
-    if (rte_eth_link_get_nowait(p.port_id, &link) == 0) g[s.link_up.offset] = link.link_status;
-    g[s.mtu.offset] = p.mtu;
-    if (!s.hint.empty() && !s.hint_given && l4_seen_[i].load(std::memory_order_relaxed)) {
-      // Once per port: the counter says that it happens, the line says why.
-      s.hint_given = true;
-      g[s.l4_hint.offset] = 1;
-      std::fprintf(stderr, "wirespeed: port %s (af_packet on %s): TCP/UDP checksum failures; %s\n",
-                   p.name.c_str(), s.iface.c_str(), s.hint.c_str());
-    }
-    g[s.pool_size.offset] = p.pool_size;
-    g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;
-  }
-  auto u = unmap_guard::stats();
-  g[unmap_guarded_.offset] = u.guarded;
-  g[unmap_waits_.offset] = u.waits;
-  g[unmap_timeouts_.offset] = u.timeouts;
-  g[unmap_wait_.offset] = u.wait_ns;
-  g[unmap_wait_max_.offset] = u.max_wait_ns;
+  for (size_t i = 0; i < ports.size() && i < ports_.size(); ++i) update_port(g, i, ports[i]);
+  copy_fields(g, unmap_guard::stats(), unmap_);
   writer_.publish_global();
+}
+
+void Metrics::update_port(uint64_t* g, size_t i, const PortInfo& p) {
+  PortSlots& s = ports_[i];
+  rte_eth_stats st{};
+  if (rte_eth_stats_get(p.port_id, &st) == 0) {
+    if (s.kernel_drops) st.imissed += s.kernel_drops->poll();
+    copy_fields(g, st, s.eth);
+    for (size_t q = 0; q < s.q_rx_packets.size(); ++q)
+      g[s.q_rx_packets[q].offset] = st.q_ipackets[q];
+    for (size_t q = 0; q < s.q_tx_packets.size(); ++q)
+      g[s.q_tx_packets[q].offset] = st.q_opackets[q];
+  }
+  rte_eth_link link{};
+  if (rte_eth_link_get_nowait(p.port_id, &link) == 0) g[s.link_up.offset] = link.link_status;
+  g[s.mtu.offset] = p.mtu;
+  if (!s.hint.empty() && !s.hint_given && l4_seen_[i].load(std::memory_order_relaxed)) {
+    // Once per port: the counter says that it happens, the line says why.
+    s.hint_given = true;
+    g[s.l4_hint.offset] = 1;
+    std::fprintf(stderr, "wirespeed: port %s (af_packet on %s): TCP/UDP checksum failures; %s\n",
+                 p.name.c_str(), s.iface.c_str(), s.hint.c_str());
+  }
+  g[s.pool_size.offset] = p.pool_size;
+  g[s.pool_in_use.offset] = p.pool != nullptr ? rte_mempool_in_use_count(p.pool) : 0;
 }
 
 void Metrics::shutdown() {

@@ -3,6 +3,8 @@
 // block on a deadline and publishes it. Names: docs/metrics.md.
 #pragma once
 
+#include <rte_ethdev.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "dataplane/af_packet_drops.hpp"
 #include "dataplane/port.hpp"
 #include "dataplane/steering.hpp"
+#include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/core/counters.hpp"
 #include "stack/core/drops.hpp"
@@ -39,6 +42,11 @@ struct CoreSample {
   uint64_t rx_bursts = 0;
 };
 
+// What the core-labelled series of one core show (update_core fills it from a sample).
+struct CoreTotals {
+  uint64_t busy_ns, idle_ns, loops, frames, connections, handed_out, handed_in;
+};
+
 class Metrics {
  public:
   // Registers everything and seals the segment; false with `error` on failure.
@@ -51,9 +59,12 @@ class Metrics {
   bool enabled() const { return writer_.sealed(); }
 
  private:
+  // Series that copy a uint64_t field of a source struct, with the slot each writes.
+  template <class Source>
+  using FieldSlots = std::vector<std::pair<uint64_t Source::*, stats::Slot>>;
   struct PortSlots {
-    stats::Slot rx_packets, rx_bytes, tx_packets, tx_bytes, rx_missed, rx_errors, tx_errors,
-        rx_nombuf, mtu, link_up, pool_in_use, pool_size;
+    FieldSlots<rte_eth_stats> eth;  // rte_eth_stats_get counters
+    stats::Slot mtu, link_up, pool_in_use, pool_size;
     std::vector<stats::Slot> q_rx_packets, q_tx_packets;
     // af_packet ports: the kernel's ring-full drops, added to rx_missed.
     std::shared_ptr<AfPacketDrops> kernel_drops;
@@ -64,7 +75,7 @@ class Metrics {
     bool hint_given = false;
   };
   struct ServiceSlots {
-    stats::Slot rx_bytes, tx_bytes, rx_msgs, tx_msgs, send_failures, connections;
+    FieldSlots<ServiceCounters> fields;
     std::optional<stats::Slot> rtt;
   };
   // One SA: its packets and bytes, and the error reasons of its direction.
@@ -73,7 +84,13 @@ class Metrics {
     stats::Slot packets, bytes;
     std::vector<std::pair<ipsec::SaError, stats::Slot>> errors;
   };
+  class Registrar;  // metrics.cpp: registers series and remembers any refusal
+  void register_port(Registrar& r, const config::Config& cfg, const PortInfo& p);
+  void register_core_series(Registrar& r);
+  void register_service(Registrar& r, const config::ServiceConfig& s);
   bool register_ipsec(const config::Config& cfg, std::string& error);
+  void update_port(uint64_t* g, size_t i, const PortInfo& p);
+  void update_service(uint64_t* v, const ServiceSlots& slots, const Service& svc) const;
   void update_ipsec(uint64_t* v, const ipsec::EspLayer& esp) const;
   std::optional<stats::Slot> reg(const std::string& name, const std::string& help,
                                  stats::MetricType t, std::vector<stats::LabelPair> labels,
@@ -84,22 +101,21 @@ class Metrics {
   // Set by any core whose stack counted a checksum failure on the port; read by the
   // main lcore, which logs and flags the hint (not on the per-packet path).
   std::unique_ptr<std::atomic<bool>[]> l4_seen_;
-  std::vector<stats::Slot> drops_;
-  std::vector<std::pair<size_t, stats::Slot>> stack_;  // offset into StackCounters, slot
+  std::vector<stats::Slot> drops_;  // by DropReason
+  FieldSlots<StackCounters> stack_;
   std::vector<ServiceSlots> services_;
   std::vector<SaSlots> sas_;  // config order
-  stats::Slot busy_, idle_, loops_;
-  // Per core, labelled: what the core's stack received, the connections it opened and
-  // accepted, and the frames it handed to other cores and took from them (steering.hpp).
-  stats::Slot core_frames_, core_connections_, core_handed_out_, core_handed_in_;
-  std::vector<stats::Slot> tcp_states_;
+  // Per core, labelled: time busy and idle, loop iterations, what the core's stack
+  // received, the connections it opened and accepted, and the frames it handed to other
+  // cores and took from them (steering.hpp).
+  FieldSlots<CoreTotals> core_;
+  std::vector<stats::Slot> tcp_states_;    // from tcp::TcpState::kSynSent on
   std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
-  stats::Slot tcp_retrans_;
-  std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
+  FieldSlots<tcp::TcpCounters> tcp_;
   // TX batch pipelines: counters summed over every connection of the core's services.
-  std::vector<std::pair<uint64_t pipeline::PipelineCounters::*, stats::Slot>> pipeline_;
+  FieldSlots<pipeline::PipelineCounters> pipeline_;
   stats::Slot pipeline_live_, pipeline_in_use_;
-  stats::Slot unmap_guarded_, unmap_waits_, unmap_timeouts_, unmap_wait_, unmap_wait_max_;
+  FieldSlots<unmap_guard::Stats> unmap_;  // process-wide
 };
 
 }  // namespace ws::dp

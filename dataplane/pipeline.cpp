@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "control/config/tcp_settings.hpp"
 #include "dataplane/ipsec.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
@@ -32,8 +33,8 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   return RxMeta::Cksum::kUnknown;
 }
 
-// The stack's TCP settings from the config, and how this core picks local ports for the
-// connections it opens, so that replies arrive where the connection lives:
+// The stack's TCP settings from the config (to_stack_tcp), and how this core picks local ports for
+// the connections it opens, so that replies arrive where the connection lives:
 // - where the port spreads flows by RSS and its key and table could be read, a local port
 //   is fine when the NIC's Toeplitz hash of the returning packets selects an RX queue of
 //   this core;
@@ -42,36 +43,7 @@ RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
 // TIME_WAIT.
 tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
                           const std::vector<PortInfo>& ports, const Steering& steering) {
-  const auto& t = cfg.tcp;
-  tcp::TcpConfig c;
-  c.congestion = t.congestion == config::Congestion::newreno ? tcp::CongestionAlgo::kNewReno
-                                                             : tcp::CongestionAlgo::kCubic;
-  c.time_wait = Duration::millis(t.time_wait_ms);
-  c.time_wait_reuse = Duration::millis(t.time_wait_reuse_ms);
-  c.rto_min = Duration::millis(t.rto_min_ms);
-  c.rto_initial = Duration::millis(t.rto_initial_ms);
-  c.delayed_ack = Duration::millis(t.delayed_ack_ms);
-  c.nagle = t.nagle;
-  c.keepalive = t.keepalive.enabled;
-  c.keepalive_idle = Duration::seconds(t.keepalive.idle_s);
-  c.keepalive_interval = Duration::seconds(t.keepalive.interval_s);
-  c.keepalive_probes = t.keepalive.probes;
-  c.recv_buffer = t.receive_buffer_bytes.value_or(0);
-  c.send_buffer = t.send_buffer_bytes.value_or(0);
-  c.buffer_max = t.buffer_max_bytes;
-  c.syn_backlog = t.syn_backlog;
-  c.accept_backlog = t.accept_backlog;
-  c.max_connections = t.max_connections;
-  c.timestamps = t.timestamps;
-  c.sack = t.sack;
-  c.window_scaling = t.window_scaling;
-  c.mtu_probing = t.mtu_probing;
-  c.pmtu_recovery = Duration::seconds(t.pmtu_recovery_s);
-  c.syncookies = t.syncookies == config::SynCookies::always  ? tcp::SynCookieMode::kAlways
-                 : t.syncookies == config::SynCookies::never ? tcp::SynCookieMode::kNever
-                                                             : tcp::SynCookieMode::kAuto;
-  c.rst_rate_limit = t.rst_rate_limit;
-  c.challenge_ack_limit = t.challenge_ack_limit;
+  tcp::TcpConfig c = config::to_stack_tcp(cfg.tcp);
   // RFC 6528: the ISN key must be secret and random per boot of the data plane.
   if (getrandom(c.isn_secret.data(), c.isn_secret.size(), 0) !=
       static_cast<ssize_t>(c.isn_secret.size())) {
@@ -213,79 +185,98 @@ bool Pipeline::start(std::string& error) {
   return true;
 }
 
+// One iteration: RX, timers, TX, pool housekeeping, reports and stats, then the time
+// spent is booked as busy or idle (an idle core may sleep: idle_wait).
 void Pipeline::run(bool main) {
   constexpr uint16_t kBurst = 32;
   rte_mbuf* mbufs[kBurst];
-  Instant deadline = Instant::from_ns(0);
-  Duration stats_every = Duration::millis(cfg_.dataplane.stats_interval_ms);
-  Instant next_stats = clock_.now();
-  uint64_t last_tsc = rte_rdtsc();
-  const double ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
-  uint32_t iter = 0;
   RxSegments segs;
+  LoopClock loop;
+  loop.stats_every = Duration::millis(cfg_.dataplane.stats_interval_ms);
+  loop.next_stats = clock_.now();
+  loop.last_tsc = rte_rdtsc();
+  loop.ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
   if (auto* m = unmap_guard::attach(core_)) {
     mark_ = m;
     attached_ = true;
   }
-
   while (!stop_.load(std::memory_order_relaxed)) {
     // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
     // (memif's disconnect) waits for the end of this iteration.
     mark_->enter();
-    Instant now = clock_.now();
+    const Instant now = clock_.now();
     const uint64_t tx_before = stack_.counters().tx_frames;
-    uint32_t got = poll_rx(now, mbufs, kBurst, segs);
-    if (got != 0 || now >= deadline) {
-      deadline = stack_.poll(now);
-      for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
-    }
-    stack_.flush(now);
-    // Frames the TX rings took count as work; frames a ring keeps refusing (a memif with no
-    // peer, a link that is down) do not, or the core would never sleep.
-    bool sent = false;
-    for (auto& io : ios_) {
-      if (io->has_pending()) sent = io->flush() != 0 || sent;
-    }
-    if ((++iter & 255) == 0) {
-      bool low = false;
-      for (auto& io : ios_) {
-        io->refresh_free();
-        low = low || io->pool_low();
-      }
-      // A pool running low: no new holds, and what TCP holds is copied into its
-      // rings so the mbufs go back (rx_holder.hpp).
-      holder_.set_low(low);
-      if (low && holder_.held_mbufs() != 0) tcp_.release_held();
-      if (esp_) esp_housekeeping(*esp_);
-    }
-    if (now >= next_reports_) {
-      reports(now);
-      next_reports_ = now + Duration::millis(50);
-    }
-    if (now >= next_stats) {
-      publish(now, main);
-      next_stats = now + stats_every;
-    }
-
+    const uint32_t got = poll_rx(now, mbufs, kBurst, segs);
+    if (got != 0 || now >= loop.deadline) loop.deadline = run_timers(now);
+    const bool sent = transmit(now);
+    if ((++loop.iter & 255) == 0) pool_housekeeping();
+    periodic(now, main, loop);
     mark_->leave();
-
-    uint64_t tsc = rte_rdtsc();
-    auto spent = static_cast<uint64_t>(static_cast<double>(tsc - last_tsc) * ns_per_cycle);
-    last_tsc = tsc;
-    ++sample_.loops;
     // Work is anything received or sent this iteration (a source with nothing to receive
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
-    bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before || deadline <= now ||
-                  faults_.holding();
-    if (worked) {
-      sample_.busy_ns += spent;
-      empty_polls_ = 0;
-      sleep_us_ = 0;
-    } else {
-      sample_.idle_ns += spent;
-      if (adaptive_) idle_wait(now, earliest(deadline, next_stats));
-    }
+    const bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
+                        loop.deadline <= now || faults_.holding();
+    book_time(now, worked, loop);
+  }
+}
+
+// Timers: the stack's and every service's; the earliest next deadline.
+Instant Pipeline::run_timers(Instant now) {
+  Instant deadline = stack_.poll(now);
+  for (auto& s : services_) deadline = earliest(deadline, s->poll(now));
+  return deadline;
+}
+
+// TX: what the stack queued goes to the rings. Frames the rings took count as work;
+// frames a ring keeps refusing (a memif with no peer, a link that is down) do not, or
+// the core would never sleep.
+bool Pipeline::transmit(Instant now) {
+  stack_.flush(now);
+  bool sent = false;
+  for (auto& io : ios_) {
+    if (io->has_pending()) sent = io->flush() != 0 || sent;
+  }
+  return sent;
+}
+
+// Pool housekeeping, every 256 iterations: a pool running low means no new holds, and
+// what TCP holds is copied into its rings so the mbufs go back (rx_holder.hpp).
+void Pipeline::pool_housekeeping() {
+  bool low = false;
+  for (auto& io : ios_) {
+    io->refresh_free();
+    low = low || io->pool_low();
+  }
+  holder_.set_low(low);
+  if (low && holder_.held_mbufs() != 0) tcp_.release_held();
+  if (esp_) esp_housekeeping(*esp_);
+}
+
+// Client reports every 50 ms, stats every stats_interval_ms.
+void Pipeline::periodic(Instant now, bool main, LoopClock& loop) {
+  if (now >= next_reports_) {
+    reports(now);
+    next_reports_ = now + Duration::millis(50);
+  }
+  if (now >= loop.next_stats) {
+    publish(now, main);
+    loop.next_stats = now + loop.stats_every;
+  }
+}
+
+void Pipeline::book_time(Instant now, bool worked, LoopClock& loop) {
+  uint64_t tsc = rte_rdtsc();
+  auto spent = static_cast<uint64_t>(static_cast<double>(tsc - loop.last_tsc) * loop.ns_per_cycle);
+  loop.last_tsc = tsc;
+  ++sample_.loops;
+  if (worked) {
+    sample_.busy_ns += spent;
+    empty_polls_ = 0;
+    sleep_us_ = 0;
+  } else {
+    sample_.idle_ns += spent;
+    if (adaptive_) idle_wait(now, earliest(loop.deadline, loop.next_stats));
   }
 }
 

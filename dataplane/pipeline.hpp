@@ -55,6 +55,22 @@ class Pipeline {
   void finish();
 
  private:
+  // The loop's own clocks (run() keeps them on its stack).
+  struct LoopClock {
+    Instant deadline = Instant::from_ns(0);  // the earliest timer of the stack and services
+    Instant next_stats;
+    Duration stats_every;
+    uint64_t last_tsc = 0;
+    double ns_per_cycle = 0;
+    uint32_t iter = 0;
+  };
+  // The steps of one iteration of run(), in order after poll_rx: inlined into the loop
+  // (defined in pipeline.cpp, used only there), so naming them costs no calls.
+  [[gnu::always_inline]] inline Instant run_timers(Instant now);
+  [[gnu::always_inline]] inline bool transmit(Instant now);
+  void pool_housekeeping();  // every 256 iterations: a call is fine
+  [[gnu::always_inline]] inline void periodic(Instant now, bool main, LoopClock& loop);
+  [[gnu::always_inline]] inline void book_time(Instant now, bool worked, LoopClock& loop);
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
   void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                RxSegments& segs);

@@ -76,20 +76,11 @@ void add_unique(std::vector<std::string>& v, const std::string& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
-}  // namespace
-
-StatusReport build_status_report(const Settings& settings, const Snapshot& a, const Snapshot& b) {
-  StatusReport r;
+// The config's ports, then any others the data plane reports.
+std::vector<PortStatus> port_statuses(const Settings& settings, const Snapshot& a,
+                                      const Snapshot& b, double dt) {
+  std::vector<PortStatus> out;
   const auto& cat = *b.catalog;
-  const double dt = static_cast<double>(b.taken_monotonic_ns - a.taken_monotonic_ns) / 1e9;
-  r.pid = cat.pid;
-  r.start_time_unix_s = static_cast<double>(cat.start_time_unix_ns) / 1e9;
-  r.uptime_s = std::max(0.0, static_cast<double>(std::time(nullptr)) - r.start_time_unix_s);
-  r.interval_s = dt;
-  r.version = std::string(cat.info_value("version"));
-  r.segment_path = settings.segment_path;
-
-  // Ports: the config's, then any others the data plane reports.
   std::vector<std::string> ports;
   for (const auto& p : settings.ports) ports.push_back(p.name);
   for (const auto& p : label_values(b, kRxPackets, "port")) add_unique(ports, p);
@@ -124,10 +115,15 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
     p.tx_bits_per_s = 8 * rate(a.sum(kTxBytes, sel), p.tx_bytes, dt);
     p.mempool_in_use = gauge(b, kMempoolInUse, sel);
     p.mempool_size = gauge(b, kMempoolSize, sel);
-    r.ports.push_back(std::move(p));
+    out.push_back(std::move(p));
   }
+  return out;
+}
 
-  // Cores: busy share of the cycles spent since the first snapshot.
+// Busy share of the cycles spent since the first snapshot, frames and connections.
+std::vector<CoreStatus> core_statuses(const Snapshot& a, const Snapshot& b, double dt) {
+  std::vector<CoreStatus> out;
+  const auto& cat = *b.catalog;
   auto per_core = [&cat](const char* name) -> const MetricInfo* {
     for (const MetricInfo& m : cat.metrics) {
       if (m.name == name && m.scope != ws::stats::Scope::kGlobal) return &m;
@@ -152,10 +148,15 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
     if (conns != nullptr) cs.connections = b.core_value(*conns, c);
     if (redirected != nullptr)
       cs.redirected_per_s = rate(a.core_value(*redirected, c), b.core_value(*redirected, c), dt);
-    r.cores.push_back(cs);
+    out.push_back(cs);
   }
+  return out;
+}
 
-  // Services.
+std::vector<ServiceStatus> service_statuses(const Settings& settings, const Snapshot& a,
+                                            const Snapshot& b, double dt) {
+  std::vector<ServiceStatus> out;
+  const auto& cat = *b.catalog;
   std::vector<std::string> services;
   for (const auto& s : settings.services) services.push_back(s.name);
   for (const auto& s : label_values(b, kSvcRx, "service")) add_unique(services, s);
@@ -179,9 +180,14 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
         s.messages.push_back({dir, total, rate(a.sum(kSvcMsgs, both), total, dt)});
       }
     }
-    r.services.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
+  return out;
+}
 
+std::vector<SaStatus> sa_statuses(const Snapshot& a, const Snapshot& b, double dt) {
+  std::vector<SaStatus> out;
+  const auto& cat = *b.catalog;
   for (const auto& name : label_values(b, kSaPackets, "sa")) {
     SaStatus sa;
     sa.name = name;
@@ -199,9 +205,27 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
       const uint64_t n = b.sum(kSaErrors, {{"sa", name}, {"reason", reason}});
       if (n > 0) sa.errors.emplace_back(reason, n);
     }
-    r.sas.push_back(std::move(sa));
+    out.push_back(std::move(sa));
   }
+  return out;
+}
 
+}  // namespace
+
+StatusReport build_status_report(const Settings& settings, const Snapshot& a, const Snapshot& b) {
+  StatusReport r;
+  const auto& cat = *b.catalog;
+  const double dt = static_cast<double>(b.taken_monotonic_ns - a.taken_monotonic_ns) / 1e9;
+  r.pid = cat.pid;
+  r.start_time_unix_s = static_cast<double>(cat.start_time_unix_ns) / 1e9;
+  r.uptime_s = std::max(0.0, static_cast<double>(std::time(nullptr)) - r.start_time_unix_s);
+  r.interval_s = dt;
+  r.version = std::string(cat.info_value("version"));
+  r.segment_path = settings.segment_path;
+  r.ports = port_statuses(settings, a, b, dt);
+  r.cores = core_statuses(a, b, dt);
+  r.services = service_statuses(settings, a, b, dt);
+  r.sas = sa_statuses(a, b, dt);
   for (const auto& state : label_values(b, kTcpConns, "state")) {
     r.tcp_connections.emplace_back(state,
                                    static_cast<int64_t>(b.sum(kTcpConns, {{"state", state}})));

@@ -10,33 +10,118 @@ namespace {
 constexpr size_t kScratch = size_t{64} * 1024;
 }
 
-// ---------------------------------------------------------------- source
+// ---------------------------------------------------------------- shared
 
-struct TcpSourceService::Conn {
-  explicit Conn(const ClientParams& p) : enc(p.framing, p.message_size) {
-    if (p.framing == Framing::kLength32) tx = std::make_unique<PipelinedTx>(p.pipeline);
-  }
-  FrameEncoder enc;                 // framing none: the byte stream
-  std::unique_ptr<PipelinedTx> tx;  // length32: whole messages through the batch pipeline
-  uint64_t seq = 0;                 // length32: messages pushed on this connection
-  tcp::Connection* c = nullptr;
-  bool open = false;
-  bool connected = false;        // on_connected ran (the handshake completed)
-  bool done = false;             // FIN sent
-  std::vector<uint8_t> pending;  // produced but not yet accepted by send()
-  size_t pending_off = 0;
-};
-
-TcpSourceService::TcpSourceService(std::string name, ClientParams p, tcp::TcpStack& tcp)
+TcpClientService::TcpClientService(std::string name, ClientParams p, tcp::TcpStack& tcp)
     : ClientService(std::move(name), p),
       tcp_(tcp),
       scratch_(std::max<size_t>(kScratch, p.message_size)) {}
 
-TcpSourceService::~TcpSourceService() {
+TcpClientService::~TcpClientService() {
   for (auto& c : conns_) {
     if (c->c != nullptr) c->c->user = nullptr;
   }
 }
+
+tcp::ConnCallbacks TcpClientService::callbacks(TcpClientConn& st) {
+  TcpClientConn* s = &st;
+  tcp::ConnCallbacks cb;
+  cb.on_connected = [this, s](tcp::Connection&) {
+    s->connected = true;
+    ++opened_;
+    ++counters_.connections;
+    pump(*s);
+  };
+  cb.on_writable = [this, s](tcp::Connection&) {
+    if (s->tx) s->tx->writable();
+    pump(*s);
+  };
+  cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
+  return cb;
+}
+
+bool TcpClientService::send_pending(TcpClientConn& st) {
+  if (st.pending_off < st.pending.size()) {
+    size_t n = st.c->send({st.pending.data() + st.pending_off, st.pending.size() - st.pending_off});
+    st.pending_off += n;
+    counters_.tx_bytes += n;
+    if (st.pending_off < st.pending.size()) return false;
+    st.pending.clear();
+    st.pending_off = 0;
+  }
+  return true;
+}
+
+size_t TcpClientService::send_space(TcpClientConn& st) {
+  const size_t space = st.c->send_space();
+  if (space == 0) {
+    // A refused send arms on_writable (api.hpp): offer one byte, which is not
+    // taken while the buffer is full, rather than wait for the next poll.
+    (void)st.c->send({scratch_.data(), 1});
+  }
+  return std::min(space, scratch_.size());
+}
+
+bool TcpClientService::send_scratch(TcpClientConn& st, size_t n) {
+  size_t sent = st.c->send({scratch_.data(), n});
+  counters_.tx_bytes += sent;
+  if (sent == n) return true;
+  st.pending.assign(scratch_.begin() + static_cast<ptrdiff_t>(sent),
+                    scratch_.begin() + static_cast<ptrdiff_t>(n));
+  st.pending_off = 0;
+  return false;
+}
+
+bool TcpClientService::refused_too_large(const pipeline::BulkPushResult& r, Instant now) {
+  if (r.status != pipeline::PushStatus::kTooLarge) return false;
+  ++errors_;
+  ++counters_.send_failures;
+  mark_stopping(now);
+  return true;
+}
+
+void TcpClientService::retire_pipeline(const TcpClientConn& st) {
+  pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
+}
+
+void TcpClientService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
+  pipeline::accumulate(into, closed_pipeline_, false);
+  for (const auto& c : conns_) {
+    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
+  }
+}
+
+bool TcpClientService::drained(Instant now) const {
+  (void)now;
+  for (const auto& c : conns_) {
+    if (c->c != nullptr) return false;
+  }
+  return true;
+}
+
+void TcpClientService::stop(Instant now) {
+  mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->c != nullptr) {
+      c->c->user = nullptr;
+      c->c->abort();
+    }
+  }
+}
+
+// ---------------------------------------------------------------- source
+
+struct TcpSourceService::Conn : TcpClientConn {
+  explicit Conn(const ClientParams& p) : enc(p.framing, p.message_size) {
+    if (p.framing == Framing::kLength32) tx = std::make_unique<PipelinedTx>(p.pipeline);
+  }
+  FrameEncoder enc;  // framing none: the byte stream
+  uint64_t seq = 0;  // length32: messages pushed on this connection
+  bool open = false;
+  bool done = false;  // FIN sent
+};
+
+TcpSourceService::Conn& TcpSourceService::as(TcpClientConn& c) { return static_cast<Conn&>(c); }
 
 bool TcpSourceService::start(Stack& stack, Instant now) {
   (void)stack;
@@ -48,23 +133,12 @@ bool TcpSourceService::start(Stack& stack, Instant now) {
 void TcpSourceService::open(Instant now) {
   auto conn = std::make_unique<Conn>(p_);
   Conn* st = conn.get();
-  tcp::ConnCallbacks cb;
-  cb.on_connected = [this, st](tcp::Connection&) {
-    st->connected = true;
-    ++opened_;
-    ++counters_.connections;
-    pump(*st);
-  };
-  cb.on_writable = [this, st](tcp::Connection&) {
-    if (st->tx) st->tx->writable();
-    pump(*st);
-  };
+  tcp::ConnCallbacks cb = callbacks(*st);
   // A sink sends nothing; anything else that arrives is read and dropped.
   cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
     counters_.rx_bytes += d.size();
     return d.size();
   };
-  cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
   cb.on_closed = [this, st](tcp::Connection&, tcp::CloseReason r) {
     // A connection refused or timed out in the handshake failed to connect, also after
     // the limits were reached.
@@ -92,7 +166,8 @@ uint64_t TcpSourceService::budget(Instant now) const {
   return b;
 }
 
-void TcpSourceService::pump(Conn& st) {
+void TcpSourceService::pump(TcpClientConn& c) {
+  Conn& st = as(c);
   // Nothing is produced before the handshake completes, so a message counted as sent
   // always had a connection to go to.
   if (st.c == nullptr || st.done || !st.connected) return;
@@ -133,12 +208,7 @@ void TcpSourceService::pump_messages(Conn& st) {
                            fill_pattern(first + i, off, out);
                          });
     counters_.tx_bytes += sent;
-    if (r.status == pipeline::PushStatus::kTooLarge) {
-      // message_size beyond max_batches x batch: a configuration the run cannot serve.
-      ++errors_;
-      ++counters_.send_failures;
-      mark_stopping(now);
-    }
+    refused_too_large(r, now);
     const uint64_t pushed = r.accepted;
     st.seq += pushed;
     started_ += pushed;
@@ -153,15 +223,7 @@ void TcpSourceService::pump_messages(Conn& st) {
 void TcpSourceService::pump_stream(Conn& st) {
   Instant now = tcp_.last_now();
   for (;;) {
-    if (st.pending_off < st.pending.size()) {
-      size_t n =
-          st.c->send({st.pending.data() + st.pending_off, st.pending.size() - st.pending_off});
-      st.pending_off += n;
-      counters_.tx_bytes += n;
-      if (st.pending_off < st.pending.size()) return;  // on_writable resumes
-      st.pending.clear();
-      st.pending_off = 0;
-    }
+    if (!send_pending(st)) return;  // on_writable resumes
     if (stopping_ || limits_reached(now)) {
       mark_stopping(now);
       // Finish the message in progress, then FIN.
@@ -174,13 +236,8 @@ void TcpSourceService::pump_stream(Conn& st) {
       st.done = true;
       return;
     }
-    size_t space = st.c->send_space();
-    if (space == 0) {
-      // A refused send arms on_writable (api.hpp): offer one byte, which is not
-      // taken while the buffer is full, rather than wait for the next poll.
-      (void)st.c->send({scratch_.data(), 1});
-      return;
-    }
+    const size_t space = send_space(st);
+    if (space == 0) return;
     // Messages this connection may still start: the global count and rate budgets.
     const uint64_t room = budget(now);
     if (room == 0 && st.enc.at_boundary()) return;  // poll() resumes on the rate schedule
@@ -188,21 +245,14 @@ void TcpSourceService::pump_stream(Conn& st) {
     uint64_t before = st.enc.messages();
     uint64_t s0 = started();
     uint64_t limit = room == UINT64_MAX ? UINT64_MAX : s0 + room;
-    size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, limit);
+    size_t n = st.enc.produce({scratch_.data(), space}, limit);
     if (n == 0) return;
     started_ += started() - s0;
     uint64_t done_msgs = st.enc.messages() - before;
     messages_ += done_msgs;
     counters_.tx_messages += done_msgs;
     bytes_ += done_msgs * p_.message_size;
-    size_t sent = st.c->send({scratch_.data(), n});
-    counters_.tx_bytes += sent;
-    if (sent < n) {
-      st.pending.assign(scratch_.begin() + static_cast<ptrdiff_t>(sent),
-                        scratch_.begin() + static_cast<ptrdiff_t>(n));
-      st.pending_off = 0;
-      return;
-    }
+    if (!send_scratch(st, n)) return;
   }
 }
 
@@ -210,79 +260,42 @@ Instant TcpSourceService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
   Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 ? 1 : 100));
   for (auto& c : conns_) {
-    if (c->open && c->c != nullptr) {
+    if (as(*c).open && c->c != nullptr) {
       pump(*c);
       if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
     } else if (c->tx) {
       // Closed: its counters join the totals and its batches are freed (not inside a
       // callback, where the TX step may still be running).
-      pipeline::accumulate(closed_pipeline_, c->tx->pipeline().counters(), false);
+      retire_pipeline(*c);
       c->tx.reset();
     }
   }
   return next;
 }
 
-void TcpSourceService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
-  pipeline::accumulate(into, closed_pipeline_, false);
-  for (const auto& c : conns_) {
-    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
-  }
-}
-
-bool TcpSourceService::drained(Instant now) const {
-  (void)now;
-  for (const auto& c : conns_) {
-    if (c->c != nullptr) return false;
-  }
-  return true;
-}
-
-void TcpSourceService::fill(ClientReport& r) const { (void)r; }
-
-void TcpSourceService::stop(Instant now) {
-  mark_stopping(now);
-  for (auto& c : conns_) {
-    if (c->c != nullptr) {
-      c->c->user = nullptr;
-      c->c->abort();
-    }
-  }
-}
-
 // ---------------------------------------------------------------- ping
 
-struct TcpPingService::Conn {
+struct TcpPingService::Conn : TcpClientConn {
   explicit Conn(const ClientParams& p)
       : enc(p.framing, p.message_size),
         dec(FrameDecoderConfig{p.framing, uint64_t{p.message_size} + 1, false}) {}
   FrameEncoder enc;
   FrameDecoder dec;
-  tcp::Connection* c = nullptr;
-  bool connected = false;
   Instant connect_at;
   Instant sent_at;
-  uint64_t received = 0;            // echoes completed on this connection
-  uint64_t sent = 0;                // length32: messages pushed on this connection
-  uint64_t stream_rx = 0;           // framing none: bytes of the current echo received
-  std::unique_ptr<PipelinedTx> tx;  // length32: the batch pipeline of the current connection
-  std::vector<uint8_t> pending;
-  size_t pending_off = 0;
+  uint64_t received = 0;   // echoes completed on this connection
+  uint64_t sent = 0;       // length32: messages pushed on this connection
+  uint64_t stream_rx = 0;  // framing none: bytes of the current echo received
 };
 
-TcpPingService::TcpPingService(std::string name, ClientParams p, tcp::TcpStack& tcp)
-    : ClientService(std::move(name), p),
-      tcp_(tcp),
-      scratch_(std::max<size_t>(kScratch, p.message_size)) {}
-
-TcpPingService::~TcpPingService() = default;
+TcpPingService::Conn& TcpPingService::as(TcpClientConn& c) { return static_cast<Conn&>(c); }
 
 bool TcpPingService::start(Stack& stack, Instant now) {
   (void)stack;
   begin(now);
   for (uint32_t i = 0; i < p_.connections; ++i) {
     conns_.push_back(std::make_unique<Conn>(p_));
-    open(now, *conns_.back());
+    open(now, as(*conns_.back()));
   }
   return true;
 }
@@ -297,7 +310,7 @@ bool TcpPingService::open(Instant now, Conn& st) {
     // A new connection gets a pipeline as new: the last one's, reset (its spare batch kept,
     // so reconnecting allocates nothing), once its counters joined the totals.
     if (st.tx) {
-      pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
+      retire_pipeline(st);
       st.tx->reset();
     } else {
       st.tx = std::make_unique<PipelinedTx>(p_.pipeline);
@@ -308,22 +321,11 @@ bool TcpPingService::open(Instant now, Conn& st) {
   st.connected = false;
   st.connect_at = now;
   Conn* s = &st;
-  tcp::ConnCallbacks cb;
-  cb.on_connected = [this, s](tcp::Connection&) {
-    s->connected = true;
-    ++opened_;
-    ++counters_.connections;
-    pump(*s);
-  };
-  cb.on_writable = [this, s](tcp::Connection&) {
-    if (s->tx) s->tx->writable();
-    pump(*s);
-  };
+  tcp::ConnCallbacks cb = callbacks(st);
   cb.on_data = [this, s](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
     on_bytes(*s, d);
     return d.size();
   };
-  cb.on_peer_closed = [](tcp::Connection& c) { c.close(); };
   cb.on_closed = [this, s](tcp::Connection&, tcp::CloseReason r) {
     if (!s->connected)
       ++connect_failures_;
@@ -342,7 +344,8 @@ bool TcpPingService::open(Instant now, Conn& st) {
   return true;
 }
 
-void TcpPingService::pump(Conn& st) {
+void TcpPingService::pump(TcpClientConn& c) {
+  Conn& st = as(c);
   if (st.c == nullptr || !st.connected) return;
   if (st.tx) {
     pump_message(st);
@@ -371,12 +374,7 @@ void TcpPingService::pump_message(Conn& st) {
         *st.c, 1, p_.message_size, now, UINT64_MAX, sent,
         [seq](uint64_t, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq, off, out); });
     counters_.tx_bytes += sent;
-    if (r.status == pipeline::PushStatus::kTooLarge) {
-      ++errors_;
-      ++counters_.send_failures;
-      mark_stopping(now);
-      return;
-    }
+    if (refused_too_large(r, now)) return;
     if (r.accepted == 0) return;  // out of memory: poll() retries
     ++st.sent;
     st.sent_at = now;
@@ -390,15 +388,7 @@ void TcpPingService::pump_message(Conn& st) {
 void TcpPingService::pump_stream(Conn& st) {
   Instant now = tcp_.last_now();
   for (;;) {
-    if (st.pending_off < st.pending.size()) {
-      size_t n =
-          st.c->send({st.pending.data() + st.pending_off, st.pending.size() - st.pending_off});
-      st.pending_off += n;
-      counters_.tx_bytes += n;
-      if (st.pending_off < st.pending.size()) return;
-      st.pending.clear();
-      st.pending_off = 0;
-    }
+    if (!send_pending(st)) return;
     bool idle = st.enc.at_boundary() && st.enc.messages() == st.received;
     if (idle) {
       if (stopping_ || limits_reached(now)) {
@@ -411,23 +401,11 @@ void TcpPingService::pump_stream(Conn& st) {
     } else if (st.enc.at_boundary()) {
       return;  // the whole message is out; wait for its echo
     }
-    size_t space = st.c->send_space();
-    if (space == 0) {
-      // A refused send arms on_writable (api.hpp): offer one byte, which is not
-      // taken while the buffer is full, rather than wait for the next poll.
-      (void)st.c->send({scratch_.data(), 1});
-      return;
-    }
-    size_t n = st.enc.produce({scratch_.data(), std::min(space, scratch_.size())}, st.received + 1);
+    const size_t space = send_space(st);
+    if (space == 0) return;
+    size_t n = st.enc.produce({scratch_.data(), space}, st.received + 1);
     if (n == 0) return;
-    size_t sent = st.c->send({scratch_.data(), n});
-    counters_.tx_bytes += sent;
-    if (sent < n) {
-      st.pending.assign(scratch_.begin() + static_cast<ptrdiff_t>(sent),
-                        scratch_.begin() + static_cast<ptrdiff_t>(n));
-      st.pending_off = 0;
-      return;
-    }
+    if (!send_scratch(st, n)) return;
   }
 }
 
@@ -475,37 +453,13 @@ Instant TcpPingService::poll(Instant now) {
   Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 || p_.reconnect ? 1 : 100));
   for (auto& c : conns_) {
     if (c->c == nullptr) {
-      if (p_.reconnect && !stopping_) open(now, *c);
+      if (p_.reconnect && !stopping_) open(now, as(*c));
     } else {
       pump(*c);
     }
     if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
   }
   return next;
-}
-
-void TcpPingService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
-  pipeline::accumulate(into, closed_pipeline_, false);
-  for (const auto& c : conns_) {
-    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
-  }
-}
-
-bool TcpPingService::drained(Instant now) const {
-  (void)now;
-  for (const auto& c : conns_) {
-    if (c->c != nullptr) return false;
-  }
-  return true;
-}
-
-void TcpPingService::fill(ClientReport& r) const { r.set_rtt(hist_); }
-
-void TcpPingService::stop(Instant now) {
-  mark_stopping(now);
-  for (auto& c : conns_) {
-    if (c->c != nullptr) c->c->abort();
-  }
 }
 
 }  // namespace ws

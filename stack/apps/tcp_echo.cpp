@@ -137,6 +137,23 @@ TcpEchoService::Push TcpEchoService::push_frame(EchoConn& st, std::span<const ui
   return Push::kPushed;
 }
 
+namespace {
+
+// The bytes of the run of whole frames at the front of `rest`: up to the high-water mark,
+// plus the frame that crosses it.
+size_t whole_frames(const pipeline::TxPipeline& pl, std::span<const uint8_t> rest) {
+  const uint64_t room = high_water(pl) - pl.queued_bytes();
+  size_t run = 0;
+  while (rest.size() - run >= kFrameHeaderBytes && run < room) {
+    const uint64_t f = kFrameHeaderBytes + uint64_t{load_be32(rest.data() + run)};
+    if (f > rest.size() - run || !fits(pl, f - kFrameHeaderBytes)) break;
+    run += f;
+  }
+  return run;
+}
+
+}  // namespace
+
 size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
                                    std::span<const uint8_t> data) {
   const Instant now = tcp_.last_now();
@@ -162,17 +179,10 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
     if (used == data.size()) break;
     const std::span<const uint8_t> rest = data.subspan(used);
     if (st.have == 0 && rest.size() >= kFrameHeaderBytes) {
-      // The run of whole frames at the front of the span (up to the high-water mark, plus
-      // the frame that crosses it) goes back with one push, straight from TCP's receive
-      // buffer: it is already framed, byte for byte the reply. While the link keeps up it
-      // is copied straight into the send ring (push_frames_direct), otherwise into a batch.
-      const uint64_t room = high_water(pl) - pl.queued_bytes();
-      size_t run = 0;
-      while (rest.size() - run >= kFrameHeaderBytes && run < room) {
-        const uint64_t f = kFrameHeaderBytes + uint64_t{load_be32(rest.data() + run)};
-        if (f > rest.size() - run || !fits(pl, f - kFrameHeaderBytes)) break;
-        run += f;
-      }
+      // Whole frames go back with one push, straight from TCP's receive buffer: they are
+      // already framed, byte for byte the reply. While the link keeps up they are copied
+      // straight into the send ring (push_frames_direct), otherwise into a batch.
+      const size_t run = whole_frames(pl, rest);
       if (run > 0) {
         size_t sent = 0;
         const pipeline::BulkPushResult r = st.tx.push_frames(conn, rest.first(run), now, sent);

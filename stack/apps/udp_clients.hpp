@@ -10,13 +10,39 @@
 
 namespace ws {
 
-class UdpSourceService final : public ClientService {
+// What the UDP clients share: a socket bound to the local port for the replies, and a
+// message_size-byte buffer that carries pattern message `seq` to the target.
+class UdpClientService : public ClientService {
+ public:
+  void stop(Instant now) override;
+
+ protected:
+  UdpClientService(std::string name, ClientParams p, uint16_t local_port)
+      : ClientService(std::move(name), p), local_port_(local_port) {}
+  // Binds the socket (each reply counted, then given to on_reply) and starts the clock.
+  bool bind(Stack& stack, Instant now);
+  virtual void on_reply(const UdpDatagram& d, Instant now) {
+    (void)d;
+    (void)now;
+  }
+  // Sends pattern message `seq`, counted; false (a send failure) when out of buffers.
+  bool send_message(uint64_t seq, Instant now);
+  size_t message_size() const { return buf_.size(); }
+
+  UdpSocket* sock_ = nullptr;
+
+ private:
+  Stack* stack_ = nullptr;
+  uint16_t local_port_;
+  std::vector<uint8_t> buf_;
+};
+
+class UdpSourceService final : public UdpClientService {
  public:
   UdpSourceService(std::string name, ClientParams p, uint16_t local_port)
-      : ClientService(std::move(name), p), local_port_(local_port) {}
+      : UdpClientService(std::move(name), p, local_port) {}
   bool start(Stack& stack, Instant now) override;
   Instant poll(Instant now) override;
-  void stop(Instant now) override;
 
  private:
   void fill(ClientReport& r) const override { (void)r; }
@@ -24,32 +50,24 @@ class UdpSourceService final : public ClientService {
     (void)now;
     return true;
   }
-  Stack* stack_ = nullptr;
-  UdpSocket* sock_ = nullptr;
-  uint16_t local_port_;
-  std::vector<uint8_t> buf_;
 };
 
-class UdpPingService final : public ClientService {
+class UdpPingService final : public UdpClientService {
  public:
   UdpPingService(std::string name, ClientParams p, uint16_t local_port)
-      : ClientService(std::move(name), p), local_port_(local_port) {}
+      : UdpClientService(std::move(name), p, local_port) {}
   bool start(Stack& stack, Instant now) override;
   Instant poll(Instant now) override;
-  void stop(Instant now) override;
   const LatencyHistogram* rtt() const override { return &hist_; }
 
  private:
   void send_next(Instant now);
-  void fill(ClientReport& r) const override;
+  void on_reply(const UdpDatagram& d, Instant now) override;
+  void fill(ClientReport& r) const override { r.set_rtt(hist_); }
   bool drained(Instant now) const override {
     (void)now;
     return !in_flight_;
   }
-  Stack* stack_ = nullptr;
-  UdpSocket* sock_ = nullptr;
-  uint16_t local_port_;
-  std::vector<uint8_t> buf_;
   LatencyHistogram hist_;
   bool in_flight_ = false;
   uint64_t seq_ = 0;

@@ -31,62 +31,9 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketV
     return;
   }
   switch (icmp->type()) {
-    case wire::kIcmpEchoRequest: {
-      // RFC 1122 3.2.2.6: echo the identifier, sequence and data back. Requests to
-      // a broadcast address may be ignored; we answer only unicast ones.
-      bool bcast = false;
-      is_local(dst, bcast);
-      if (bcast) {
-        drops_.add(DropReason::kIcmpUnsupportedType);
-        return;
-      }
-      if (wire::Ipv4View::kMinHeaderLen + msg.size() > mtu_to(src) && mtu_to(src) != 0) {
-        // A large (typically reassembled) request: the reply goes out in fragments
-        // (RFC 791 3.2), its checksum computed here over the whole message.
-        std::array<uint8_t, wire::IcmpView::kHeaderLen> reply_hdr{};
-        std::memcpy(reply_hdr.data(), hdr.data(), reply_hdr.size());
-        reply_hdr[0] = wire::kIcmpEchoReply;
-        reply_hdr[1] = 0;
-        store_be16(reply_hdr.data() + 2, 0);
-        auto body = linearize(msg.tail(wire::IcmpView::kHeaderLen));
-        store_be16(reply_hdr.data() + 2, csum_fold(csum_partial(body, csum_partial(reply_hdr))));
-        if (send_datagram(dst, src, wire::kIpProtoIcmp, reply_hdr, body, false, now)) {
-          ++counters_.icmp_echo_replies_out;
-        }
-        return;
-      }
-      // The reply is the request with a new header: the header goes into the first
-      // buffer, the data straight from the request's segments into the reply's
-      // (a chain at jumbo sizes), summed on the way for the checksum.
-      constexpr uint32_t kHl = wire::IcmpView::kHeaderLen;
-      L4Frame f;
-      if (!begin_gather(dst, src, wire::kIpProtoIcmp, kHl, static_cast<uint32_t>(msg.size()), f)) {
-        return;
-      }
-      TxWriter w = f.writer(kHl);
-      bool whole = true;
-      msg.tail(kHl).for_each(
-          [&](std::span<const uint8_t> piece) { whole = whole && w.write(piece); });
-      uint8_t* h = f.l4.data();
-      h[wire::IcmpView::kTypeOff] = wire::kIcmpEchoReply;
-      h[wire::IcmpView::kCodeOff] = 0;
-      store_be16(h + wire::IcmpView::kChecksumOff, 0);
-      std::memcpy(h + 4, hdr.data() + 4, 4);  // identifier and sequence number
-      // The data starts at an even offset (8), so its sum adds as it is. Where the
-      // writer did not sum (it sums when begin_gather asks for a software L4
-      // checksum), sum the request's data, which the reply copies.
-      uint32_t body_sum = w.summing() ? w.sum() : msg.tail(kHl).csum();
-      store_be16(h + wire::IcmpView::kChecksumOff, csum_fold(csum_partial({h, kHl}, body_sum)));
-      if (!whole) {  // cannot happen: begin_gather sized the frame for all of it
-        ifaces_[f.iface]->io.release(f.buf);
-        drops_.add(DropReason::kFrameTooLong);
-        return;
-      }
-      f.dont_fragment = false;
-      commit(f, now);
-      ++counters_.icmp_echo_replies_out;
+    case wire::kIcmpEchoRequest:
+      icmp_echo(src, dst, hdr, msg, now);
       return;
-    }
     case wire::kIcmpDestUnreachable:
     case wire::kIcmpTimeExceeded: {
       ++counters_.icmp_unreachable_in;
@@ -108,6 +55,62 @@ void Stack::icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketV
       drops_.add(DropReason::kIcmpUnsupportedType);
       return;
   }
+}
+
+// RFC 1122 3.2.2.6: echo the identifier, sequence and data back. Requests to a broadcast
+// address may be ignored; we answer only unicast ones.
+void Stack::icmp_echo(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> hdr,
+                      const PacketView& msg, Instant now) {
+  bool bcast = false;
+  is_local(dst, bcast);
+  if (bcast) {
+    drops_.add(DropReason::kIcmpUnsupportedType);
+    return;
+  }
+  if (wire::Ipv4View::kMinHeaderLen + msg.size() > mtu_to(src) && mtu_to(src) != 0) {
+    // A large (typically reassembled) request: the reply goes out in fragments
+    // (RFC 791 3.2), its checksum computed here over the whole message.
+    std::array<uint8_t, wire::IcmpView::kHeaderLen> reply_hdr{};
+    std::memcpy(reply_hdr.data(), hdr.data(), reply_hdr.size());
+    reply_hdr[0] = wire::kIcmpEchoReply;
+    reply_hdr[1] = 0;
+    store_be16(reply_hdr.data() + 2, 0);
+    auto body = linearize(msg.tail(wire::IcmpView::kHeaderLen));
+    store_be16(reply_hdr.data() + 2, csum_fold(csum_partial(body, csum_partial(reply_hdr))));
+    if (send_datagram(dst, src, wire::kIpProtoIcmp, reply_hdr, body, false, now)) {
+      ++counters_.icmp_echo_replies_out;
+    }
+    return;
+  }
+  // The reply is the request with a new header: the header goes into the first
+  // buffer, the data straight from the request's segments into the reply's
+  // (a chain at jumbo sizes), summed on the way for the checksum.
+  constexpr uint32_t kHl = wire::IcmpView::kHeaderLen;
+  L4Frame f;
+  if (!begin_gather(dst, src, wire::kIpProtoIcmp, kHl, static_cast<uint32_t>(msg.size()), f)) {
+    return;
+  }
+  TxWriter w = f.writer(kHl);
+  bool whole = true;
+  msg.tail(kHl).for_each([&](std::span<const uint8_t> piece) { whole = whole && w.write(piece); });
+  uint8_t* h = f.l4.data();
+  h[wire::IcmpView::kTypeOff] = wire::kIcmpEchoReply;
+  h[wire::IcmpView::kCodeOff] = 0;
+  store_be16(h + wire::IcmpView::kChecksumOff, 0);
+  std::memcpy(h + 4, hdr.data() + 4, 4);  // identifier and sequence number
+  // The data starts at an even offset (8), so its sum adds as it is. Where the
+  // writer did not sum (it sums when begin_gather asks for a software L4
+  // checksum), sum the request's data, which the reply copies.
+  uint32_t body_sum = w.summing() ? w.sum() : msg.tail(kHl).csum();
+  store_be16(h + wire::IcmpView::kChecksumOff, csum_fold(csum_partial({h, kHl}, body_sum)));
+  if (!whole) {  // cannot happen: begin_gather sized the frame for all of it
+    ifaces_[f.iface]->io.release(f.buf);
+    drops_.add(DropReason::kFrameTooLong);
+    return;
+  }
+  f.dont_fragment = false;
+  commit(f, now);
+  ++counters_.icmp_echo_replies_out;
 }
 
 void Stack::send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,

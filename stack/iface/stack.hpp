@@ -159,6 +159,8 @@ class Stack final : public L4Output {
   void ipv4_deliver(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
                     const RxMeta& meta, bool no_icmp_error, bool to_broadcast, Instant now);
   void icmp_input(Interface& ifc, Ipv4Addr src, Ipv4Addr dst, const PacketView& msg, Instant now);
+  void icmp_echo(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> hdr, const PacketView& msg,
+                 Instant now);
   void udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
                  bool to_broadcast, RxMeta::Cksum l4_csum, Instant now);
   // ICMP error quoting `offending` (an IPv4 packet we received), rate limited.

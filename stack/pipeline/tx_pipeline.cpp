@@ -559,6 +559,18 @@ bool TxPipeline::direct_plan(Lane& l, uint64_t frame, uint64_t left, uint64_t ro
   return true;
 }
 
+void TxPipeline::RingCursor::copy(const uint8_t* src, uint64_t n) {
+  uint64_t done = 0;
+  while (done < n) {
+    if (space == 0) next_run();
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, space));
+    std::memcpy(p, src + done, k);
+    p += k;
+    space -= k;
+    done += k;
+  }
+}
+
 const uint8_t* TxPipeline::direct_old_bytes(const Lane& l) const {
   return l.head ? l.head->data.get() + l.head->read : nullptr;
 }

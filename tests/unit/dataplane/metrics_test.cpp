@@ -10,6 +10,7 @@
 #include <string>
 
 #include "control/config/config.hpp"
+#include "control/stats/reader.hpp"
 #include "dataplane/port.hpp"
 
 namespace ws::dp {
@@ -30,28 +31,79 @@ services:
   - { name: rtt, kind: ping, protocol: tcp, target: "10.0.0.2:7", message_size: 64, count: 10 }
 )";
 
-TEST(Metrics, EverySeriesIsAccepted) {
-  auto dir = std::filesystem::temp_directory_path() / "ws-metrics-test";
-  std::filesystem::create_directories(dir);
-  setenv("WIRESPEED_RUNTIME_DIR", dir.c_str(), 1);
-  auto loaded = config::load_config_string(kConfig, "metrics_test.yaml");
-  ASSERT_TRUE(loaded.config);
-  std::vector<PortInfo> ports(2);
-  for (size_t i = 0; i < ports.size(); ++i) {
-    ports[i].name = loaded.config->ports[i].name;
-    ports[i].device = loaded.config->ports[i].device;
-    ports[i].driver = "net_null";
-    ports[i].port_id = static_cast<uint16_t>(i);
-    ports[i].rx_queues = 2;
-    ports[i].tx_queues = 2;
+// The stats segment of kConfig, in a directory of its own for the test's lifetime.
+class MetricsSegment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dir_);
+    setenv("WIRESPEED_RUNTIME_DIR", dir_.c_str(), 1);
+    loaded_ = config::load_config_string(kConfig, "metrics_test.yaml");
+    ASSERT_TRUE(loaded_.config);
+    ports_.resize(2);
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      ports_[i].name = loaded_.config->ports[i].name;
+      ports_[i].device = loaded_.config->ports[i].device;
+      ports_[i].driver = "net_null";
+      ports_[i].port_id = static_cast<uint16_t>(i);
+      ports_[i].rx_queues = 2;
+      ports_[i].tx_queues = 2;
+    }
   }
-  Metrics metrics;
+  void TearDown() override {
+    metrics_.shutdown();
+    unsetenv("WIRESPEED_RUNTIME_DIR");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_ = std::filesystem::temp_directory_path() / "ws-metrics-test";
+  config::LoadResult loaded_;
+  std::vector<PortInfo> ports_;
+  Metrics metrics_;
+};
+
+TEST_F(MetricsSegment, EverySeriesIsAccepted) {
   std::string error;
-  EXPECT_TRUE(metrics.init(*loaded.config, ports, error)) << error;
-  EXPECT_TRUE(metrics.enabled());
-  metrics.shutdown();
-  unsetenv("WIRESPEED_RUNTIME_DIR");
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(metrics_.init(*loaded_.config, ports_, error)) << error;
+  EXPECT_TRUE(metrics_.enabled());
+}
+
+// A core's sample lands in the series its tables name, on that core's block.
+TEST_F(MetricsSegment, CoreSampleReachesItsSeries) {
+  std::string error;
+  ASSERT_TRUE(metrics_.init(*loaded_.config, ports_, error)) << error;
+  StackCounters stack;
+  stack.rx_frames = 7;
+  stack.udp_out = 5;
+  DropCounters drops;
+  drops.add(DropReason::kEthTruncated, 3);
+  InterfaceCounters p1;
+  p1.l4_checksum_errors = 2;
+  CoreSample s;
+  s.stack = &stack;
+  s.drops = &drops;
+  s.ports = {nullptr, &p1};
+  s.busy_ns = 4'000'000'000;
+  s.loops = 11;
+  metrics_.update_core(1, s);
+
+  stats::Reader reader(stats::segment_path("ws-metrics-test"));
+  reader.refresh();
+  stats::Snapshot snap;
+  ASSERT_TRUE(reader.read(&snap)) << reader.error();
+  EXPECT_EQ(snap.sum("wirespeed_stack_received_frames_total"), 7u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_sent_datagrams_total"), 5u);
+  EXPECT_EQ(snap.sum("wirespeed_core_received_frames_total"), 7u);
+  EXPECT_EQ(snap.sum("wirespeed_core_loops_total"), 11u);
+  EXPECT_EQ(snap.sum("wirespeed_core_busy_seconds_total"), 4'000'000'000u);
+  EXPECT_EQ(snap.sum("wirespeed_drops_total"), 3u);
+  EXPECT_EQ(snap.sum("wirespeed_drops_total", {{"reason", "eth_truncated"}}), 3u);
+  EXPECT_EQ(snap.sum("wirespeed_port_l4_checksum_errors_total", {{"port", "p1"}}), 2u);
+  EXPECT_EQ(snap.sum("wirespeed_port_l4_checksum_errors_total", {{"port", "p0"}}), 0u);
+  for (const stats::MetricInfo& m : snap.catalog->metrics) {
+    if (m.name == "wirespeed_core_loops_total") {
+      EXPECT_EQ(snap.core_value(m, 0), 0u);
+      EXPECT_EQ(snap.core_value(m, 1), 11u);
+    }
+  }
 }
 
 }  // namespace
