@@ -36,9 +36,9 @@ struct Batch {
 
   size_t slot_bytes;
   std::vector<uint8_t> bufs;
-  iovec iov[kBatch];
-  sockaddr_in from[kBatch];
-  mmsghdr msgs[kBatch];
+  iovec iov[kBatch]{};
+  sockaddr_in from[kBatch]{};
+  mmsghdr msgs[kBatch]{};
 };
 
 // Rate tokens: whole messages allowed since the start, less those already sent.
