@@ -39,15 +39,9 @@ std::string duration(double s) {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
-}  // namespace
-
-std::string render_text(const StatusReport& r) {
+// Each port's link and errors, its checksum hint, then its traffic.
+std::string ports_text(const StatusReport& r) {
   std::string out;
-  out += fmt("wirespeed data plane: pid %" PRId64
-             ", up %s, version %s (totals since start, "
-             "rates over %.1f s)\n",
-             r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
-
   out += fmt("\n%-10s %-5s %-5s %-17s %-18s %10s %12s\n", "PORT", "LINK", "MTU", "MAC", "ADDRESS",
              "RX missed", "L4 csum err");
   for (const auto& p : r.ports) {
@@ -77,6 +71,11 @@ std::string render_text(const StatusReport& r) {
                si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str());
   }
 
+  return out;
+}
+
+std::string cores_text(const StatusReport& r) {
+  std::string out;
   out += fmt("\n%-6s %6s %10s %10s %10s\n", "CORE", "BUSY", "FRAMES/s", "CONNS", "REDIR/s");
   for (const auto& c : r.cores) {
     std::string busy = c.busy_ratio ? fmt("%5.1f%%", 100 * *c.busy_ratio) : "-";
@@ -84,6 +83,11 @@ std::string render_text(const StatusReport& r) {
                si(static_cast<double>(c.connections)).c_str(), si(c.redirected_per_s).c_str());
   }
 
+  return out;
+}
+
+std::string services_text(const StatusReport& r) {
+  std::string out;
   if (!r.services.empty()) {
     // Messages by direction: "received" and "sent" are the only ones the data plane
     // registers; a service without one shows "-".
@@ -107,6 +111,11 @@ std::string render_text(const StatusReport& r) {
     }
   }
 
+  return out;
+}
+
+std::string sas_text(const StatusReport& r) {
+  std::string out;
   if (!r.sas.empty()) {
     out += fmt("\n%-12s %-8s %-10s %-9s %-23s %-15s %12s %9s %9s  %s\n", "IPSEC SA", "DIR", "SPI",
                "MODE", "CIPHER", "PEER", "PACKETS", "pps", "B/s", "ERRORS");
@@ -122,6 +131,11 @@ std::string render_text(const StatusReport& r) {
     }
   }
 
+  return out;
+}
+
+std::string tcp_and_drops_text(const StatusReport& r) {
+  std::string out;
   out += "\nTCP connections:";
   if (r.tcp_connections.empty()) out += " -";
   for (const auto& [state, n] : r.tcp_connections) out += fmt(" %s %" PRId64, state.c_str(), n);
@@ -136,6 +150,18 @@ std::string render_text(const StatusReport& r) {
     out += fmt("  %-28s %12" PRIu64 " %10s\n", d.reason.c_str(), d.total, si(d.per_s).c_str());
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_text(const StatusReport& r) {
+  std::string out;
+  out += fmt("wirespeed data plane: pid %" PRId64
+             ", up %s, version %s (totals since start, "
+             "rates over %.1f s)\n",
+             r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
+  return out + ports_text(r) + cores_text(r) + services_text(r) + sas_text(r) +
+         tcp_and_drops_text(r);
 }
 
 namespace {
