@@ -156,6 +156,21 @@ TEST(Iperf3Params, ErrorsCarryIperf3Codes) {
   EXPECT_EQ(code(R"({"tcp":true,"time":-5,"omit":"x"})"), 0);
 }
 
+// Values of the wrong type are read as absent (the default), never as an exception.
+TEST(Iperf3Params, WrongTypesFallBackToDefaults) {
+  Params p;
+  ASSERT_FALSE(parse_params(parsed(R"({"parallel":"4","len":[1],"udp":{},"time":null,)"
+                                   R"("client_version":5,"bandwidth":true,"reverse":"yes"})"),
+                            p));
+  EXPECT_EQ(p.proto, Proto::kTcp);
+  EXPECT_EQ(p.parallel, 1u);
+  EXPECT_EQ(p.len, kDefaultTcpBlock);
+  EXPECT_EQ(p.time_s, 10);
+  EXPECT_EQ(p.client_version, "");
+  EXPECT_EQ(p.rate_bps, 0u);
+  EXPECT_FALSE(p.reverse);
+}
+
 TEST(Iperf3Protocol, FramingAndResults) {
   std::string out;
   append_framed(out, "{}");
