@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stack/core/json.hpp"
+
 namespace ws::dp {
 
 ClientReports::ClientReports(size_t services, uint32_t cores) : entries_(services) {
@@ -88,6 +90,38 @@ bool ClientReports::all_final() const {
     if (!e.final_done) return false;
   }
   return any;
+}
+
+namespace {
+json::Json report_doc(const ClientReportInfo& info, const ClientReport& r) {
+  json::Json j = {{"service", info.name},
+                  {"kind", info.kind},
+                  {"protocol", info.protocol},
+                  {"messages", r.messages},
+                  {"bytes", r.bytes},
+                  {"seconds", r.seconds},
+                  {"messages_per_second", r.messages_per_second},
+                  {"bits_per_second", r.bits_per_second},
+                  {"message_size", info.message_size},
+                  {"connections", r.connections},
+                  {"connections_per_second", r.connections_per_second},
+                  {"connect_failures", r.connect_failures},
+                  {"errors", r.errors}};
+  if (r.has_rtt) {
+    auto us = [&r](int i) { return static_cast<double>(r.rtt_ns[i]) / 1e3; };
+    j["rtt_us"] = {{"p50", us(0)}, {"p90", us(1)}, {"p99", us(2)}, {"p999", us(3)}, {"max", us(4)}};
+  }
+  return j;
+}
+}  // namespace
+
+std::string client_report_json(const ClientReportInfo& info, const ClientReport& r) {
+  return json::dump(report_doc(info, r));
+}
+
+bool write_client_report(const std::string& path, const ClientReportInfo& info,
+                         const ClientReport& r) {
+  return json::write_file(path, report_doc(info, r));
 }
 
 }  // namespace ws::dp

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "stack/apps/service.hpp"
@@ -59,5 +61,19 @@ class ClientReports {
   mutable std::mutex mu_;
   std::vector<Entry> entries_;
 };
+
+// What a client's final report says of the service besides its figures.
+struct ClientReportInfo {
+  std::string_view name;
+  std::string_view kind;      // config::to_string(ServiceKind)
+  std::string_view protocol;  // config::to_string(Protocol)
+  uint32_t message_size = 0;
+};
+
+// The final report as one JSON object (the service's `report:` file).
+std::string client_report_json(const ClientReportInfo& info, const ClientReport& r);
+// Writes it to `path`; false when the file cannot be written.
+bool write_client_report(const std::string& path, const ClientReportInfo& info,
+                         const ClientReport& r);
 
 }  // namespace ws::dp

@@ -435,33 +435,12 @@ void Pipeline::print_report(const Service& s, const ClientReport& r) {
     if (c.name == s.name()) sc = &c;
   }
   if (sc == nullptr || sc->report.empty()) return;
-  FILE* f = std::fopen(sc->report.c_str(), "w");
-  if (f == nullptr) {
+  const ClientReportInfo info{s.name(), config::to_string(sc->kind),
+                              config::to_string(sc->protocol), sc->message_size};
+  if (!write_client_report(sc->report, info, r)) {
     std::fprintf(stderr, "wirespeed: %s: cannot write report %s\n", s.name().c_str(),
                  sc->report.c_str());
-    return;
   }
-  std::fprintf(f,
-               "{\"service\": \"%s\", \"kind\": \"%s\", \"protocol\": \"%s\", \"messages\": %llu, "
-               "\"bytes\": %llu, \"seconds\": %.6f, \"messages_per_second\": %.3f, "
-               "\"bits_per_second\": %.3f, \"message_size\": %u, \"connections\": %llu, "
-               "\"connections_per_second\": %.3f, \"connect_failures\": %llu, \"errors\": %llu",
-               s.name().c_str(), std::string(config::to_string(sc->kind)).c_str(),
-               std::string(config::to_string(sc->protocol)).c_str(),
-               static_cast<unsigned long long>(r.messages),
-               static_cast<unsigned long long>(r.bytes), r.seconds, r.messages_per_second,
-               r.bits_per_second, sc->message_size, static_cast<unsigned long long>(r.connections),
-               r.connections_per_second, static_cast<unsigned long long>(r.connect_failures),
-               static_cast<unsigned long long>(r.errors));
-  if (r.has_rtt) {
-    std::fprintf(f,
-                 ", \"rtt_us\": {\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-                 "\"max\": %.3f}",
-                 r.rtt_ns[0] / 1e3, r.rtt_ns[1] / 1e3, r.rtt_ns[2] / 1e3, r.rtt_ns[3] / 1e3,
-                 r.rtt_ns[4] / 1e3);
-  }
-  std::fprintf(f, "}\n");
-  std::fclose(f);
 }
 
 void Pipeline::finish() {

@@ -8,7 +8,7 @@ set -euo pipefail
 PACKAGES=(
   # build
   build-essential pkg-config meson ninja-build python3 git
-  dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev
+  dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libyaml-cpp-dev nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
   # the shell tools the scripts use (present on most systems; listed so none is assumed)
   bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf

@@ -3,8 +3,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "control/cli/json.hpp"
 #include "control/cli/status.hpp"
+#include "stack/core/json.hpp"
 
 namespace ws::cli {
 namespace {
@@ -39,15 +39,9 @@ std::string duration(double s) {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
-}  // namespace
-
-std::string render_text(const StatusReport& r) {
+// Each port's link and errors, its checksum hint, then its traffic.
+std::string ports_text(const StatusReport& r) {
   std::string out;
-  out += fmt("wirespeed data plane: pid %" PRId64
-             ", up %s, version %s (totals since start, "
-             "rates over %.1f s)\n",
-             r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
-
   out += fmt("\n%-10s %-5s %-5s %-17s %-18s %10s %12s\n", "PORT", "LINK", "MTU", "MAC", "ADDRESS",
              "RX missed", "L4 csum err");
   for (const auto& p : r.ports) {
@@ -77,6 +71,11 @@ std::string render_text(const StatusReport& r) {
                si(p.tx_packets_per_s).c_str(), si(p.tx_bits_per_s).c_str());
   }
 
+  return out;
+}
+
+std::string cores_text(const StatusReport& r) {
+  std::string out;
   out += fmt("\n%-6s %6s %10s %10s %10s\n", "CORE", "BUSY", "FRAMES/s", "CONNS", "REDIR/s");
   for (const auto& c : r.cores) {
     std::string busy = c.busy_ratio ? fmt("%5.1f%%", 100 * *c.busy_ratio) : "-";
@@ -84,6 +83,11 @@ std::string render_text(const StatusReport& r) {
                si(static_cast<double>(c.connections)).c_str(), si(c.redirected_per_s).c_str());
   }
 
+  return out;
+}
+
+std::string services_text(const StatusReport& r) {
+  std::string out;
   if (!r.services.empty()) {
     // Messages by direction: "received" and "sent" are the only ones the data plane
     // registers; a service without one shows "-".
@@ -107,6 +111,11 @@ std::string render_text(const StatusReport& r) {
     }
   }
 
+  return out;
+}
+
+std::string sas_text(const StatusReport& r) {
+  std::string out;
   if (!r.sas.empty()) {
     out += fmt("\n%-12s %-8s %-10s %-9s %-23s %-15s %12s %9s %9s  %s\n", "IPSEC SA", "DIR", "SPI",
                "MODE", "CIPHER", "PEER", "PACKETS", "pps", "B/s", "ERRORS");
@@ -122,6 +131,11 @@ std::string render_text(const StatusReport& r) {
     }
   }
 
+  return out;
+}
+
+std::string tcp_and_drops_text(const StatusReport& r) {
+  std::string out;
   out += "\nTCP connections:";
   if (r.tcp_connections.empty()) out += " -";
   for (const auto& [state, n] : r.tcp_connections) out += fmt(" %s %" PRId64, state.c_str(), n);
@@ -138,108 +152,134 @@ std::string render_text(const StatusReport& r) {
   return out;
 }
 
+}  // namespace
+
+std::string render_text(const StatusReport& r) {
+  std::string out;
+  out += fmt("wirespeed data plane: pid %" PRId64
+             ", up %s, version %s (totals since start, "
+             "rates over %.1f s)\n",
+             r.pid, duration(r.uptime_s).c_str(), or_dash(r.version).c_str(), r.interval_s);
+  return out + ports_text(r) + cores_text(r) + services_text(r) + sas_text(r) +
+         tcp_and_drops_text(r);
+}
+
+namespace {
+
+using json::Json;
+
+// A value the data plane may not have registered: null when absent.
+template <typename T>
+Json or_null(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+// An object of name -> number, in the given order.
+template <typename Pairs, typename Key, typename Value>
+Json object_of(const Pairs& pairs, Key key, Value value) {
+  Json o = Json::object();
+  for (const auto& p : pairs) o[key(p)] = value(p);
+  return o;
+}
+
+Json port_json(const PortStatus& p) {
+  Json j = {{"name", p.name},
+            {"device", p.device},
+            {"mac", p.mac},
+            {"address", p.address},
+            {"link_up", or_null(p.link_up)},
+            {"mtu", or_null(p.mtu)},
+            {"rx_packets", p.rx_packets},
+            {"tx_packets", p.tx_packets},
+            {"rx_bytes", p.rx_bytes},
+            {"tx_bytes", p.tx_bytes},
+            {"rx_missed_packets", p.rx_missed},
+            {"l4_checksum_errors", p.l4_checksum_errors},
+            {"checksum_hint", p.checksum_hint},
+            {"rx_packets_per_second", p.rx_packets_per_s},
+            {"rx_bits_per_second", p.rx_bits_per_s},
+            {"tx_packets_per_second", p.tx_packets_per_s},
+            {"tx_bits_per_second", p.tx_bits_per_s}};
+  if (p.mempool_in_use) j["mempool_in_use"] = *p.mempool_in_use;
+  if (p.mempool_size) j["mempool_size"] = *p.mempool_size;
+  return j;
+}
+
+Json core_json(const CoreStatus& c) {
+  return {{"lcore", c.lcore},
+          {"busy_ratio", or_null(c.busy_ratio)},
+          {"received_frames_per_second", c.frames_per_s},
+          {"connections", c.connections},
+          {"redirected_frames_per_second", c.redirected_per_s}};
+}
+
+Json service_json(const ServiceStatus& s) {
+  auto direction = [](const MessageCount& m) { return m.direction; };
+  return {{"name", s.name},
+          {"kind", s.kind},
+          {"received_bytes", s.rx_bytes},
+          {"sent_bytes", s.tx_bytes},
+          {"received_bytes_per_second", s.rx_bytes_per_s},
+          {"sent_bytes_per_second", s.tx_bytes_per_s},
+          {"messages", object_of(s.messages, direction, [](const auto& m) { return m.total; })},
+          {"messages_per_second",
+           object_of(s.messages, direction, [](const auto& m) { return m.per_s; })}};
+}
+
+Json sa_json(const SaStatus& sa) {
+  return {{"name", sa.name},
+          {"direction", sa.direction},
+          {"spi", sa.spi},
+          {"mode", sa.mode},
+          {"cipher", sa.cipher},
+          {"peer", sa.peer},
+          {"packets", sa.packets},
+          {"packets_per_second", sa.packets_per_s},
+          {"bytes_per_second", sa.bytes_per_s},
+          {"errors", object_of(
+                         sa.errors, [](const auto& e) { return e.first; },
+                         [](const auto& e) { return e.second; })}};
+}
+
+template <typename T, typename F>
+Json array_of(const std::vector<T>& items, F item) {
+  Json a = Json::array();
+  for (const T& i : items) a.push_back(item(i));
+  return a;
+}
+
+Json drops_json(const StatusReport& r) {
+  auto reason = [](const DropStatus& d) { return d.reason; };
+  auto total = [](const DropStatus& d) { return d.total; };
+  return {{"total", r.drops_total},
+          {"by_reason", object_of(r.drops, reason, total)},
+          {"top", array_of(r.top_drops, [](const DropStatus& d) {
+             return Json{{"reason", d.reason}, {"total", d.total}, {"per_second", d.per_s}};
+           })}};
+}
+
+}  // namespace
+
 std::string render_json(const StatusReport& r) {
-  JsonWriter j;
-  j.begin_object();
-  j.key("dataplane").begin_object();
-  j.field("pid", r.pid)
-      .field("start_time", r.start_time_unix_s)
-      .field("uptime_seconds", r.uptime_s);
-  j.field("version", std::string_view(r.version))
-      .field("stats_path", std::string_view(r.segment_path));
-  j.end_object();
-  j.field("interval_seconds", r.interval_s);
-
-  j.key("ports").begin_array();
-  for (const auto& p : r.ports) {
-    j.begin_object();
-    j.field("name", std::string_view(p.name)).field("device", std::string_view(p.device));
-    j.field("mac", std::string_view(p.mac)).field("address", std::string_view(p.address));
-    j.key("link_up");
-    if (p.link_up)
-      j.value(*p.link_up);
-    else
-      j.value(std::nan(""));
-    j.key("mtu");
-    if (p.mtu)
-      j.value(*p.mtu);
-    else
-      j.value(std::nan(""));
-    j.field("rx_packets", p.rx_packets).field("tx_packets", p.tx_packets);
-    j.field("rx_bytes", p.rx_bytes).field("tx_bytes", p.tx_bytes);
-    j.field("rx_missed_packets", p.rx_missed);
-    j.field("l4_checksum_errors", p.l4_checksum_errors);
-    j.field("checksum_hint", std::string_view(p.checksum_hint));
-    j.field("rx_packets_per_second", p.rx_packets_per_s)
-        .field("rx_bits_per_second", p.rx_bits_per_s);
-    j.field("tx_packets_per_second", p.tx_packets_per_s)
-        .field("tx_bits_per_second", p.tx_bits_per_s);
-    if (p.mempool_in_use) j.field("mempool_in_use", *p.mempool_in_use);
-    if (p.mempool_size) j.field("mempool_size", *p.mempool_size);
-    j.end_object();
-  }
-  j.end_array();
-
-  j.key("cores").begin_array();
-  for (const auto& c : r.cores) {
-    j.begin_object().field("lcore", uint64_t{c.lcore});
-    j.key("busy_ratio").value(c.busy_ratio ? *c.busy_ratio : std::nan(""));
-    j.field("received_frames_per_second", c.frames_per_s)
-        .field("connections", c.connections)
-        .field("redirected_frames_per_second", c.redirected_per_s);
-    j.end_object();
-  }
-  j.end_array();
-
-  j.key("services").begin_array();
-  for (const auto& s : r.services) {
-    j.begin_object()
-        .field("name", std::string_view(s.name))
-        .field("kind", std::string_view(s.kind));
-    j.field("received_bytes", s.rx_bytes).field("sent_bytes", s.tx_bytes);
-    j.field("received_bytes_per_second", s.rx_bytes_per_s);
-    j.field("sent_bytes_per_second", s.tx_bytes_per_s);
-    j.key("messages").begin_object();
-    for (const auto& m : s.messages) j.field(m.direction, m.total);
-    j.end_object();
-    j.key("messages_per_second").begin_object();
-    for (const auto& m : s.messages) j.field(m.direction, m.per_s);
-    j.end_object().end_object();
-  }
-  j.end_array();
-
-  j.key("ipsec_sas").begin_array();
-  for (const auto& sa : r.sas) {
-    j.begin_object().field("name", std::string_view(sa.name));
-    j.field("direction", std::string_view(sa.direction)).field("spi", std::string_view(sa.spi));
-    j.field("mode", std::string_view(sa.mode)).field("cipher", std::string_view(sa.cipher));
-    j.field("peer", std::string_view(sa.peer)).field("packets", sa.packets);
-    j.field("packets_per_second", sa.packets_per_s).field("bytes_per_second", sa.bytes_per_s);
-    j.key("errors").begin_object();
-    for (const auto& [reason, n] : sa.errors) j.field(reason, n);
-    j.end_object().end_object();
-  }
-  j.end_array();
-
-  j.key("tcp").begin_object();
-  j.key("connections").begin_object();
-  for (const auto& [state, n] : r.tcp_connections) j.field(state, n);
-  j.end_object();
-  j.field("retransmitted_segments", r.tcp_retransmitted_segments);
-  j.end_object();
-
-  j.key("drops").begin_object().field("total", r.drops_total);
-  j.key("by_reason").begin_object();
-  for (const auto& d : r.drops) j.field(d.reason, d.total);
-  j.end_object();
-  j.key("top").begin_array();
-  for (const auto& d : r.top_drops) {
-    j.begin_object().field("reason", std::string_view(d.reason)).field("total", d.total);
-    j.field("per_second", d.per_s).end_object();
-  }
-  j.end_array().end_object();
-  j.end_object();
-  return j.str() + "\n";
+  const Json tcp_connections = object_of(
+      r.tcp_connections, [](const auto& c) { return c.first; },
+      [](const auto& c) { return c.second; });
+  const Json doc = {{"dataplane",
+                     {{"pid", r.pid},
+                      {"start_time", r.start_time_unix_s},
+                      {"uptime_seconds", r.uptime_s},
+                      {"version", r.version},
+                      {"stats_path", r.segment_path}}},
+                    {"interval_seconds", r.interval_s},
+                    {"ports", array_of(r.ports, port_json)},
+                    {"cores", array_of(r.cores, core_json)},
+                    {"services", array_of(r.services, service_json)},
+                    {"ipsec_sas", array_of(r.sas, sa_json)},
+                    {"tcp",
+                     {{"connections", tcp_connections},
+                      {"retransmitted_segments", r.tcp_retransmitted_segments}}},
+                    {"drops", drops_json(r)}};
+  return json::dump(doc) + "\n";
 }
 
 }  // namespace ws::cli

@@ -7,88 +7,94 @@
 
 namespace ws::iperf3 {
 
+using json::Json;
+
 namespace {
 // A non-negative integer parameter; fractions are cut, negatives and absurd values
 // clamp to the range (iperf3 itself stores these as int or uint64).
-uint64_t count(const JsonValue& v, uint64_t fallback, uint64_t max) {
-  if (!v.is_number()) return fallback;
-  const double d = v.number();
-  if (!(d > 0)) return 0;
-  if (d >= static_cast<double>(max)) return max;
-  return static_cast<uint64_t>(d);
+uint64_t count(const Json& j, std::string_view key, uint64_t fallback, uint64_t max) {
+  const std::optional<double> v = json::number(json::member(j, key));
+  if (!v) return fallback;
+  if (!(*v > 0)) return 0;
+  if (*v >= static_cast<double>(max)) return max;
+  return static_cast<uint64_t>(*v);
 }
+
+bool flag(const Json& j, std::string_view key) { return json::truthy(json::member(j, key)); }
+
+// A duration in seconds, clamped to [0, max].
+double seconds(const Json& j, std::string_view key, double fallback, double max) {
+  const double v = std::min(json::number_or(j, key, fallback), max);
+  return v >= 0 ? v : 0;
+}
+
+// JSON has no NaN: iperf3's reader wants a number, so a rate over no time is 0.
+double finite(double v) { return std::isfinite(v) ? v : 0; }
 }  // namespace
 
-std::optional<ParamError> parse_params(const JsonValue& j, Params& out) {
+std::optional<ParamError> parse_params(const Json& j, Params& out) {
   if (!j.is_object()) return ParamError{kErrRecvParams, "parameters are not a JSON object"};
   Params p;
-  if (j["udp"].truthy()) {
+  if (flag(j, "udp")) {
     p.proto = Proto::kUdp;
-  } else if (j["sctp"].truthy()) {
+  } else if (flag(j, "sctp")) {
     return ParamError{kErrUnimplemented, "SCTP is not supported"};
   }
-  if (j["file"].valid()) return ParamError{kErrUnimplemented, "file transfer is not supported"};
-  p.parallel = static_cast<uint32_t>(count(j["parallel"], 1, 1u << 20));
+  if (json::member(j, "file") != nullptr) {
+    return ParamError{kErrUnimplemented, "file transfer is not supported"};
+  }
+  p.parallel = static_cast<uint32_t>(count(j, "parallel", 1, 1u << 20));
   if (p.parallel < 1 || p.parallel > kMaxStreams) {
     return ParamError{kErrNumStreams, "parallel streams out of range"};
   }
-  p.reverse = j["reverse"].truthy();
-  p.bidirectional = j["bidirectional"].truthy();
+  p.reverse = flag(j, "reverse");
+  p.bidirectional = flag(j, "bidirectional");
   if (p.reverse && p.bidirectional) {
     return ParamError{kErrReverseBidir, "reverse and bidirectional together"};
   }
-  p.time_s = std::min(j["time"].number(10), 86400.0);
-  if (!(p.time_s >= 0)) p.time_s = 0;
-  p.omit_s = std::min(j["omit"].number(0), 600.0);
-  if (!(p.omit_s >= 0)) p.omit_s = 0;
-  p.bytes = count(j["num"], 0, UINT64_MAX / 2);
-  p.blocks = count(j["blockcount"], 0, UINT64_MAX / 2);
+  p.time_s = seconds(j, "time", 10, 86400.0);
+  p.omit_s = seconds(j, "omit", 0, 600.0);
+  p.bytes = count(j, "num", 0, UINT64_MAX / 2);
+  p.blocks = count(j, "blockcount", 0, UINT64_MAX / 2);
   const uint32_t def_len = p.proto == Proto::kUdp ? kDefaultUdpBlock : kDefaultTcpBlock;
-  p.len = static_cast<uint32_t>(count(j["len"], def_len, UINT32_MAX));
+  p.len = static_cast<uint32_t>(count(j, "len", def_len, UINT32_MAX));
   if (p.len == 0) p.len = def_len;
-  p.udp_counters_64bit = j["udp_counters_64bit"].truthy();
+  p.udp_counters_64bit = flag(j, "udp_counters_64bit");
   if (p.proto == Proto::kTcp && p.len > kMaxTcpBlock) {
     return ParamError{kErrBlockSize, "block size too large"};
   }
   if (p.proto == Proto::kUdp && (p.len < kMinUdpBlock || p.len > kMaxUdpBlock)) {
     return ParamError{kErrUdpBlockSize, "UDP block size out of range"};
   }
-  p.rate_bps = count(j["bandwidth"], p.proto == Proto::kUdp ? kDefaultUdpRate : 0, UINT64_MAX / 2);
-  p.pacing_us = static_cast<uint32_t>(count(j["pacing_timer"], 1000, 1000000));
-  p.get_server_output = j["get_server_output"].truthy();
-  p.client_version = std::string(j["client_version"].string().substr(0, 32));
+  p.rate_bps = count(j, "bandwidth", p.proto == Proto::kUdp ? kDefaultUdpRate : 0, UINT64_MAX / 2);
+  p.pacing_us = static_cast<uint32_t>(count(j, "pacing_timer", 1000, 1000000));
+  p.get_server_output = flag(j, "get_server_output");
+  p.client_version = std::string(json::string_or(json::member(j, "client_version")).substr(0, 32));
   out = std::move(p);
   return std::nullopt;
 }
 
-ResultsWriter::ResultsWriter(std::string& out, const ResultsHeader& h)
-    : w_(out), text_(h.server_output_text) {
-  w_.begin_object();
-  w_.key("cpu_util_total").value(h.cpu_total);
-  w_.key("cpu_util_user").value(h.cpu_user);
-  w_.key("cpu_util_system").value(h.cpu_system);
-  w_.key("sender_has_retransmits").value(h.sender_has_retransmits);
-  if (!h.congestion.empty()) w_.key("congestion_used").value(h.congestion);
-  w_.key("streams").begin_array();
-}
-
-void ResultsWriter::add(const StreamResult& s) {
-  w_.begin_object();
-  w_.key("id").value(static_cast<uint64_t>(s.id));
-  w_.key("bytes").value(s.bytes);
-  w_.key("retransmits").value(s.retransmits);
-  w_.key("jitter").value(s.jitter_s);
-  w_.key("errors").value(s.errors);
-  w_.key("packets").value(s.packets);
-  w_.key("start_time").value(s.start_s);
-  w_.key("end_time").value(s.end_s);
-  w_.end_object();
-}
-
-void ResultsWriter::finish() {
-  w_.end_array();
-  if (!text_.empty()) w_.key("server_output_text").value(text_);
-  w_.end_object();
+std::string results_json(const ResultsHeader& h, const std::vector<StreamResult>& streams) {
+  Json r = Json::object();
+  r["cpu_util_total"] = finite(h.cpu_total);
+  r["cpu_util_user"] = finite(h.cpu_user);
+  r["cpu_util_system"] = finite(h.cpu_system);
+  r["sender_has_retransmits"] = h.sender_has_retransmits;
+  if (!h.congestion.empty()) r["congestion_used"] = h.congestion;
+  Json list = Json::array();
+  for (const StreamResult& s : streams) {
+    list.push_back({{"id", s.id},
+                    {"bytes", s.bytes},
+                    {"retransmits", s.retransmits},
+                    {"jitter", finite(s.jitter_s)},
+                    {"errors", s.errors},
+                    {"packets", s.packets},
+                    {"start_time", finite(s.start_s)},
+                    {"end_time", finite(s.end_s)}});
+  }
+  r["streams"] = std::move(list);
+  if (!h.server_output_text.empty()) r["server_output_text"] = h.server_output_text;
+  return json::dump(r);
 }
 
 void append_framed(std::string& out, std::string_view json) {

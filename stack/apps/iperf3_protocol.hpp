@@ -18,8 +18,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "stack/apps/iperf3_json.hpp"
+#include "stack/core/json.hpp"
 
 namespace ws::iperf3 {
 
@@ -96,7 +97,7 @@ struct ParamError {
 };
 
 // Reads and validates the client's parameter object.
-std::optional<ParamError> parse_params(const JsonValue& j, Params& out);
+std::optional<ParamError> parse_params(const json::Json& j, Params& out);
 
 // One stream's line in the server's results.
 struct StreamResult {
@@ -117,17 +118,8 @@ struct ResultsHeader {
   std::string_view server_output_text;  // empty: omitted
 };
 
-// Writes the results object; call add() once per stream between begin and finish.
-class ResultsWriter {
- public:
-  ResultsWriter(std::string& out, const ResultsHeader& h);
-  void add(const StreamResult& s);
-  void finish();
-
- private:
-  JsonWriter w_;
-  std::string_view text_;
-};
+// The server's results object, one entry of "streams" per stream.
+std::string results_json(const ResultsHeader& h, const std::vector<StreamResult>& streams);
 
 // Encodes a 4-byte big-endian length and the payload.
 void append_framed(std::string& out, std::string_view json);

@@ -320,8 +320,8 @@ void Iperf3Service::control_input(Session& s) {
       } else {
         // The client's own results: read to keep the exchange in step. Its figures are
         // the client's business; a malformed object means a broken client.
-        JsonDoc doc;
-        if (!doc.parse(json) || !doc.root().is_object()) {
+        const std::optional<json::Json> doc = json::parse(json);
+        if (!doc || !doc->is_object()) {
           finish(End::kAborted);
           return;
         }
@@ -340,12 +340,12 @@ void Iperf3Service::control_input(Session& s) {
 }
 
 bool Iperf3Service::handle_params(Session& s, std::string_view json) {
-  JsonDoc doc;
-  if (!doc.parse(json)) {
+  const std::optional<json::Json> doc = json::parse(json);
+  if (!doc) {
     server_error(s, kErrRecvParams);
     return false;
   }
-  if (auto err = parse_params(doc.root(), s.params)) {
+  if (auto err = parse_params(*doc, s.params)) {
     server_error(s, err->code);
     return false;
   }
@@ -493,11 +493,10 @@ void Iperf3Service::send_results(Session& s) {
            " bytes sent in " + std::to_string(secs) + " s\n";
     h.server_output_text = text;
   }
-  std::string json;
-  json.reserve(256 + 200 * s.streams.size());
-  ResultsWriter w(json, h);
+  std::vector<StreamResult> results;
+  results.reserve(s.streams.size());
   for (const auto& st : s.streams) {
-    StreamResult r;
+    StreamResult& r = results.emplace_back();
     r.id = st.id;
     r.bytes = st.bytes - st.omit_bytes;
     r.retransmits = tcp && st.sender ? st.retransmits : -1;
@@ -509,9 +508,8 @@ void Iperf3Service::send_results(Session& s) {
       r.packets = st.datagrams_sent;
     }
     r.end_s = secs;
-    w.add(r);
   }
-  w.finish();
+  const std::string json = results_json(h, results);
   std::string framed;
   framed.reserve(json.size() + 5);
   append_framed(framed, json);

@@ -29,10 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+import prom  # noqa: E402  (tests/support, on the path harness sets)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -287,29 +287,10 @@ def start_dataplane(cfg, log_path, timeout=25):
 
 def scrape(port):
     """{(name, frozenset(labels)): value} from wirespeed-control serve."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = line.rpartition(" ")
-        name, labels = key, {}
-        if "{" in key:
-            name, rest = key.split("{", 1)
-            for part in rest.rstrip("}").split(","):
-                if "=" in part:
-                    k, v = part.split("=", 1)
-                    labels[k] = v.strip('"')
-        try:
-            out[(name, frozenset(labels.items()))] = float(value)
-        except ValueError:
-            pass
-    return out
+    return prom.scrape(port, timeout=3)
 
 
-def metric(m, name, **labels):
-    return m.get((name, frozenset(labels.items())), 0.0)
+metric = prom.value
 
 
 def start_control(cfg, log_path, port, timeout=10):

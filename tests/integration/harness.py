@@ -14,6 +14,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import prom  # noqa: E402  (tests/support/prom.py: the one exposition-format parser)
+
 BUILD = os.environ.get("WS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 DATAPLANE = os.path.join(BUILD, "dataplane", "wirespeed-dataplane")
 CONTROL = os.path.join(BUILD, "control", "wirespeed-control")
@@ -352,29 +355,14 @@ class Control:
                 self.proc.kill()
 
     def scrape_text(self):
-        import urllib.request
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
-            return r.read().decode()
+        return prom.scrape_text(self.port)
 
     def scrape(self):
         """{(name, frozenset(labels.items())): value}"""
-        out = {}
-        for line in self.scrape_text().splitlines():
-            if not line or line.startswith("#"):
-                continue
-            key, _, value = line.rpartition(" ")
-            name, labels = key, {}
-            if "{" in key:
-                name, rest = key.split("{", 1)
-                for part in rest.rstrip("}").split(","):
-                    if "=" in part:
-                        k, v = part.split("=", 1)
-                        labels[k] = v.strip('"')
-            out[(name, frozenset(labels.items()))] = float(value)
-        return out
+        return prom.parse(self.scrape_text())
 
-    def value(self, name, **labels):
-        return self.scrape().get((name, frozenset(labels.items())), 0.0)
+    def value(self, name, /, **labels):
+        return prom.value(self.scrape(), name, **labels)
 
     def drops(self):
         """{reason: count}"""

@@ -77,6 +77,111 @@ bool parse_endpoint(std::string_view s, sockaddr_in& out) {
   return inet_pton(AF_INET, host.c_str(), &out.sin_addr) == 1;
 }
 
+bool parse_role(std::string_view role, Options& opt, std::string& error) {
+  if (role == "echo") {
+    opt.role = Role::kEcho;
+  } else if (role == "sink") {
+    opt.role = Role::kSink;
+  } else if (role == "source") {
+    opt.role = Role::kSource;
+  } else if (role == "ping") {
+    opt.role = Role::kPing;
+  } else {
+    error = "unknown role '" + std::string(role) + "' (echo, sink, source or ping)";
+    return false;
+  }
+  return true;
+}
+
+// Flags without a value; false when `flag` is not one.
+bool parse_switch(std::string_view flag, Options& opt) {
+  if (flag == "--verify") {
+    opt.verify = true;
+  } else if (flag == "--reconnect") {
+    opt.reconnect = true;
+  } else if (flag == "--quiet" || flag == "-q") {
+    opt.quiet = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+enum class Parsed { kOk, kBadValue, kUnknown };
+
+// One flag with its value. --listen/--target are checked against the role by the caller.
+Parsed parse_value(std::string_view flag, std::string_view v, Options& opt, bool& have_addr,
+                   bool& have_size) {
+  bool ok = true;
+  uint64_t u = 0;
+  if (flag == "--listen" || flag == "--target") {
+    ok = parse_endpoint(v, opt.addr);
+    opt.addr_text = v;
+    have_addr = ok;
+  } else if (flag == "--protocol") {
+    ok = v == "tcp" || v == "udp";
+    opt.udp = v == "udp";
+  } else if (flag == "--framing") {
+    ok = v == "length32" || v == "none";
+    opt.framing = v == "none" ? ws::Framing::kNone : ws::Framing::kLength32;
+  } else if (flag == "--message-size") {
+    ok = parse_u64(v, opt.message_size) && opt.message_size <= ws::kMaxWireMessageBytes;
+    have_size = ok;
+  } else if (flag == "--connections") {
+    ok = parse_u64(v, u) && u >= 1 && u <= 100000;
+    opt.connections = static_cast<unsigned>(u);
+  } else if (flag == "--duration") {
+    ok = parse_double(v, opt.duration_s) && opt.duration_s > 0;
+  } else if (flag == "--count") {
+    ok = parse_u64(v, opt.count) && opt.count > 0;
+  } else if (flag == "--send-messages") {
+    ok = parse_u64(v, opt.send_messages) && opt.send_messages >= 1;
+  } else if (flag == "--rate") {
+    ok = parse_double(v, opt.rate) && opt.rate > 0;
+  } else if (flag == "--report") {
+    opt.report = v;
+  } else if (flag == "--cpu") {
+    ok = parse_u64(v, u) && u < 4096;
+    opt.cpu = static_cast<int>(u);
+  } else if (flag == "--max-message") {
+    ok = parse_u64(v, opt.max_message) && opt.max_message <= ws::kMaxWireMessageBytes;
+  } else if (flag == "--echo-buffer") {
+    ok = parse_u64(v, opt.echo_buffer) && opt.echo_buffer >= 4096 &&
+         opt.echo_buffer <= (uint64_t{1} << 30);
+  } else if (flag == "--timeout") {
+    ok = parse_double(v, opt.timeout_s) && opt.timeout_s > 0;
+  } else if (flag == "--idle-timeout") {
+    ok = parse_double(v, opt.idle_timeout_s) && opt.idle_timeout_s > 0;
+  } else {
+    return Parsed::kUnknown;
+  }
+  return ok ? Parsed::kOk : Parsed::kBadValue;
+}
+
+// What every role needs once all flags are read; fills in the default duration.
+bool check_required(Options& opt, bool have_addr, bool have_size, std::string& error) {
+  if (!have_addr) {
+    error = opt.client() ? "--target IP:PORT is required" : "--listen IP:PORT is required";
+    return false;
+  }
+  if (!opt.client()) return true;
+  if (!have_size) {
+    error = "--message-size is required";
+    return false;
+  }
+  // Bounded: a client without a limit runs for 10 s.
+  if (opt.duration_s == 0 && opt.count == 0) opt.duration_s = 10;
+  if (opt.udp && opt.message_size > 65507) {
+    error = "--message-size: a UDP message is one datagram, at most 65507 bytes over IPv4";
+    return false;
+  }
+  if (!opt.udp && opt.framing == ws::Framing::kNone && opt.message_size == 0) {
+    error = "--message-size 0 needs framing length32 (with framing none it sends nothing)";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool parse_options(int argc, char** argv, Options& opt, std::string& error, bool& help) {
@@ -90,19 +195,7 @@ bool parse_options(int argc, char** argv, Options& opt, std::string& error, bool
     help = true;
     return true;
   }
-  if (role == "echo") {
-    opt.role = Role::kEcho;
-  } else if (role == "sink") {
-    opt.role = Role::kSink;
-  } else if (role == "source") {
-    opt.role = Role::kSource;
-  } else if (role == "ping") {
-    opt.role = Role::kPing;
-  } else {
-    error = "unknown role '" + std::string(role) + "' (echo, sink, source or ping)";
-    return false;
-  }
-
+  if (!parse_role(role, opt, error)) return false;
   bool have_addr = false;
   bool have_size = false;
   for (int i = 2; i < argc; ++i) {
@@ -111,99 +204,27 @@ bool parse_options(int argc, char** argv, Options& opt, std::string& error, bool
       help = true;
       return true;
     }
-    // Flags without a value.
-    if (flag == "--verify") {
-      opt.verify = true;
-      continue;
-    }
-    if (flag == "--reconnect") {
-      opt.reconnect = true;
-      continue;
-    }
-    if (flag == "--quiet" || flag == "-q") {
-      opt.quiet = true;
-      continue;
-    }
+    if (parse_switch(flag, opt)) continue;
     if (i + 1 >= argc) {
       error = std::string(flag) + ": missing value";
       return false;
     }
+    if ((flag == "--listen" && opt.client()) || (flag == "--target" && !opt.client())) {
+      error = std::string(flag) + " is not an option of " + role_name(opt.role);
+      return false;
+    }
     const std::string_view v = argv[++i];
-    bool ok = true;
-    uint64_t u = 0;
-    if (flag == "--listen" || flag == "--target") {
-      if ((flag == "--listen") == opt.client()) {
-        error = std::string(flag) + " is not an option of " + role_name(opt.role);
-        return false;
-      }
-      ok = parse_endpoint(v, opt.addr);
-      opt.addr_text = v;
-      have_addr = ok;
-    } else if (flag == "--protocol") {
-      ok = v == "tcp" || v == "udp";
-      opt.udp = v == "udp";
-    } else if (flag == "--framing") {
-      ok = v == "length32" || v == "none";
-      opt.framing = v == "none" ? ws::Framing::kNone : ws::Framing::kLength32;
-    } else if (flag == "--message-size") {
-      ok = parse_u64(v, opt.message_size) && opt.message_size <= ws::kMaxWireMessageBytes;
-      have_size = ok;
-    } else if (flag == "--connections") {
-      ok = parse_u64(v, u) && u >= 1 && u <= 100000;
-      opt.connections = static_cast<unsigned>(u);
-    } else if (flag == "--duration") {
-      ok = parse_double(v, opt.duration_s) && opt.duration_s > 0;
-    } else if (flag == "--count") {
-      ok = parse_u64(v, opt.count) && opt.count > 0;
-    } else if (flag == "--send-messages") {
-      ok = parse_u64(v, opt.send_messages) && opt.send_messages >= 1;
-    } else if (flag == "--rate") {
-      ok = parse_double(v, opt.rate) && opt.rate > 0;
-    } else if (flag == "--report") {
-      opt.report = v;
-    } else if (flag == "--cpu") {
-      ok = parse_u64(v, u) && u < 4096;
-      opt.cpu = static_cast<int>(u);
-    } else if (flag == "--max-message") {
-      ok = parse_u64(v, opt.max_message) && opt.max_message <= ws::kMaxWireMessageBytes;
-    } else if (flag == "--echo-buffer") {
-      ok = parse_u64(v, opt.echo_buffer) && opt.echo_buffer >= 4096 &&
-           opt.echo_buffer <= (uint64_t{1} << 30);
-    } else if (flag == "--timeout") {
-      ok = parse_double(v, opt.timeout_s) && opt.timeout_s > 0;
-    } else if (flag == "--idle-timeout") {
-      ok = parse_double(v, opt.idle_timeout_s) && opt.idle_timeout_s > 0;
-    } else {
+    const Parsed r = parse_value(flag, v, opt, have_addr, have_size);
+    if (r == Parsed::kUnknown) {
       error = "unknown option " + std::string(flag);
       return false;
     }
-    if (!ok) {
+    if (r == Parsed::kBadValue) {
       error = std::string(flag) + ": bad value '" + std::string(v) + "'";
       return false;
     }
   }
-
-  if (!have_addr) {
-    error = opt.client() ? "--target IP:PORT is required" : "--listen IP:PORT is required";
-    return false;
-  }
-  if (opt.client()) {
-    if (!have_size) {
-      error = "--message-size is required";
-      return false;
-    }
-    // Bounded: a client without a limit runs for 10 s.
-    if (opt.duration_s == 0 && opt.count == 0) opt.duration_s = 10;
-    if (opt.udp && opt.message_size > 65507) {
-      error = "--message-size: a UDP message is one datagram, at most 65507 bytes over IPv4";
-      return false;
-    }
-    if (!opt.udp && opt.framing == ws::Framing::kNone && opt.message_size == 0) {
-      error = "--message-size 0 needs framing length32 (with framing none it sends nothing)";
-      return false;
-    }
-  }
-  return true;
+  return check_required(opt, have_addr, have_size, error);
 }
 
 }  // namespace wsperf

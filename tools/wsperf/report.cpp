@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "stack/core/json.hpp"
+
 namespace wsperf {
 
 uint64_t now_ns() {
@@ -131,35 +133,35 @@ bool Reporter::finish(uint64_t first, uint64_t last, const Counters& c, const Hi
   std::fflush(stdout);
 
   if (opt_.report.empty()) return true;
-  std::FILE* f = std::fopen(opt_.report.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "wsperf: cannot write report %s\n", opt_.report.c_str());
-    return false;
-  }
-  std::fprintf(f,
-               "{\"role\": \"%s\", \"protocol\": \"%s\", \"framing\": \"%s\", "
-               "\"address\": \"%s\", \"message_size\": %" PRIu64 ", \"connections\": %" PRIu64
-               ", \"messages\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"stream_bytes\": %" PRIu64
-               ", \"seconds\": %.6f, \"messages_per_second\": %.3f, \"bits_per_second\": %.3f, "
-               "\"verify\": %s, \"verify_errors\": %" PRIu64 ", \"protocol_errors\": %" PRIu64
-               ", \"truncated\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"send_errors\": %" PRIu64
-               ", \"drops\": %" PRIu64,
-               role_name(opt_.role), opt_.udp ? "udp" : "tcp",
-               opt_.framing == ws::Framing::kNone ? "none" : "length32", opt_.addr_text.c_str(),
-               opt_.client() ? opt_.message_size : uint64_t{0}, c.connections, c.messages, c.bytes,
-               c.stream_bytes, seconds, mps, bps, opt_.verify ? "true" : "false", c.verify_errors,
-               c.protocol_errors, c.truncated, c.lost, c.send_errors, c.drops);
-  if (opt_.reconnect) std::fprintf(f, ", \"connections_per_second\": %.3f", cps);
+  ws::json::Json j = {{"role", role_name(opt_.role)},
+                      {"protocol", opt_.udp ? "udp" : "tcp"},
+                      {"framing", opt_.framing == ws::Framing::kNone ? "none" : "length32"},
+                      {"address", opt_.addr_text},
+                      {"message_size", opt_.client() ? opt_.message_size : uint64_t{0}},
+                      {"connections", c.connections},
+                      {"messages", c.messages},
+                      {"bytes", c.bytes},
+                      {"stream_bytes", c.stream_bytes},
+                      {"seconds", seconds},
+                      {"messages_per_second", mps},
+                      {"bits_per_second", bps},
+                      {"verify", opt_.verify},
+                      {"verify_errors", c.verify_errors},
+                      {"protocol_errors", c.protocol_errors},
+                      {"truncated", c.truncated},
+                      {"lost", c.lost},
+                      {"send_errors", c.send_errors},
+                      {"drops", c.drops}};
+  if (opt_.reconnect) j["connections_per_second"] = cps;
   if (rtt != nullptr) {
     auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
-    std::fprintf(f,
-                 ", \"rtt_us\": {\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-                 "\"max\": %.3f, \"samples\": %" PRIu64 "}",
-                 us(rtt->quantile(0.5)), us(rtt->quantile(0.9)), us(rtt->quantile(0.99)),
-                 us(rtt->quantile(0.999)), us(rtt->max()), rtt->count());
+    j["rtt_us"] = {{"p50", us(rtt->quantile(0.5))},  {"p90", us(rtt->quantile(0.9))},
+                   {"p99", us(rtt->quantile(0.99))}, {"p999", us(rtt->quantile(0.999))},
+                   {"max", us(rtt->max())},          {"samples", rtt->count()}};
   }
-  std::fprintf(f, "}\n");
-  return std::fclose(f) == 0;
+  if (ws::json::write_file(opt_.report, j)) return true;
+  std::fprintf(stderr, "wsperf: cannot write report %s\n", opt_.report.c_str());
+  return false;
 }
 
 }  // namespace wsperf

@@ -4,11 +4,11 @@
 // exchange byte for byte as iperf3 3.12 does (see iperf3_protocol.hpp).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "stack/apps/iperf3_json.hpp"
 #include "stack/apps/iperf3_protocol.hpp"
 #include "stack/apps/iperf3_service.hpp"
 #include "stack/apps/iperf3_udp.hpp"
@@ -239,9 +239,21 @@ std::string end_test(Net& n, ClientRun& t) {
   return results;
 }
 
-JsonValue stream_by_id(const JsonDoc& doc, uint32_t id) {
-  for (JsonValue s = doc.root()["streams"].first(); s.valid(); s = s.next()) {
-    if (s["id"].number() == id) return s;
+using json::Json;
+
+// The results document, or null when the text is not JSON.
+Json parsed(const std::string& text) { return json::parse(text).value_or(Json()); }
+
+// A number member, NaN when missing (so that every comparison with it fails).
+double num(const Json& j, const char* key) {
+  return json::number_or(j, key, std::numeric_limits<double>::quiet_NaN());
+}
+
+Json stream_by_id(const Json& doc, uint32_t id) {
+  const Json* streams = json::member(doc, "streams");
+  if (streams == nullptr) return {};
+  for (const Json& s : *streams) {
+    if (num(s, "id") == id) return s;
   }
   return {};
 }
@@ -260,14 +272,14 @@ TEST(Iperf3Service, TcpTwoStreamsClientSends) {
   n.send(*t.streams[1], std::string(123457, 'y'));
   n.run_for(Duration::millis(200));  // everything delivered before TEST_END
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
-  EXPECT_EQ(doc.root()["sender_has_retransmits"].number(), -1);  // the server only received
-  EXPECT_EQ(doc.root()["streams"].size(), 2u);
-  EXPECT_EQ(stream_by_id(doc, 1)["bytes"].number(), 300000);
-  EXPECT_EQ(stream_by_id(doc, 3)["bytes"].number(), 123457);
-  EXPECT_EQ(stream_by_id(doc, 3)["retransmits"].number(), -1);
-  EXPECT_GT(stream_by_id(doc, 1)["end_time"].number(), 0.2);
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  EXPECT_EQ(num(doc, "sender_has_retransmits"), -1);  // the server only received
+  EXPECT_EQ(doc.at("streams").size(), 2u);
+  EXPECT_EQ(num(stream_by_id(doc, 1), "bytes"), 300000);
+  EXPECT_EQ(num(stream_by_id(doc, 3), "bytes"), 123457);
+  EXPECT_EQ(num(stream_by_id(doc, 3), "retransmits"), -1);
+  EXPECT_GT(num(stream_by_id(doc, 1), "end_time"), 0.2);
   EXPECT_EQ(n.svc.counters().rx_bytes, 423457u);
   EXPECT_EQ(n.svc.counters().connections, 3u);
   EXPECT_EQ(n.svc.stats().tests_completed, 1u);
@@ -290,12 +302,12 @@ TEST(Iperf3Service, ReverseWithByteLimitStopsAtTheLimit) {
   n.run_for(Duration::millis(300));
   EXPECT_EQ(t.streams[0]->rx.size() + t.streams[1]->rx.size(), 1000000u);
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
-  EXPECT_EQ(doc.root()["sender_has_retransmits"].number(), 1);
-  EXPECT_EQ(stream_by_id(doc, 1)["bytes"].number(), static_cast<double>(t.streams[0]->rx.size()));
-  EXPECT_EQ(stream_by_id(doc, 3)["bytes"].number(), static_cast<double>(t.streams[1]->rx.size()));
-  EXPECT_EQ(stream_by_id(doc, 1)["retransmits"].number(), 0);  // a clean link
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  EXPECT_EQ(num(doc, "sender_has_retransmits"), 1);
+  EXPECT_EQ(num(stream_by_id(doc, 1), "bytes"), static_cast<double>(t.streams[0]->rx.size()));
+  EXPECT_EQ(num(stream_by_id(doc, 3), "bytes"), static_cast<double>(t.streams[1]->rx.size()));
+  EXPECT_EQ(num(stream_by_id(doc, 1), "retransmits"), 0);  // a clean link
   EXPECT_EQ(n.svc.counters().tx_bytes, 1000000u);
 }
 
@@ -315,10 +327,10 @@ TEST(Iperf3Service, BidirectionalStreamsAreMatchedInOrder) {
   EXPECT_EQ(t.streams[0]->rx.size(), 0u);
   EXPECT_NEAR(static_cast<double>(got), 500000.0, 20000.0);
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
-  EXPECT_EQ(stream_by_id(doc, 1)["bytes"].number(), 5000);
-  EXPECT_GE(stream_by_id(doc, 3)["bytes"].number(), static_cast<double>(got));
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  EXPECT_EQ(num(stream_by_id(doc, 1), "bytes"), 5000);
+  EXPECT_GE(num(stream_by_id(doc, 3), "bytes"), static_cast<double>(got));
 }
 
 TEST(Iperf3Service, UdpClientSendsLossAndJitterReported) {
@@ -346,14 +358,14 @@ TEST(Iperf3Service, UdpClientSendsLossAndJitterReported) {
   }
   n.run_for(Duration::millis(10));
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
-  JsonValue s = stream_by_id(doc, 1);
-  EXPECT_EQ(s["packets"].number(), 100);
-  EXPECT_EQ(s["errors"].number(), 1);  // 10 lost; 20 came late
-  EXPECT_EQ(s["bytes"].number(), 99 * 200);
-  EXPECT_GE(s["jitter"].number(), 0);
-  EXPECT_LT(s["jitter"].number(), 0.001);
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  const Json s = stream_by_id(doc, 1);
+  EXPECT_EQ(num(s, "packets"), 100);
+  EXPECT_EQ(num(s, "errors"), 1);  // 10 lost; 20 came late
+  EXPECT_EQ(num(s, "bytes"), 99 * 200);
+  EXPECT_GE(num(s, "jitter"), 0);
+  EXPECT_LT(num(s, "jitter"), 0.001);
   EXPECT_EQ(n.svc.counters().rx_messages, 99u);
   EXPECT_FALSE(n.svc.udp_bound());  // unbound with the test
 }
@@ -375,11 +387,11 @@ TEST(Iperf3Service, UdpReverseServerSendsAtTheRate) {
   for (size_t i = 0; i < n.seqs.size(); ++i) ASSERT_EQ(n.seqs[i], i + 1);
   EXPECT_EQ(n.rx_stats.lost, 0u);
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
   // What the server reports sending is what arrived (the link lost nothing).
   const size_t got = n.seqs.size();
-  EXPECT_EQ(stream_by_id(doc, 1)["packets"].number(), static_cast<double>(got));
+  EXPECT_EQ(num(stream_by_id(doc, 1), "packets"), static_cast<double>(got));
   EXPECT_EQ(n.svc.counters().tx_messages, got);
   EXPECT_EQ(n.svc.counters().tx_bytes, got * 1000);
   // No more datagrams once the test is over.
@@ -522,9 +534,9 @@ TEST(Iperf3Service, TestsBackToBack) {
     EXPECT_EQ(n.read_state(*t.ctrl, t.pos), kTestRunning);
     n.send(*t.streams[0], std::string(1000 * (i + 1), 'z'));
     n.run_for(Duration::millis(50));
-    JsonDoc doc;
-    ASSERT_TRUE(doc.parse(end_test(n, t)));
-    EXPECT_EQ(stream_by_id(doc, 1)["bytes"].number(), 1000 * (i + 1));
+    const Json doc = parsed(end_test(n, t));
+    ASSERT_TRUE(doc.is_object());
+    EXPECT_EQ(num(stream_by_id(doc, 1), "bytes"), 1000 * (i + 1));
   }
   EXPECT_EQ(n.svc.stats().tests_completed, 3u);
   EXPECT_EQ(n.svc.counters().rx_bytes, 6000u);
@@ -595,12 +607,12 @@ TEST(Iperf3Service, CpuUtilisationFromTheCoreClock) {
   n.send(*t.streams[0], std::string(100000, 'x'));
   n.run_for(Duration::millis(500));
   const std::string results = end_test(n, t);
-  JsonDoc doc;
-  ASSERT_TRUE(doc.parse(results)) << results;
-  EXPECT_NEAR(doc.root()["cpu_util_user"].number(), 25.0, 2.0) << results;
-  EXPECT_NEAR(doc.root()["cpu_util_system"].number(), 5.0, 0.5) << results;
-  EXPECT_NEAR(doc.root()["cpu_util_total"].number(),
-              doc.root()["cpu_util_user"].number() + doc.root()["cpu_util_system"].number(), 1e-9);
+  const Json doc = parsed(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  EXPECT_NEAR(num(doc, "cpu_util_user"), 25.0, 2.0) << results;
+  EXPECT_NEAR(num(doc, "cpu_util_system"), 5.0, 0.5) << results;
+  EXPECT_NEAR(num(doc, "cpu_util_total"), num(doc, "cpu_util_user") + num(doc, "cpu_util_system"),
+              1e-9);
 }
 
 }  // namespace

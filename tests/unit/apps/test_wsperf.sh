@@ -29,7 +29,8 @@ start_server() {
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   for _ in $(seq 100); do
-    PORT="$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$T/$name.out")"
+    # The background shell may not have opened the file yet: no file is no port yet.
+    PORT="$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$T/$name.out" 2>/dev/null || true)"
     [ -n "$PORT" ] && return 0
     kill -0 "$SERVER_PID" 2>/dev/null || fail "$name did not start"
     sleep 0.05

@@ -3,6 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include "stack/core/json.hpp"
+#include "tests/support/temp_dir.hpp"
+
 namespace ws::dp {
 namespace {
 
@@ -79,6 +87,40 @@ TEST(ClientReports, FinalWaitsForEveryShareAndMergesRoundTrips) {
 TEST(ClientReports, NoClientIsNeverAllFinal) {
   ClientReports reps(3, 2);
   EXPECT_FALSE(reps.all_final());
+}
+
+// Service names are the user's text: quotes, backslashes and control characters are
+// escaped, so the report stays JSON whatever the name.
+TEST(ClientReportJson, EscapesTheServiceName) {
+  const std::string name =
+      "cli\"ent\\one\n\t\x01"
+      "end";
+  ClientReport r = progress(1000, 0, 2.0);
+  r.final = true;
+  r.bits_per_second = 1e6;
+  r.has_rtt = true;
+  r.rtt_ns[0] = 1500;
+  r.rtt_ns[4] = 9000;
+  const ClientReportInfo info{name, "client", "tcp", 64};
+  const std::string text = client_report_json(info, r);
+  EXPECT_NE(text.find(R"("service":"cli\"ent\\one\n\t\u0001end")"), std::string::npos) << text;
+  const std::optional<json::Json> doc = json::parse(text);
+  ASSERT_TRUE(doc.has_value()) << text;
+  EXPECT_EQ(json::string_or(json::member(*doc, "service")), name);
+  EXPECT_EQ(json::string_or(json::member(*doc, "kind")), "client");
+  EXPECT_EQ(json::number_or(*doc, "messages", 0), 1000);
+  EXPECT_EQ(json::number_or(*doc, "message_size", 0), 64);
+  EXPECT_EQ(json::number_or(*doc, "bits_per_second", 0), 1e6);
+  const json::Json* rtt = json::member(*doc, "rtt_us");
+  ASSERT_NE(rtt, nullptr);
+  EXPECT_EQ(json::number_or(*rtt, "p50", 0), 1.5);
+  EXPECT_EQ(json::number_or(*rtt, "max", 0), 9.0);
+
+  test::TempDir dir;
+  ASSERT_TRUE(write_client_report(dir.file("r.json"), info, r));
+  std::ifstream f(dir.file("r.json"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), text + "\n");
+  EXPECT_FALSE(write_client_report(dir.file("missing/r.json"), info, r));
 }
 
 }  // namespace
