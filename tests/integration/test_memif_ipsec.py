@@ -8,8 +8,8 @@ duplication and reordering on the server's receive path:
   the ping got every echo back;
 - both directions went through the SAs (wirespeed_ipsec_packets_total) and no packet failed
   authentication; the injected duplicates were caught by the replay window (`replayed`).
-- Two lcores on each side (AES-GCM-128 and AES-CBC-128 + HMAC): four source connections and
-  the ping, every byte checked; a capture of the server's port (`wirespeed-control capture`)
+- Two lcores on each side (AES-GCM-128 and AES-CBC-128 + HMAC): the source and the ping,
+  every byte checked; a capture of the server's port (`wirespeed-control capture`)
   shows no sequence number twice under either SPI; each SA pair ran on one core, and no
   frame was handed between cores (both data planes pin the SA's peers to the same core).
 
@@ -155,7 +155,7 @@ def run_two_cores(res, tmp, cipher):
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     base = os.path.join(tmp, "2c-" + cipher)
-    s_cfg, s_dir, c_cfg, c_dir, src_rep, ping_rep = pair(base, cipher, ((0, 1), (0, 1)), 4,
+    s_cfg, s_dir, c_cfg, c_dir, src_rep, ping_rep = pair(base, cipher, ((0, 1), (0, 1)), 1,
                                                          key_mul=(5, 13))
     pcap = os.path.join(base, "server.pcapng")
     label = f"2 lcores {cipher}"
@@ -169,10 +169,10 @@ def run_two_cores(res, tmp, cipher):
         cap_log = cap.communicate(timeout=20)[1]
         src, ping = h.load_json(src_rep), h.load_json(ping_rep)
         sink = ctl.value("wirespeed_service_received_bytes_total", service="sink")
-        res.check(src.get("errors", 1) == 0 and src.get("connections") == 4 and
+        res.check(src.get("errors", 1) == 0 and src.get("connections") == 1 and
                   sink >= src.get("bytes", 1 << 62) > 0 and
                   ctl.value("wirespeed_service_send_failures_total", service="sink") == 0,
-                  f"{label}: 4 connections, the sink verified {sink / 2**20:.0f} MiB "
+                  f"{label}: the sink verified {sink / 2**20:.0f} MiB "
                   f"(source counted {src.get('bytes', 0) / 2**20:.0f} MiB)", str(src)[:300])
         res.check(ping.get("messages", 0) == PINGS and ping.get("errors", 1) == 0,
                   f"{label}: ping got {ping.get('messages')}/{PINGS} echoes, verified",
