@@ -61,7 +61,7 @@ class FlowOwner {
   std::vector<uint16_t> host_ports_;  // sorted
   struct Pin {
     Ipv4Cidr range;
-    uint32_t core;
+    uint32_t core = 0;
   };
   std::vector<Pin> pins_;
 };
