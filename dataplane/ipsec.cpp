@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "dataplane/steering.hpp"
 #include "stack/wire/ipv4.hpp"
 
 namespace ws::dp {
@@ -28,7 +29,8 @@ uint8_t protocol_number(config::PolicyProtocol p) {
 
 }  // namespace
 
-std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, std::string& error) {
+std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, uint32_t core,
+                                                const FlowOwner& owner, std::string& error) {
   const config::IpsecConfig& c = cfg.ipsec;
   if (c.sas.empty()) return nullptr;
   std::vector<ipsec::SaSpec> sas;
@@ -44,6 +46,7 @@ std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, std::
     spec.key = s.key;
     spec.replay_window = s.replay_window;
     spec.esn = s.esn;
+    spec.here = s.direction == ipsec::Direction::inbound || sa_owner(s, owner) == core;
     sas.push_back(std::move(spec));
   }
   std::vector<ipsec::PolicySpec> policies;
@@ -60,6 +63,7 @@ std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, std::
   std::vector<std::string> warnings;
   if (!layer->init(sas, policies, c.state_dir, error, warnings)) return nullptr;
   for (const auto& w : warnings) std::fprintf(stderr, "wirespeed: ipsec: %s\n", w.c_str());
+  if (core != 0) return layer;
   std::printf("wirespeed: ipsec: %zu SAs, %zu policies, ipsec-mb %s (%.*s)\n", sas.size(),
               policies.size(), IMB_VERSION_STR, static_cast<int>(layer->engine().arch().size()),
               layer->engine().arch().data());

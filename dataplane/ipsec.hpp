@@ -6,13 +6,17 @@
 #include <string>
 
 #include "control/config/config.hpp"
+#include "stack/core/flow_owner.hpp"
 #include "stack/ipsec/esp_layer.hpp"
 
 namespace ws::dp {
 
 // nullptr with an empty `error` when the config has no SAs; nullptr with `error` when the
 // layer cannot start. Warnings (an outbound SA stopped by its sequence record) are printed.
-std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, std::string& error);
+// Outbound SAs reserve and take sequence numbers only on the core `owner` gives them
+// (sa_owner in steering.hpp); on the others they exist for the policies but send nothing.
+std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, uint32_t core,
+                                                const FlowOwner& owner, std::string& error);
 
 // Reserves the next sequence blocks where SAs run low (a file write and fsync per block of
 // 2^20 packets), and reports failures once per SA.

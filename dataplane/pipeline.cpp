@@ -122,16 +122,20 @@ Pipeline::~Pipeline() = default;
 //   opens its share from local ports whose replies come back to it.
 // - A UDP client has one socket: it runs on the core that owns the traffic between its
 //   local address and its target when the port is steered in software, else on core 0.
+//   So does a TCP client whose target an IPsec SA covers: the SA's core owns all of it.
 bool Pipeline::client_share(size_t service, ClientShare& share) const {
   const auto& sc = cfg_.services[service];
   const auto n = static_cast<uint32_t>(cfg_.dataplane.lcores.size());
-  if (sc.protocol == config::Protocol::udp) {
-    uint32_t runner = 0;
-    for (size_t i = 0; i < ports_.size() && i < cfg_.ports.size() && sc.target; ++i) {
-      if (!steering_.steered(ports_[i].port_id)) continue;
-      runner = steering_.owner().of_hosts(cfg_.ports[i].address.addr, sc.target->addr);
-      break;
-    }
+  uint32_t runner = 0;
+  uint32_t pinned = FlowOwner::kNone;
+  for (size_t i = 0; i < ports_.size() && i < cfg_.ports.size() && sc.target; ++i) {
+    if (!steering_.steered(ports_[i].port_id)) continue;
+    runner = steering_.owner().of_hosts(cfg_.ports[i].address.addr, sc.target->addr);
+    pinned = steering_.owner().pinned(cfg_.ports[i].address.addr, sc.target->addr);
+    break;
+  }
+  // A UDP client, or a TCP client whose target an IPsec SA covers (pinned to one core).
+  if (sc.protocol == config::Protocol::udp || pinned != FlowOwner::kNone) {
     share = ClientShare{};
     return core_ == runner;
   }
@@ -144,7 +148,7 @@ bool Pipeline::client_share(size_t service, ClientShare& share) const {
 
 bool Pipeline::start(std::string& error) {
   Instant now = clock_.now();
-  esp_ = make_esp_layer(cfg_, error);
+  esp_ = make_esp_layer(cfg_, core_, steering_.owner(), error);
   if (!esp_ && !error.empty()) return false;
   stack_.set_ipsec(esp_.get());
   sample_.esp = esp_.get();

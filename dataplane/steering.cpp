@@ -8,6 +8,34 @@ namespace ws::dp {
 
 bool hardware_steered(const PortInfo& p) { return p.rss && p.rss_table.enabled && p.rx_queues > 1; }
 
+// ESP on several cores: everything an SA protects, and the SA's ESP itself, belongs to one
+// core, the owner of the outbound SA's two addresses (symmetric, so the peer's data plane
+// with the same core count picks the same core). That core alone takes the SA's sequence
+// numbers and keeps its replay window; no state is shared between cores. Pinned: the
+// protect policy's remote range, and both SAs' outer peers (tunnel mode).
+void pin_ipsec(const config::IpsecConfig& c, FlowOwner& owner) {
+  auto sa = [&](const std::string& name, ipsec::Direction d) -> const config::SaConfig* {
+    for (const auto& s : c.sas) {
+      if (s.name == name && s.direction == d) return &s;
+    }
+    return nullptr;
+  };
+  for (const auto& p : c.policies) {
+    if (p.action != ipsec::PolicyAction::protect) continue;
+    const config::SaConfig* out = sa(p.outbound_sa, ipsec::Direction::outbound);
+    const config::SaConfig* in = sa(p.inbound_sa, ipsec::Direction::inbound);
+    if (out == nullptr || in == nullptr) continue;  // the config check refuses it
+    const uint32_t core = sa_owner(*out, owner);
+    owner.pin(p.remote, core);
+    owner.pin(Ipv4Cidr{out->remote, 32}, core);
+    owner.pin(Ipv4Cidr{in->remote, 32}, core);
+  }
+}
+
+uint32_t sa_owner(const config::SaConfig& sa, const FlowOwner& owner) {
+  return flow_hash(sa.local, 0, sa.remote, 0) % owner.cores();
+}
+
 bool Steering::init(const config::Config& cfg, const std::vector<PortInfo>& ports,
                     std::string& error) {
   const auto n = static_cast<uint32_t>(cfg.dataplane.lcores.size());
@@ -18,11 +46,20 @@ bool Steering::init(const config::Config& cfg, const std::vector<PortInfo>& port
     if (sc.kind == config::ServiceKind::iperf3) host_ports.push_back(sc.port);
   }
   owner_ = FlowOwner(n, std::move(host_ports));
+  pin_ipsec(cfg.ipsec, owner_);
   if (n < 2) return true;
   bool any = false;
   for (const auto& p : ports) {
     if (steered_.size() <= p.port_id) steered_.resize(p.port_id + 1u, 0);
     steered_[p.port_id] = hardware_steered(p) ? 0 : 1;
+    // A NIC's own RSS would spread one SA's ESP over several cores, each with its own
+    // replay window; the pins above bind only ports steered in software.
+    if (!cfg.ipsec.sas.empty() && steered_[p.port_id] == 0) {
+      error = "port " + p.name +
+              ": IPsec with several lcores needs ports steered in software "
+              "(this port's RSS spreads ESP by its own hash)";
+      return false;
+    }
     any = any || steered_[p.port_id] != 0;
   }
   if (!any) return true;

@@ -53,6 +53,10 @@ class Steering {
   std::vector<rte_ring*> rings_;  // [from * cores + to]; null on the diagonal
 };
 
+// Pins each IPsec SA's peers to one core (see steering.cpp), and the core an SA runs on.
+void pin_ipsec(const config::IpsecConfig& c, FlowOwner& owner);
+uint32_t sa_owner(const config::SaConfig& sa, const FlowOwner& owner);
+
 // Whether the port's own RSS returns each flow to its owner: its redirection table could
 // be read, so connections we open pick local ports by it (RssPortSelector).
 bool hardware_steered(const PortInfo& p);

@@ -120,13 +120,6 @@ void validate_ipsec(Diagnostics& d, const Config& c, const Origins& o) {
     outbound = outbound ||
                (o.sas[i].direction_ok && c.ipsec.sas[i].direction == ipsec::Direction::outbound);
   }
-  // Each core would run its own SAs: two cores sending under one outbound SA would reserve
-  // and use the same sequence numbers.
-  if (!c.ipsec.sas.empty() && c.dataplane.lcores.size() > 1) {
-    d.error(o.ipsec,
-            "ipsec: SAs need dataplane.lcores to list one core (ESP runs on one core "
-            "for now)");
-  }
   if (outbound && !o.state_dir_given) {
     d.error(o.ipsec,
             "ipsec: missing required key 'state_dir' (outbound SAs reserve their "

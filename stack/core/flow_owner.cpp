@@ -44,12 +44,23 @@ bool FlowOwner::host_port(uint16_t p) const {
   return std::binary_search(host_ports_.begin(), host_ports_.end(), p);
 }
 
+void FlowOwner::pin(Ipv4Cidr range, uint32_t core) { pins_.push_back({range, core % cores_}); }
+
+uint32_t FlowOwner::pinned(Ipv4Addr a, Ipv4Addr b) const {
+  for (const Pin& p : pins_) {
+    if (p.range.contains(a) || p.range.contains(b)) return p.core;
+  }
+  return kNone;
+}
+
 uint32_t FlowOwner::of_tcp(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) const {
+  if (const uint32_t p = pinned(a, b); p != kNone) return p;
   if (host_port(a_port) || host_port(b_port)) return of_hosts(a, b);
   return flow_hash(a, a_port, b, b_port) % cores_;
 }
 
 uint32_t FlowOwner::of_hosts(Ipv4Addr a, Ipv4Addr b) const {
+  if (const uint32_t p = pinned(a, b); p != kNone) return p;
   return flow_hash(a, 0, b, 0) % cores_;
 }
 
@@ -73,6 +84,7 @@ uint32_t FlowOwner::of_ip(std::span<const uint8_t> b, uint32_t here, bool quoted
   }
   if (proto == wire::kIpProtoTcp || proto == wire::kIpProtoUdp)
     return of_hosts(ip->src(), ip->dst());
+  if (const uint32_t p = pinned(ip->src(), ip->dst()); p != kNone) return p;  // ESP, ICMP
   return here;
 }
 

@@ -36,6 +36,14 @@ class FlowOwner {
   FlowOwner() : FlowOwner(1, {}) {}
 
   uint32_t cores() const { return cores_; }
+  // Pins all traffic to and from `range` (any ports, and ESP) to `core`: the peers of an
+  // IPsec SA, so that one core holds the SA's sequence numbers and its replay window (RFC
+  // 4303 3.3.3, 3.4.3) and the flows it protects meet their ESP there. The first pin that
+  // covers either end of a flow decides.
+  void pin(Ipv4Cidr range, uint32_t core);
+  // The core a pin gives the traffic between `a` and `b`, or kNone.
+  static constexpr uint32_t kNone = 0xfffffffeu;
+  uint32_t pinned(Ipv4Addr a, Ipv4Addr b) const;
   // The owner of a TCP connection between two endpoints.
   uint32_t of_tcp(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) const;
   // The owner of UDP and other IPv4 traffic between two hosts: by addresses only, so that
@@ -51,6 +59,11 @@ class FlowOwner {
   bool host_port(uint16_t p) const;
   uint32_t cores_;
   std::vector<uint16_t> host_ports_;  // sorted
+  struct Pin {
+    Ipv4Cidr range;
+    uint32_t core = 0;
+  };
+  std::vector<Pin> pins_;
 };
 
 }  // namespace ws

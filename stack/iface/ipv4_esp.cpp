@@ -156,7 +156,10 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
 }
 
 void Stack::flush(Instant now) {
-  if (esp_ != nullptr && esp_->cbc_burst().n != 0) flush_esp(now);
+  if (esp_ == nullptr) return;
+  // Received first: what they are answered with joins the outbound burst.
+  if (esp_->cbc_rx_burst().n != 0) flush_esp_rx(now);
+  if (esp_->cbc_burst().n != 0) flush_esp(now);
 }
 
 void Stack::release_held_esp() {
@@ -165,6 +168,7 @@ void Stack::release_held_esp() {
   for (size_t i = 0; i < burst.n; ++i)
     ifaces_[burst.frames[i].iface]->io.release(burst.frames[i].buf);
   burst.n = 0;
+  esp_->cbc_rx_burst().n = 0;  // copies only: nothing to give back
 }
 
 void Stack::flush_esp(Instant now) {
@@ -255,16 +259,76 @@ void Stack::esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4V
     replay_error(v);
     return;
   }
+  const auto n = static_cast<uint32_t>(esp.size());
+  ipsec::CbcRxBurst& burst = esp_->cbc_rx_burst();
+  if (!ipsec::is_gcm(sa->cipher) && !burst.delivering &&
+      n <= ipsec::CbcRxBurst::kSlotLen - ipsec::CbcRxBurst::kHeadroom) {
+    hold_esp_rx(ifc, whole, hl, esp, *sa, seq, meta, now);
+    return;
+  }
   std::span<uint8_t> scratch = esp_->rx_scratch();
-  if (esp.size() > scratch.size() - ipsec::EspLayer::kScratchHeadroom) {
+  if (n > scratch.size() - ipsec::EspLayer::kScratchHeadroom) {
     drops_.add(DropReason::kIpsecMalformed);
     return;
   }
   uint8_t* e = scratch.data() + ipsec::EspLayer::kScratchHeadroom;
-  const auto n = static_cast<uint32_t>(esp.size());
   esp.copy_out(0, {e, n});
   ipsec::Opened o;
-  switch (ipsec::esp_open(esp_->engine(), *sa->keys, seq, sa->esn, e, n, o)) {
+  const ipsec::OpenError err = ipsec::esp_open(esp_->engine(), *sa->keys, seq, sa->esn, e, n, o);
+  uint8_t outer[60];
+  whole.copy_out(0, {outer, hl});
+  esp_deliver(ifc, *sa, seq, err, o, e, {outer, hl}, meta, now);
+}
+
+void Stack::hold_esp_rx(Interface& ifc, const PacketView& whole, size_t hl, const PacketView& esp,
+                        ipsec::InboundSa& sa, ipsec::EspSeq seq, const RxMeta& meta, Instant now) {
+  ipsec::CbcRxBurst& b = esp_->cbc_rx_burst();
+  const size_t i = b.n;
+  ipsec::CbcRxBurst::Held& h = b.held[i];
+  uint8_t* e = b.slot(i) + ipsec::CbcRxBurst::kHeadroom;
+  const auto n = static_cast<uint32_t>(esp.size());
+  esp.copy_out(0, {e, n});
+  const ipsec::OpenError err = ipsec::esp_open_cbc_prepare(*sa.keys, seq, sa.esn, e, n, b.ops[i],
+                                                           h.received.data(), b.tags[i].data());
+  if (err != ipsec::OpenError::none) {
+    esp_deliver(ifc, sa, seq, err, {}, e, {}, meta, now);
+    return;
+  }
+  whole.copy_out(0, {h.outer.data(), hl});
+  h.outer_len = static_cast<uint8_t>(hl);
+  h.sa = &sa;
+  h.seq = seq;
+  h.iface = ifc.index;
+  h.meta = meta;
+  if (++b.n == ipsec::CbcRxBurst::kMax) flush_esp_rx(now);
+}
+
+void Stack::flush_esp_rx(Instant now) {
+  ipsec::CbcRxBurst& b = esp_->cbc_rx_burst();
+  const size_t n = b.n;
+  ipsec::cbc_hmac_open(esp_->engine(), std::span(b.ops.data(), n));
+  // What a delivered packet leads to (ESP inside ESP) is opened on its own, not held in the
+  // slots still being delivered.
+  b.delivering = true;
+  for (size_t i = 0; i < n; ++i) {
+    const ipsec::CbcRxBurst::Held& h = b.held[i];
+    ipsec::Opened o;
+    const ipsec::OpenError err = ipsec::esp_open_cbc_finish(b.ops[i], h.received.data(), o);
+    esp_deliver(*ifaces_[h.iface], *h.sa, h.seq, err, o, b.slot(i) + ipsec::CbcRxBurst::kHeadroom,
+                {h.outer.data(), h.outer_len}, h.meta, now);
+  }
+  b.delivering = false;
+  b.n = 0;
+}
+
+void Stack::esp_deliver(Interface& ifc, ipsec::InboundSa& sa, ipsec::EspSeq seq,
+                        ipsec::OpenError err, const ipsec::Opened& o, uint8_t* e,
+                        std::span<const uint8_t> outer, const RxMeta& meta, Instant now) {
+  auto sa_error = [&](ipsec::SaError why) {
+    sa.counters.add(why);
+    drops_.add(DropReason::kIpsecSaError);
+  };
+  switch (err) {
     case ipsec::OpenError::none:
       break;
     case ipsec::OpenError::malformed:
@@ -278,15 +342,16 @@ void Stack::esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4V
       return;
   }
   // Only a verified packet moves the window; a duplicate within the burst fails here.
-  if (auto v = sa->replay.accept(seq); v != ipsec::ReplayVerdict::ok) {
-    replay_error(v);
+  if (auto v = sa.replay.accept(seq); v != ipsec::ReplayVerdict::ok) {
+    sa_error(v == ipsec::ReplayVerdict::replayed ? ipsec::SaError::replayed
+                                                 : ipsec::SaError::outside_window);
     return;
   }
-  ++sa->counters.packets;
-  sa->counters.bytes += o.payload_len;
+  ++sa.counters.packets;
+  sa.counters.bytes += o.payload_len;
   uint8_t* payload = e + o.payload_off;
   std::span<const uint8_t> inner;
-  if (sa->mode == ipsec::Mode::tunnel) {
+  if (sa.mode == ipsec::Mode::tunnel) {
     if (o.next_header != wire::kIpProtoIpv4) {
       drops_.add(DropReason::kIpsecMalformed);
       return;
@@ -294,8 +359,9 @@ void Stack::esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4V
     inner = {payload, o.payload_len};
   } else {
     // Transport: the outer header again, now carrying the decrypted protocol and length.
+    const size_t hl = outer.size();
     uint8_t* hdr = payload - hl;
-    whole.copy_out(0, {hdr, hl});
+    std::memcpy(hdr, outer.data(), hl);
     hdr[9] = o.next_header;
     store_be16(hdr + 2, static_cast<uint16_t>(hl + o.payload_len));
     store_be16(hdr + 6, load_be16(hdr + 6) & 0x4000);  // reassembled: no fragment fields
@@ -306,7 +372,7 @@ void Stack::esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4V
   RxMeta m = meta;
   m.ip = RxMeta::Cksum::kUnknown;
   m.l4 = RxMeta::Cksum::kUnknown;
-  rx_sa_ = sa;
+  rx_sa_ = &sa;
   ipv4_input(ifc, PacketView(inner), m, false, now);
   rx_sa_ = nullptr;
 }

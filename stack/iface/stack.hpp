@@ -29,6 +29,9 @@ namespace ws {
 
 namespace ipsec {
 class EspLayer;
+class EspSeq;
+enum class OpenError;
+struct Opened;
 struct OutboundSa;
 struct InboundSa;
 }  // namespace ipsec
@@ -204,6 +207,16 @@ class Stack final : public L4Output {
   uint32_t esp_mtu(const ipsec::OutboundSa& sa, Ipv4Addr dst) const;
   void esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4View& ip,
                  const RxMeta& meta, Instant now);
+  // A CBC + HMAC packet that passed the window check: copied into the receive burst, opened
+  // with the others by flush_esp_rx() (at flush() or when the burst is full).
+  void hold_esp_rx(Interface& ifc, const PacketView& whole, size_t hl, const PacketView& esp,
+                   ipsec::InboundSa& sa, ipsec::EspSeq seq, const RxMeta& meta, Instant now);
+  void flush_esp_rx(Instant now);
+  // After opening (`err`): counts a failure, or accepts `seq` into the window and hands the
+  // inner packet (payload at e + o.payload_off; `outer`: the received IPv4 header) to IPv4.
+  void esp_deliver(Interface& ifc, ipsec::InboundSa& sa, ipsec::EspSeq seq, ipsec::OpenError err,
+                   const ipsec::Opened& o, uint8_t* e, std::span<const uint8_t> outer,
+                   const RxMeta& meta, Instant now);
   bool esp_policy_allows(const PacketView& whole, const wire::Ipv4View& ip);
   // ICMP quoting one of our ESP packets: "fragmentation needed" lowers the SA's path MTU.
   void esp_frag_needed(const wire::IcmpView& icmp, const wire::Ipv4View& quoted_ip,

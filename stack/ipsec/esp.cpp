@@ -31,27 +31,6 @@ void make_cbc_iv(const CryptoEngine& e, const SaKeys& k, EspSeq seq, uint8_t iv[
   IMB_AES128_CFB_ONE(e.mgr(), iv, kZero, counter, k.iv_keys, 16);
 }
 
-// CBC + HMAC verification of a contiguous ESP packet: with ESN the high half of the sequence
-// number is authenticated after the ciphertext without being sent (RFC 4303 2.2.1), so it is
-// written where the ICV was (saved by the caller), for the moment of the computation.
-bool open_cbc(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
-              uint32_t ct_len, uint8_t tag[kIcvBytes]) {
-  const uint32_t head = esp_head_len(k.cipher);
-  uint8_t* icv = esp + head + ct_len;
-  uint32_t auth_len = head + ct_len;
-  if (esn) {
-    store_be32(icv, seq.high());
-    auth_len += 4;
-  }
-  CbcHmacOp op{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, tag};
-  cbc_hmac_open(e, std::span(&op, 1));
-  return op.done;
-}
-
-}  // namespace
-
-namespace {
-
 // Header, IV (GCM), padding and trailer: everything but the encryption. Returns the
 // ciphertext length.
 uint32_t lay_out(const SaKeys& k, uint32_t spi, EspSeq seq, uint8_t next_header, uint8_t* esp,
@@ -114,42 +93,83 @@ void esp_seal_cbc_finish(const CbcHmacOp& op) {
   std::memcpy(op.buf + op.cipher_offset + op.cipher_len, op.tag, kIcvBytes);
 }
 
-OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
-                   uint32_t len, Opened& out) {
-  const Cipher c = k.cipher;
+namespace {
+
+// The ciphertext length of an ESP packet of `len` bytes, or false when no such packet fits
+// the cipher (shorter than one block, or not whole blocks).
+bool ciphertext_len(Cipher c, uint32_t len, uint32_t& ct_len) {
   const uint32_t head = esp_head_len(c);
   const auto block = static_cast<uint32_t>(pad_block(c));
-  if (len < head + block + kIcvBytes) return OpenError::malformed;
-  const uint32_t ct_len = len - head - static_cast<uint32_t>(kIcvBytes);
-  if (ct_len % block != 0) return OpenError::malformed;
-  uint8_t* payload = esp + head;
-  uint8_t* icv = payload + ct_len;
-  const uint32_t spi = load_be32(esp + wire::EspView::kSpiOff);
-  // The low half as received, so the AAD covers the header bytes themselves.
-  seq = EspSeq::from_halves(seq.high(), load_be32(esp + wire::EspView::kSeqOff));
-  if (is_gcm(c)) {
-    uint8_t aad[12];
-    const uint32_t aad_len = make_aad(spi, seq, esn, aad);
-    std::span<uint8_t> seg(payload, ct_len);
-    if (!gcm_open(e, k, esp + wire::EspView::kHeaderLen, {aad, aad_len}, std::span(&seg, 1), icv)) {
-      return OpenError::auth_failed;
-    }
-  } else {
-    uint8_t received[kIcvBytes];
-    uint8_t computed[kIcvBytes];
-    std::memcpy(received, icv, kIcvBytes);
-    if (!open_cbc(e, k, seq, esn, esp, ct_len, computed) ||
-        !constant_time_equal(computed, received, kIcvBytes)) {
-      return OpenError::auth_failed;
-    }
-  }
-  std::span<const uint8_t> plain(payload, ct_len);
+  if (len < head + block + kIcvBytes) return false;
+  ct_len = len - head - static_cast<uint32_t>(kIcvBytes);
+  return ct_len % block == 0;
+}
+
+// The trailer of a decrypted payload (RFC 4303 2.4-2.6).
+OpenError read_trailer(uint32_t head, std::span<const uint8_t> plain, Opened& out) {
   auto t = wire::EspTrailer::parse(plain);
   if (!t || !wire::EspTrailer::padding_valid(plain, *t)) return OpenError::bad_padding;
   out.payload_off = head;
   out.payload_len = static_cast<uint32_t>(t->payload_len);
   out.next_header = t->next_header;
   return OpenError::none;
+}
+
+}  // namespace
+
+OpenError esp_open_cbc_prepare(const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp, uint32_t len,
+                               CbcHmacOp& op, uint8_t received[kIcvBytes],
+                               uint8_t computed[kIcvBytes]) {
+  uint32_t ct_len = 0;
+  if (!ciphertext_len(k.cipher, len, ct_len)) return OpenError::malformed;
+  const uint32_t head = esp_head_len(k.cipher);
+  uint8_t* icv = esp + head + ct_len;
+  std::memcpy(received, icv, kIcvBytes);
+  uint32_t auth_len = head + ct_len;
+  if (esn) {
+    // RFC 4303 2.2.1: the high half is authenticated after the ciphertext without being
+    // sent; it takes the ICV's place (saved above) for the computation.
+    store_be32(icv, seq.high());
+    auth_len += 4;
+  }
+  op = CbcHmacOp{&k, esp, auth_len, head, ct_len, esp + wire::EspView::kHeaderLen, computed};
+  return OpenError::none;
+}
+
+OpenError esp_open_cbc_finish(const CbcHmacOp& op, const uint8_t received[kIcvBytes], Opened& out) {
+  if (!op.done || !constant_time_equal(op.tag, received, kIcvBytes)) {
+    return OpenError::auth_failed;
+  }
+  const auto head = static_cast<uint32_t>(op.cipher_offset);
+  return read_trailer(head, {op.buf + head, op.cipher_len}, out);
+}
+
+OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
+                   uint32_t len, Opened& out) {
+  if (!is_gcm(k.cipher)) {
+    CbcHmacOp op;
+    uint8_t received[kIcvBytes];
+    uint8_t computed[kIcvBytes];
+    const OpenError err = esp_open_cbc_prepare(k, seq, esn, esp, len, op, received, computed);
+    if (err != OpenError::none) return err;
+    cbc_hmac_open(e, std::span(&op, 1));
+    return esp_open_cbc_finish(op, received, out);
+  }
+  uint32_t ct_len = 0;
+  if (!ciphertext_len(k.cipher, len, ct_len)) return OpenError::malformed;
+  const uint32_t head = esp_head_len(k.cipher);
+  uint8_t* payload = esp + head;
+  const uint32_t spi = load_be32(esp + wire::EspView::kSpiOff);
+  // The low half as received, so the AAD covers the header bytes themselves.
+  seq = EspSeq::from_halves(seq.high(), load_be32(esp + wire::EspView::kSeqOff));
+  uint8_t aad[12];
+  const uint32_t aad_len = make_aad(spi, seq, esn, aad);
+  std::span<uint8_t> seg(payload, ct_len);
+  if (!gcm_open(e, k, esp + wire::EspView::kHeaderLen, {aad, aad_len}, std::span(&seg, 1),
+                payload + ct_len)) {
+    return OpenError::auth_failed;
+  }
+  return read_trailer(head, {payload, ct_len}, out);
 }
 
 }  // namespace ws::ipsec

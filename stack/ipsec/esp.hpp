@@ -62,4 +62,13 @@ struct Opened {
 OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
                    uint32_t len, Opened& out);
 
+// CBC + HMAC opening in two steps, so that a burst of received packets goes to the job API at
+// once: prepare checks the lengths, saves the received ICV to `received` and fills `op`
+// (the computed tag goes to `computed`); after cbc_hmac_open() ran over the burst, finish
+// compares the tags in constant time and reads the trailer. `seq` as for esp_open.
+OpenError esp_open_cbc_prepare(const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp, uint32_t len,
+                               CbcHmacOp& op, uint8_t received[kIcvBytes],
+                               uint8_t computed[kIcvBytes]);
+OpenError esp_open_cbc_finish(const CbcHmacOp& op, const uint8_t received[kIcvBytes], Opened& out);
+
 }  // namespace ws::ipsec

@@ -83,8 +83,9 @@ bool EspLayer::init(std::span<const SaSpec> sas, std::span<const PolicySpec> pol
       copy_common(s, *sa);
       sa->keys = std::move(keys);
       sa->record = {s.spi, s.remote};
+      sa->elsewhere = !s.here;
       std::string why;
-      if (!store_->start(sa->record, sa->seq, why)) {
+      if (!sa->elsewhere && !store_->start(sa->record, sa->seq, why)) {
         sa->store_failed = true;
         warnings.push_back("SA '" + s.name + "' stopped: " + why);
       }
@@ -153,7 +154,7 @@ bool EspLayer::path_mtu_reduced(ws::Ipv4Addr src, ws::Ipv4Addr dst, uint32_t spi
 std::vector<std::string> EspLayer::refill() {
   std::vector<std::string> errors;
   for (const auto& sa : outbound_) {
-    if (sa->store_failed || !sa->seq.wants_more()) continue;
+    if (sa->store_failed || sa->elsewhere || !sa->seq.wants_more()) continue;
     std::string why;
     if (!store_->refill(sa->record, sa->seq, why)) {
       errors.push_back("SA '" + sa->name + "': " + why);

@@ -29,6 +29,34 @@ struct CbcBurst {
   size_t n = 0;
 };
 
+// Received CBC + HMAC ESP packets, checked against the window and copied out, waiting for
+// one burst of verify+decrypt jobs (the stack runs it at flush time or when it is full).
+// Each slot holds one ESP packet with room in front for the IPv4 header rebuilt around its
+// payload; larger packets (reassembled datagrams) are opened one at a time.
+struct CbcRxBurst {
+  static constexpr size_t kMax = 32;
+  static constexpr uint32_t kHeadroom = 64;
+  static constexpr uint32_t kSlotLen = kHeadroom + 9216 + 128;
+  struct Held {
+    InboundSa* sa = nullptr;
+    EspSeq seq;
+    uint32_t len = 0;  // of the ESP packet at slot(i) + kHeadroom
+    uint16_t iface = 0;
+    RxMeta meta;
+    std::array<uint8_t, 60> outer{};  // the outer IPv4 header (transport mode rebuilds it)
+    uint8_t outer_len = 0;
+    std::array<uint8_t, kIcvBytes> received{};
+  };
+  CbcRxBurst() : slots(kMax * kSlotLen) {}
+  uint8_t* slot(size_t i) { return slots.data() + i * kSlotLen; }
+  std::array<CbcHmacOp, kMax> ops{};
+  std::array<std::array<uint8_t, kIcvBytes>, kMax> tags{};
+  std::array<Held, kMax> held{};
+  std::vector<uint8_t> slots;
+  size_t n = 0;
+  bool delivering = false;  // flushing: the slots are in use
+};
+
 struct Decision {
   PolicyAction action = PolicyAction::bypass;
   OutboundSa* outbound = nullptr;
@@ -79,6 +107,7 @@ class EspLayer {
   std::span<uint8_t> rx_scratch() { return rx_scratch_; }
   std::span<uint8_t> tx_scratch() { return tx_scratch_; }
   CbcBurst& cbc_burst() { return cbc_burst_; }
+  CbcRxBurst& cbc_rx_burst() { return cbc_rx_burst_; }
   std::span<const std::unique_ptr<OutboundSa>> outbound() const { return outbound_; }
   std::span<const std::unique_ptr<InboundSa>> inbound() const { return inbound_; }
 
@@ -91,6 +120,7 @@ class EspLayer {
   std::vector<uint8_t> rx_scratch_;
   std::vector<uint8_t> tx_scratch_;
   CbcBurst cbc_burst_;
+  CbcRxBurst cbc_rx_burst_;
 };
 
 }  // namespace ws::ipsec

@@ -50,6 +50,9 @@ struct SaSpec {
   KeyMaterial key;
   uint32_t replay_window = 1024;
   bool esn = false;
+  // Outbound: this core sends under the SA (another core owns it when false; see
+  // OutboundSa::elsewhere).
+  bool here = true;
 };
 
 struct PolicySpec {
@@ -89,6 +92,9 @@ struct OutboundSa : Sa {
   // quoting one of its packets (RFC 1191 via RFC 4301 8.2); 0 = the link's MTU.
   uint32_t path_mtu = 0;
   bool store_failed = false;  // the reservation could not be written: the SA sends nothing
+  // Another core owns the SA (its peers are steered there): this core reserves no numbers
+  // and sends nothing under it, so numbers never repeat across cores.
+  bool elsewhere = false;
   bool exhaustion_logged = false;
 };
 

@@ -7,6 +7,7 @@ runs in the peer namespace, sends IPv4 through a raw socket and reads ESP from a
 CONFIG_JSON: {"dp": ip, "peer": ip, "cipher": name, "mode": transport|tunnel, "esn": bool,
   "out": {"spi": n, "key": hex}  (peer -> data plane), "in": {"spi": n, "key": hex},
   "actions": [...]} where an action is
+  {"seq": n}              the next packet's (64-bit with ESN) sequence number
   {"echo": [sizes]}       UDP datagrams to port 7, each reply decrypted and compared
   {"replay": n}           one echo, then its ESP packet sent n more times; counts replies
   {"wrong_key": true}     one echo sealed with another key; counts replies
@@ -17,16 +18,41 @@ import json
 import os
 import random
 import socket
+import struct
 import sys
 import time
 import warnings
 
 warnings.filterwarnings("ignore")
 from scapy.all import IP, UDP, fragment, raw  # noqa: E402
-from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
+from scapy.layers.ipsec import ESP, AuthAlgo, IPSecIntegrityError, SecurityAssociation  # noqa: E402,E501
 
 AES = {"aes-gcm-128": 16, "aes-gcm-256": 32, "aes-cbc-128-hmac-sha256": 16,
        "aes-cbc-256-hmac-sha256": 32}
+
+
+class EsnHmac(AuthAlgo):
+    """scapy 2.5 leaves the high half of an extended sequence number out of ESP's ICV; RFC
+    4303 2.2.1 appends it (not sent) after the ESP packet for the integrity check. This one
+    does, taking the high half from the SA it belongs to (`sa.esn`, set per packet)."""
+
+    def __init__(self, base, sa):
+        super().__init__(base.name, base.mac, base.digestmod, base.icv_size, base.key_size)
+        self.sa = sa
+
+    def _icv(self, esp_bytes, key):
+        mac = self.new_mac(key)
+        mac.update(esp_bytes + struct.pack("!L", self.sa.esn))
+        return mac.finalize()[:self.icv_size]
+
+    def sign(self, pkt, key, esn_en=False, esn=0):
+        pkt[ESP].data += self._icv(raw(pkt[ESP]), key)
+        return pkt
+
+    def verify(self, pkt, key, esn_en=False, esn=0):
+        body = raw(pkt)[:len(raw(pkt)) - self.icv_size]
+        if raw(pkt)[-self.icv_size:] != self._icv(body, key):
+            raise IPSecIntegrityError("ICV (with the ESN high half) does not match")
 
 
 def make_sa(cfg, spi, key, src, dst):
@@ -40,7 +66,10 @@ def make_sa(cfg, spi, key, src, dst):
                   auth_key=key[aes:])
     if cfg["mode"] == "tunnel":
         kw["tunnel_header"] = IP(src=src, dst=dst)
-    return SecurityAssociation(ESP, **kw)
+    sa = SecurityAssociation(ESP, **kw)
+    if cfg["esn"] and "gcm" not in cfg["cipher"]:
+        sa.auth_algo = EsnHmac(sa.auth_algo, sa)
+    return sa
 
 
 class Peer:
@@ -53,6 +82,7 @@ class Peer:
         self.seq = 1
         self.port = 40000
         self.reply_seqs = []
+        self.reply_top = 0  # the highest full sequence number received so far
 
     def send_ip(self, pkt):
         for frag in (fragment(pkt, fragsize=1400) if len(pkt) > 1500 else [pkt]):
@@ -61,9 +91,22 @@ class Peer:
     def seal(self, payload, sa=None):
         self.port += 1
         plain = IP(src=self.cfg["peer"], dst=self.cfg["dp"]) / UDP(sport=self.port, dport=7) / payload
-        enc = (sa or self.tx).encrypt(plain, seq_num=self.seq)
+        sa = sa or self.tx
+        # The high half only enters the ICV or AAD; scapy's SA takes it as `esn`, and its
+        # `seq_num or ...` would replace a low half of 0, hence both set on the SA.
+        sa.esn, sa.seq_num = self.seq >> 32, self.seq & 0xFFFFFFFF
+        enc = sa.encrypt(plain)
         self.seq += 1
         return IP(raw(enc))
+
+    def full_seq(self, low):
+        """The 64-bit number of a reply whose header carries `low`: the one nearest to the
+        highest seen so far (RFC 4303 appendix A, with a half-space window)."""
+        if not self.cfg["esn"]:
+            return low
+        high = self.reply_top >> 32
+        cand = [(h << 32) | low for h in (high - 1, high, high + 1) if 0 <= h < 1 << 32]
+        return min(cand, key=lambda s: abs(s - self.reply_top))
 
     def replies(self, timeout, settle=0.05):
         """Decrypted replies: waits up to `timeout` for the first, then `settle` for more."""
@@ -78,7 +121,10 @@ class Peer:
             ip = IP(data)
             if ESP not in ip or ip[ESP].spi != self.cfg["in"]["spi"]:
                 continue
-            self.reply_seqs.append(ip[ESP].seq)
+            seq = self.full_seq(ip[ESP].seq)
+            self.reply_seqs.append(seq)
+            self.reply_top = max(self.reply_top, seq)
+            self.rx.esn = seq >> 32
             try:
                 out.append(self.rx.decrypt(ip))
             except Exception as e:  # a bad ICV or padding: report, do not stop
@@ -136,7 +182,10 @@ def main():
     results = []
     for action in cfg["actions"]:
         (kind, arg), = action.items()
-        if kind == "echo":
+        if kind == "seq":
+            peer.seq = arg
+            results.append({"seq": arg})
+        elif kind == "echo":
             results.append(peer.echo(arg))
         elif kind == "replay":
             results.append(peer.replay(arg))

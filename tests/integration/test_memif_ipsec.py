@@ -8,10 +8,16 @@ duplication and reordering on the server's receive path:
   the ping got every echo back;
 - both directions went through the SAs (wirespeed_ipsec_packets_total) and no packet failed
   authentication; the injected duplicates were caught by the replay window (`replayed`).
+- Two lcores on each side (AES-GCM-128 and AES-CBC-128 + HMAC): the source and the ping,
+  every byte checked; a capture of the server's port (`wirespeed-control capture`)
+  shows no sequence number twice under either SPI; each SA pair ran on one core, and no
+  frame was handed between cores (both data planes pin the SA's peers to the same core).
 
 Memif socket and file prefixes are wsmi-*.
 """
+import collections
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,45 +53,66 @@ def config(tmp, role, services, lcore, metrics, extra, faults=""):
     d = os.path.join(tmp, role)
     os.makedirs(d, exist_ok=True)
     me, peer = (SERVER_IP, CLIENT_IP) if role == "server" else (CLIENT_IP, SERVER_IP)
+    lcores = lcore if isinstance(lcore, tuple) else (lcore,)
     path = h.write_config(d, device=f"net_memif0,role={role},socket={SOCK},id=0",
                           address=f"{me}/24", services=services, prefix=f"wsmi-{role[0]}",
-                          lcores=(lcore,), metrics_port=metrics, extra_dataplane=faults,
+                          lcores=lcores, metrics_port=metrics, extra_dataplane=faults,
                           extra=extra(d, me, peer))
+    if len(lcores) > 1:
+        with open(path) as f:
+            text = f.read()
+        q = len(lcores)
+        with open(path, "w") as f:
+            f.write(text.replace("    mtu: 1500\n",
+                                 f"    mtu: 1500\n    rx_queues: {q}\n    tx_queues: {q}\n", 1))
     return path, d
 
 
-def run_cipher(res, tmp, cipher):
-    if os.path.exists(SOCK):
-        os.unlink(SOCK)
+def pair(base, cipher, lcores, connections, faults="", key_mul=(7, 11)):
+    """Server (echo, sink) and client (source, ping) configs; returns both and the reports."""
     n = CIPHERS[cipher]
-    k1 = bytes((i * 7 + n) & 0xFF for i in range(n)).hex()
-    k2 = bytes((i * 11 + 3) & 0xFF for i in range(n)).hex()
-    base = os.path.join(tmp, cipher)
+    k1 = bytes((i * key_mul[0] + n) & 0xFF for i in range(n)).hex()
+    k2 = bytes((i * key_mul[1] + 3) & 0xFF for i in range(n)).hex()
     s_cfg, s_dir = config(
         base, "server", ["{ name: echo, kind: echo, protocol: tcp, port: 7 }",
-                         "{ name: sink, kind: sink, protocol: tcp, port: 9 }"], 0, S_METRICS,
-        lambda d, me, peer: ipsec(d, cipher, me, peer, "0x2001", "0x1001", k2, k1),
-        "  faults: { seed: 7, loss_ppm: 3000, duplicate_ppm: 3000, reorder_ppm: 10000 }")
+                         "{ name: sink, kind: sink, protocol: tcp, port: 9 }"], lcores[0],
+        S_METRICS, lambda d, me, peer: ipsec(d, cipher, me, peer, "0x2001", "0x1001", k2, k1),
+        faults)
     src_rep = os.path.join(base, "source.json")
     ping_rep = os.path.join(base, "ping.json")
     c_cfg, c_dir = config(
         base, "client", [
             f'{{ name: load, kind: source, protocol: tcp, target: "{SERVER_IP}:9", '
-            f'message_size: 1048576, connections: 1, duration_s: {SOURCE_S}, report: {src_rep} }}',
+            f'message_size: 1048576, connections: {connections}, duration_s: {SOURCE_S}, '
+            f'report: {src_rep} }}',
             f'{{ name: rtt, kind: ping, protocol: tcp, target: "{SERVER_IP}:7", '
-            f'message_size: 4000, count: {PINGS}, report: {ping_rep} }}'], 1, C_METRICS,
+            f'message_size: 4000, count: {PINGS}, report: {ping_rep} }}'], lcores[1], C_METRICS,
         lambda d, me, peer: ipsec(d, cipher, me, peer, "0x1001", "0x2001", k1, k2))
+    return s_cfg, s_dir, c_cfg, c_dir, src_rep, ping_rep
+
+
+def run_client(res, label, c_cfg, c_dir):
+    """Runs the client data plane until it finishes by itself (checked)."""
+    client = h.Dataplane(c_cfg, c_dir)
+    client.start()
+    try:
+        client.proc.wait(SOURCE_S + 60)
+    except Exception:  # noqa: BLE001 - a hung client is reported below
+        pass
+    rc = client.stop()
+    res.check(rc == 0, f"{label}: the client finished by itself (exit {rc})",
+              client.output()[-400:])
+
+
+def run_cipher(res, tmp, cipher):
+    if os.path.exists(SOCK):
+        os.unlink(SOCK)
+    s_cfg, s_dir, c_cfg, c_dir, src_rep, ping_rep = pair(
+        os.path.join(tmp, cipher), cipher, (0, 1), 1,
+        "  faults: { seed: 7, loss_ppm: 3000, duplicate_ppm: 3000, reorder_ppm: 10000 }")
     server = h.Dataplane(s_cfg, s_dir)
     with server, h.Control(s_cfg, s_dir, S_METRICS) as ctl:
-        client = h.Dataplane(c_cfg, c_dir)
-        client.start()
-        try:
-            client.proc.wait(SOURCE_S + 60)
-        except Exception:  # noqa: BLE001 - a hung client is reported below
-            pass
-        rc = client.stop()
-        res.check(rc == 0, f"{cipher}: the client finished by itself (exit {rc})",
-                  client.output()[-400:])
+        run_client(res, cipher, c_cfg, c_dir)
         src, ping = h.load_json(src_rep), h.load_json(ping_rep)
         res.check(src.get("messages", 0) > 0 and src.get("errors", 1) == 0,
                   f"{cipher}: source sent {src.get('messages')} MiB over ESP", str(src)[:300])
@@ -107,11 +134,71 @@ def run_cipher(res, tmp, cipher):
                   f"replayed {replayed:.0f} (injected duplicates)")
 
 
+def esp_sequences(pcap):
+    """{spi: [sequence numbers]} of the ESP packets in a capture."""
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "esp", "-T", "fields", "-e", "esp.spi",
+                          "-e", "esp.sequence"], capture_output=True, text=True, timeout=120)
+    seqs = collections.defaultdict(list)
+    for line in out.stdout.splitlines():
+        if "\t" in line:
+            spi, seq = line.split("\t")
+            seqs[int(spi, 0)].append(int(seq))
+    return seqs
+
+
+def per_core(m, name):
+    return sorted(v for (n, labels), v in m.items() if n == name)
+
+
+def run_two_cores(res, tmp, cipher):
+    """Two lcores each side; the SA pair's traffic must meet on one core."""
+    if os.path.exists(SOCK):
+        os.unlink(SOCK)
+    base = os.path.join(tmp, "2c-" + cipher)
+    s_cfg, s_dir, c_cfg, c_dir, src_rep, ping_rep = pair(base, cipher, ((0, 1), (0, 1)), 1,
+                                                         key_mul=(5, 13))
+    pcap = os.path.join(base, "server.pcapng")
+    label = f"2 lcores {cipher}"
+    with h.Dataplane(s_cfg, s_dir), h.Control(s_cfg, s_dir, S_METRICS) as ctl:
+        cap = subprocess.Popen([h.CONTROL, "-c", s_cfg, "capture", "--snaplen", "64", "-w", pcap],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        run_client(res, label, c_cfg, c_dir)
+        time.sleep(0.3)
+        cap.send_signal(2)
+        cap_log = cap.communicate(timeout=20)[1]
+        src, ping = h.load_json(src_rep), h.load_json(ping_rep)
+        sink = ctl.value("wirespeed_service_received_bytes_total", service="sink")
+        res.check(src.get("errors", 1) == 0 and src.get("connections") == 1 and
+                  sink >= src.get("bytes", 1 << 62) > 0 and
+                  ctl.value("wirespeed_service_send_failures_total", service="sink") == 0,
+                  f"{label}: the sink verified {sink / 2**20:.0f} MiB "
+                  f"(source counted {src.get('bytes', 0) / 2**20:.0f} MiB)", str(src)[:300])
+        res.check(ping.get("messages", 0) == PINGS and ping.get("errors", 1) == 0,
+                  f"{label}: ping got {ping.get('messages')}/{PINGS} echoes, verified",
+                  str(ping)[:300])
+        auth = ctl.value("wirespeed_ipsec_errors_total", sa="in", reason="auth_failed")
+        m = ctl.scrape()
+        frames = per_core(m, "wirespeed_core_received_frames_total")
+        handed = sum(per_core(m, "wirespeed_core_redirected_out_frames_total"))
+        res.check(auth == 0 and handed == 0 and len(frames) == 2,
+                  f"{label}: no auth_failed, no frame handed between cores "
+                  f"(frames per core {frames}, handed {handed:.0f})")
+    seqs = esp_sequences(pcap)
+    dup = {spi: len(v) - len(set(v)) for spi, v in seqs.items()}
+    res.check(len(seqs.get(0x1001, [])) > 1000 and len(seqs.get(0x2001, [])) > 1000 and
+              not any(dup.values()),
+              f"{label}: captured {len(seqs.get(0x1001, []))} + {len(seqs.get(0x2001, []))} "
+              f"ESP packets, no sequence number twice under one SPI {dup}", cap_log[-300:])
+
+
 def main():
     h.need_root()
     res = h.Results("memif-ipsec")
     with tempfile.TemporaryDirectory(prefix="wsmi-") as tmp:
         try:
+            for cipher in ("aes-gcm-128", "aes-cbc-128-hmac-sha256"):
+                run_two_cores(res, tmp, cipher)
             for cipher in CIPHERS:
                 run_cipher(res, tmp, cipher)
         finally:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 #include <vector>
 
 #include "stack/core/bytes.hpp"
@@ -124,6 +125,32 @@ TEST(FlowOwner, ArpRepliesGoToEveryCoreAndTheRestStays) {
   std::array<uint8_t, 10> runt{};
   EXPECT_EQ(o.of_frame(runt, 1), 1u);
   EXPECT_EQ(FlowOwner(1, {}).of_frame(tcp_frame(kB, 1, kA, 7), 0), 0u);
+}
+
+// An IPsec SA's peers are pinned to one core: every TCP port, UDP, ESP (protocol 50, which
+// has no ports) and its fragments go there, so one core holds the SA's sequence numbers and
+// replay window; other hosts still spread by their ports.
+TEST(FlowOwner, PinnedPeersGoToOneCoreWhateverThePorts) {
+  FlowOwner o(4, {});
+  const Ipv4Addr kC = Ipv4Addr::from_octets(10, 81, 0, 3);
+  o.pin(Ipv4Cidr{kB, 32}, 6);  // taken modulo the core count
+  EXPECT_EQ(o.pinned(kA, kB), 2u);
+  EXPECT_EQ(o.pinned(kA, kC), FlowOwner::kNone);
+  for (uint16_t p = 40000; p < 40064; ++p) {
+    EXPECT_EQ(o.of_frame(tcp_frame(kB, p, kA, 9), 99), 2u) << p;
+    EXPECT_EQ(o.of_tcp(kA, p, kB, 9), 2u) << p;
+  }
+  EXPECT_EQ(o.of_hosts(kB, kA), 2u);
+  test::Ipv4Spec ip;
+  ip.src = kB;
+  ip.dst = kA;
+  ip.protocol_override = 50;
+  EXPECT_EQ(o.of_frame(test::ipv4_frame({kMacA, kMacB}, ip, test::pattern(40)), 99), 2u);
+  ip.src = kC;  // ESP from a host no SA covers: any core may take it (and count it)
+  EXPECT_EQ(o.of_frame(test::ipv4_frame({kMacA, kMacB}, ip, test::pattern(40)), 99), 99u);
+  std::set<uint32_t> others;
+  for (uint16_t p = 40000; p < 40064; ++p) others.insert(o.of_tcp(kA, p, kC, 9));
+  EXPECT_GT(others.size(), 1u);
 }
 
 TEST(RssPortSelector, SoftwareRoutesPickPortsTheCoreOwns) {
