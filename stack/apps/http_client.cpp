@@ -266,7 +266,7 @@ Instant HttpClientService::poll(Instant now) {
   for (auto& cp : conns_) {
     Conn& st = *cp;
     if (st.c == nullptr) {
-      if (stopping_) continue;
+      if (stopping_ || (p_.count != 0 && started_ >= p_.count)) continue;
       // One request per connection: the rate paces connections, so one is opened only
       // when its request is due.
       const bool one = h_.requests_per_connection == 1;
