@@ -61,6 +61,7 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   c.buffer_max = t.buffer_max_bytes;
   c.syn_backlog = t.syn_backlog;
   c.accept_backlog = t.accept_backlog;
+  c.syn_burst_budget = t.syn_burst_budget;
   c.max_connections = t.max_connections;
   c.timestamps = t.timestamps;
   c.sack = t.sack;
@@ -328,6 +329,7 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
   for (const auto& rq : rxqs_) {
     uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, burst);
     got += n;
+    tcp_.rx_burst(n == burst);  // a full burst: the ring holds more, new SYNs are budgeted
     bool watch = false;
     if (tap_.armed()) [[unlikely]] {
       tap_.rx(mbufs, n, rq.iface, rq.queue);

@@ -147,6 +147,11 @@ class TcpStack {
   }
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
+  // The data plane's word before each receive burst is processed: `full` when the burst
+  // came back full, so the ring holds a backlog and new SYNs get TcpConfig::syn_burst_budget.
+  void rx_burst(bool full) {
+    syn_budget_ = full && cfg_.syn_burst_budget != 0 ? cfg_.syn_burst_budget : UINT32_MAX;
+  }
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
   // quoted in the ICMP message (at least 8 bytes: ports and sequence number);
@@ -277,6 +282,7 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
+  uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
   bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;

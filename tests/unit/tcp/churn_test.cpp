@@ -261,3 +261,55 @@ TEST(TcpChurn, OverloadReturnsToBaseline) {
 
 }  // namespace
 }  // namespace ws::test
+
+namespace ws::test {
+namespace {
+
+// Overload shedding at the SYN: in a receive burst that came back full, only
+// syn_burst_budget new SYNs are admitted, the rest dropped as tcp_syn_shed before any state
+// is kept; segments of open connections are not budgeted; the shed peers get in on their
+// SYN retransmission once bursts are no longer full.
+TEST(SynShedding, FullBurstAdmitsTheBudget) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 8;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(20);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
+  p.b.rx_burst(true);
+  while (!p.to_b.empty()) {
+    WireSegment* s = p.to_b.front();
+    p.to_b.pop_front();
+    p.b.input(s->src, s->dst, s->bytes, true, p.now);
+    p.wa.recycle(s);
+  }
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+  EXPECT_EQ(p.to_a.size(), 8u);  // a SYN,ACK for each admitted SYN, nothing for the shed
+  // Still a full burst: the admitted handshakes, their data and FINs are not budgeted.
+  p.settle();
+  EXPECT_EQ(c.echoed, 8u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+  // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
+  p.b.rx_burst(false);
+  for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
+  EXPECT_EQ(c.echoed, 20u);
+  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+}
+
+TEST(SynShedding, ZeroBudgetNeverSheds) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 0;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(20);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  p.b.rx_burst(true);
+  p.settle();
+  EXPECT_EQ(c.echoed, 20u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
+}
+
+}  // namespace
+}  // namespace ws::test
