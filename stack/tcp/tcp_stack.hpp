@@ -77,6 +77,7 @@ struct TcpCounters {
   // pulled up; in-order payload bytes on_data consumed straight from the packet;
   // payload bytes copied into receive buffers (unconsumed or out of order).
   uint64_t rx_header_pullups = 0;
+  uint64_t rx_predicted = 0;  // segments taken by header prediction (tcp_input.cpp)
   uint64_t rx_bytes_direct = 0;
   uint64_t rx_bytes_buffered = 0;
   uint64_t rx_bytes_held = 0;      // kept in the received buffers (rx_held.hpp)
@@ -148,9 +149,15 @@ class TcpStack {
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
   // The data plane's word before each receive burst is processed: `full` when the burst
-  // came back full, so the ring holds a backlog and new SYNs get TcpConfig::syn_burst_budget.
+  // came back full (the ring holds more). After kOverloadBursts full bursts in a row the
+  // core is behind, not just back from a pause (a descheduled thread, a burst of connects,
+  // drains within a few bursts), and new SYNs get TcpConfig::syn_burst_budget per burst.
+  static constexpr uint32_t kOverloadBursts = 8;
   void rx_burst(bool full) {
-    syn_budget_ = full && cfg_.syn_burst_budget != 0 ? cfg_.syn_burst_budget : UINT32_MAX;
+    full_bursts_ = full ? full_bursts_ + 1 : 0;
+    syn_budget_ = full_bursts_ >= kOverloadBursts && cfg_.syn_burst_budget != 0
+                      ? cfg_.syn_burst_budget
+                      : UINT32_MAX;
   }
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
@@ -283,6 +290,7 @@ class TcpStack {
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
+  uint32_t full_bursts_ = 0;          // receive bursts in a row that came back full
   bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;
