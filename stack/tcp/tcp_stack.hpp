@@ -149,15 +149,16 @@ class TcpStack {
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
   // The data plane's word before each receive burst is processed: `full` when the burst
-  // came back full (the ring holds more). After kOverloadBursts full bursts in a row the
-  // core is behind, not just back from a pause (a descheduled thread, a burst of connects,
-  // drains within a few bursts), and new SYNs get TcpConfig::syn_burst_budget per burst.
-  static constexpr uint32_t kOverloadBursts = 8;
-  void rx_burst(bool full) {
-    full_bursts_ = full ? full_bursts_ + 1 : 0;
-    syn_budget_ = full_bursts_ >= kOverloadBursts && cfg_.syn_burst_budget != 0
-                      ? cfg_.syn_burst_budget
-                      : UINT32_MAX;
+  // came back full (the ring holds more). Once bursts have come back full for kOverloadTime
+  // the core is behind, not just back from a pause (the backlog of a descheduled thread or
+  // of a burst of connects drains in well under that), and new SYNs get
+  // TcpConfig::syn_burst_budget per burst until a burst is not full.
+  static constexpr Duration kOverloadTime = Duration::millis(2);
+  void rx_burst(bool full, Instant now) {
+    if (!full) full_since_ = Instant::never();
+    if (full && full_since_.is_never()) full_since_ = now;
+    const bool behind = full && now - full_since_ >= kOverloadTime;
+    syn_budget_ = behind && cfg_.syn_burst_budget != 0 ? cfg_.syn_burst_budget : UINT32_MAX;
   }
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
@@ -289,8 +290,8 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
-  uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
-  uint32_t full_bursts_ = 0;          // receive bursts in a row that came back full
+  uint32_t syn_budget_ = UINT32_MAX;       // SYNs still admitted in this receive burst (rx_burst)
+  Instant full_since_ = Instant::never();  // since when every receive burst came back full
   bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;

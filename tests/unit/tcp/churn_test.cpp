@@ -277,10 +277,14 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
   ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
-  // One full burst is a pause, not overload: nothing is budgeted yet.
-  p.b.rx_burst(true);
-  p.b.rx_burst(false);
-  for (uint32_t i = 0; i < tcp::TcpStack::kOverloadBursts; ++i) p.b.rx_burst(true);
+  // Full bursts for a moment are a pause, not overload: nothing is budgeted yet.
+  p.b.rx_burst(true, p.now);
+  p.b.rx_burst(true, p.now + Duration::millis(1));
+  p.b.rx_burst(false, p.now + Duration::millis(1));
+  p.b.rx_burst(true, p.now + Duration::millis(2));
+  p.b.rx_burst(true, p.now + Duration::millis(4) - Duration::nanos(1));
+  // Full for kOverloadTime: budgeted.
+  p.b.rx_burst(true, p.now + Duration::millis(4));
   while (!p.to_b.empty()) {
     WireSegment* s = p.to_b.front();
     p.to_b.pop_front();
@@ -294,7 +298,7 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   EXPECT_EQ(c.echoed, 8u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
   // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
-  p.b.rx_burst(false);
+  p.b.rx_burst(false, p.now);
   for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(c.failed, 0u);
@@ -308,7 +312,8 @@ TEST(SynShedding, ZeroBudgetNeverSheds) {
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  for (uint32_t i = 0; i < tcp::TcpStack::kOverloadBursts; ++i) p.b.rx_burst(true);
+  p.b.rx_burst(true, p.now);
+  p.b.rx_burst(true, p.now + Duration::seconds(1));
   p.settle();
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
