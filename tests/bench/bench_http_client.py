@@ -58,7 +58,7 @@ def record(rid, figure, unit, ours, peer, peer_name, rank, better="higher"):
     """A docs/results record for the `http-client` table of docs/performance.md."""
     ratio = ours / peer if better == "higher" else peer / ours
     return {"id": rid, "figure": figure, "unit": unit, "ours": ours, "peer": peer,
-            "peer_name": peer_name, "better": better, "ratio": round(ratio, 3), "readme": False,
+            "peer_name": peer_name, "better": better, "ratio": float(f"{ratio:.4g}"), "readme": False,
             "rank": rank, "headline": False, "table": "http-client"}
 
 
