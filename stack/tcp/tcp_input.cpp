@@ -313,6 +313,18 @@ static void process_fin(Tcb& c, Instant now) {
   if (to_time_wait) c.enter_time_wait(now);
 }
 
+// The end of every input: queued data to the application, then the writer woken when the
+// send buffer has room again.
+static void deliver_and_wake(Tcb& c, Instant now) {
+  c.deliver(now);
+  if (c.released) return;
+  if (c.want_writable && c.cb.on_writable &&
+      c.send_space() >= std::max<size_t>(c.snd_buf_limit / 4, 1)) {
+    c.want_writable = false;
+    c.cb.on_writable(c);
+  }
+}
+
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
 // segment of an established connection that has nothing in flight and nothing in recovery,
 // acknowledging nothing new, with the window unchanged, no SACK blocks and a timestamp no
@@ -350,12 +362,7 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   ++stack.ctr().rx_predicted;
   receive_data(*this, s, now);
   if (released) return;
-  deliver(now);
-  if (released) return;
-  if (want_writable && cb.on_writable && send_space() >= std::max<size_t>(snd_buf_limit / 4, 1)) {
-    want_writable = false;
-    cb.on_writable(*this);
-  }
+  deliver_and_wake(*this, now);
 }
 
 void Tcb::input(Segment& s, Instant now) {
@@ -514,12 +521,7 @@ void Tcb::input(Segment& s, Instant now) {
     process_fin(*this, now);
   }
   if (released) return;
-  deliver(now);
-  if (released) return;
-  if (want_writable && cb.on_writable && send_space() >= std::max<size_t>(snd_buf_limit / 4, 1)) {
-    want_writable = false;
-    cb.on_writable(*this);
-  }
+  deliver_and_wake(*this, now);
 }
 
 }  // namespace ws::tcp
