@@ -67,8 +67,7 @@ bool HttpClientService::open(Instant now, Conn& st) {
   tcp::ConnCallbacks cb;
   cb.on_connected = [this, s](tcp::Connection&) {
     s->connected = true;
-    ++opened_;
-    ++counters_.connections;
+    note_connected();
     next_request(*s);
   };
   cb.on_writable = [this, s](tcp::Connection&) {

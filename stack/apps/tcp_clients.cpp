@@ -51,8 +51,7 @@ void TcpSourceService::open(Instant now) {
   tcp::ConnCallbacks cb;
   cb.on_connected = [this, st](tcp::Connection&) {
     st->connected = true;
-    ++opened_;
-    ++counters_.connections;
+    note_connected();
     pump(*st);
   };
   cb.on_writable = [this, st](tcp::Connection&) {
@@ -311,8 +310,7 @@ bool TcpPingService::open(Instant now, Conn& st) {
   tcp::ConnCallbacks cb;
   cb.on_connected = [this, s](tcp::Connection&) {
     s->connected = true;
-    ++opened_;
-    ++counters_.connections;
+    note_connected();
     pump(*s);
   };
   cb.on_writable = [this, s](tcp::Connection&) {
