@@ -323,6 +323,7 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
   for (const auto& rq : rxqs_) {
     uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, burst);
     got += n;
+    tcp_.rx_burst(n == burst, now);  // full bursts for long: new SYNs are budgeted
     bool watch = false;
     if (tap_.armed()) [[unlikely]] {
       tap_.rx(mbufs, n, rq.iface, rq.queue);

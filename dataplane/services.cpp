@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include "stack/apps/http_client.hpp"
 #include "stack/apps/http_service.hpp"
 #include "stack/apps/iperf3_service.hpp"
 #include "stack/apps/tcp_clients.hpp"
@@ -80,6 +81,12 @@ std::unique_ptr<Service> make_service(const config::ServiceConfig& sc, const con
           routes.push_back({r.path, r.status, r.content_type, r.body, r.body_bytes});
         return std::make_unique<HttpService>(sc.name, sc.port, tcp, std::move(routes),
                                              HttpLimits{});
+      }
+      case ServiceKind::http_client: {
+        const config::HttpClientConfig& hc = sc.http_client;
+        HttpClientParams hp{hc.path, hc.requests_per_connection, hc.expect_status,
+                            hc.expect_body_bytes, hc.check_body};
+        return std::make_unique<HttpClientService>(sc.name, cp, std::move(hp), tcp);
       }
       default:
         break;

@@ -26,7 +26,9 @@ enum class Offloads { automatic, software };  // auto | software
 // chain of standard (2 KiB) mbufs (RX scatter, TX multi-segment).
 enum class FrameBuffers { automatic, whole, chained };  // auto | whole | chained
 enum class Tso { automatic, off };                      // auto | off
-enum class ServiceKind { echo, sink, source, ping, iperf3, http };
+// `http_client` is `kind: http` with a `target` (the load generator); it is written
+// `http` in the config and in reports, like the responder.
+enum class ServiceKind { echo, sink, source, ping, iperf3, http, http_client };
 enum class Protocol { tcp, udp };
 enum class Framing { length32, none };
 enum class Congestion { cubic, newreno };
@@ -48,7 +50,7 @@ std::string_view to_string(PolicyAction v);
 
 // Client kinds connect to a `target`; server kinds listen on a `port`.
 constexpr bool is_client(ServiceKind k) {
-  return k == ServiceKind::source || k == ServiceKind::ping;
+  return k == ServiceKind::source || k == ServiceKind::ping || k == ServiceKind::http_client;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,6 +120,15 @@ struct HttpResponse {
   std::string content_type = "text/html";
 };
 
+// The HTTP load generator's own keys (`kind: http` with a `target`).
+struct HttpClientConfig {
+  std::string path = "/";                     // the request target
+  uint32_t requests_per_connection = 0;       // 0: keep-alive until the run ends
+  uint16_t expect_status = 200;               // other statuses count as errors
+  std::optional<uint64_t> expect_body_bytes;  // a Content-Length that differs is an error
+  bool check_body = false;  // bodies must be the generated body of an `http` service
+};
+
 struct ServiceConfig {
   std::string name;
   ServiceKind kind = ServiceKind::echo;
@@ -136,6 +147,7 @@ struct ServiceConfig {
   // where a message is one datagram.
   Framing framing = Framing::length32;
   std::vector<HttpResponse> responses;  // http only
+  HttpClientConfig http_client;         // http with a target only
 };
 
 struct KeepaliveConfig {
@@ -159,6 +171,7 @@ struct TcpConfig {
   std::optional<uint32_t> receive_buffer_bytes;
   std::optional<uint32_t> send_buffer_bytes;
   uint32_t buffer_max_bytes = 6291456;  // autotune ceiling
+  uint32_t syn_burst_budget = 8;        // 0: never shed SYNs
   uint32_t syn_backlog = 1024;
   uint32_t accept_backlog = 1024;
   uint32_t max_connections = 65536;

@@ -30,12 +30,19 @@ void describe_service(std::ostringstream& os, const ServiceConfig& s) {
   os << s.name << " (" << to_string(s.kind) << " " << to_string(s.protocol);
   if (is_client(s.kind)) {
     if (s.target) os << " to " << s.target->to_string();
-    os << ", " << s.message_size << "-byte messages";
+    if (s.kind == ServiceKind::http_client) {
+      os << ", GET " << s.http_client.path;
+      if (s.http_client.requests_per_connection != 0)
+        os << ", " << s.http_client.requests_per_connection << " per connection";
+    } else {
+      os << ", " << s.message_size << "-byte messages";
+    }
     if (s.connections != 1) os << ", " << s.connections << " connections";
     if (s.count != 0)
       os << ", " << s.count << (s.kind == ServiceKind::ping ? " round trips" : " messages");
     if (s.duration_s != 0) os << ", " << s.duration_s << " s";
-    if (s.rate != 0) os << ", " << s.rate << " msg/s";
+    if (s.rate != 0)
+      os << ", " << s.rate << (s.kind == ServiceKind::http_client ? " requests/s" : " msg/s");
     if (!s.report.empty()) os << ", report " << s.report;
   } else {
     os << "/" << s.port;

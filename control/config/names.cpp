@@ -58,6 +58,7 @@ std::string_view to_string(ServiceKind v) {
     case ServiceKind::iperf3:
       return "iperf3";
     case ServiceKind::http:
+    case ServiceKind::http_client:
       return "http";
   }
   return "?";

@@ -1,6 +1,6 @@
-// services[]: servers (echo, sink, iperf3, http) listen on a port; clients (source, ping)
-// talk to a target. Keys that only make sense for one side are errors on the other, so a
-// mistyped kind cannot silently turn a load generator into a listener.
+// services[]: servers (echo, sink, iperf3, http) listen on a port; clients (source, ping,
+// http with a target) talk to a target. Keys that only make sense for one side are errors on the
+// other, so a mistyped kind cannot silently turn a load generator into a listener.
 #include <algorithm>
 
 #include "control/config/schema.hpp"
@@ -17,6 +17,9 @@ constexpr uint32_t kDefaultDurationS = 10;
 // Keys only client kinds take (besides `target`).
 constexpr std::string_view kClientKeys[] = {"message_size", "connections", "duration_s", "rate",
                                             "count",        "reconnect",   "report"};
+// Keys only the HTTP client takes.
+constexpr std::string_view kHttpClientKeys[] = {"path", "requests_per_connection", "expect_status",
+                                                "expect_body_bytes", "check_body"};
 
 bool has_control_chars(std::string_view s) {
   return std::any_of(s.begin(), s.end(),
@@ -89,10 +92,30 @@ void parse_responses(Diagnostics& d, const Value& list, std::vector<HttpResponse
   }
 }
 
+void parse_http_client(Diagnostics& d, const MapView& m, HttpClientConfig& h) {
+  if (auto v = m.get("path")) {
+    if (auto s = read_string(d, *v)) {
+      if ((*s)[0] != '/') {
+        d.error(v->pos, v->path + ": '" + *s + "' must start with '/'");
+      } else if (has_control_chars(*s) || s->find(' ') != std::string::npos) {
+        d.error(v->pos, v->path + ": must not contain spaces or control characters");
+      } else {
+        h.path = *s;
+      }
+    }
+  }
+  m.uint("requests_per_connection", 0, 1000000000, h.requests_per_connection);
+  m.uint("expect_status", 100, 599, h.expect_status);
+  uint64_t bytes = 0;
+  if (m.uint("expect_body_bytes", 0, kMaxBodyBytes, bytes)) h.expect_body_bytes = bytes;
+  m.boolean("check_body", h.check_body);
+}
+
 void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceOrigin& o) {
   MapView m(d, item,
             {"name", "kind", "protocol", "port", "target", "message_size", "connections",
-             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses"});
+             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses", "path",
+             "requests_per_connection", "expect_status", "expect_body_bytes", "check_body"});
   if (!m.is_map()) return;
 
   o.name = m.name(s.name, 64);
@@ -109,11 +132,15 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
     o.protocol_ok = m.enumeration<Protocol>("protocol", s.protocol,
                                             {{"tcp", Protocol::tcp}, {"udp", Protocol::udp}});
   }
+  // `http` with a target is the load generator, a client kind.
+  if (o.kind_ok && s.kind == ServiceKind::http && m.has("target"))
+    s.kind = ServiceKind::http_client;
   const std::string kind_name(to_string(s.kind));
 
   // iperf3 and HTTP are TCP protocols; the others work over either transport.
   if (o.kind_ok && o.protocol_ok && s.protocol == Protocol::udp &&
-      (s.kind == ServiceKind::iperf3 || s.kind == ServiceKind::http)) {
+      (s.kind == ServiceKind::iperf3 || s.kind == ServiceKind::http ||
+       s.kind == ServiceKind::http_client)) {
     d.error(m.get("protocol")->pos,
             m.key_path("protocol") + ": a '" + kind_name + "' service runs over tcp only");
     o.protocol_ok = false;
@@ -151,16 +178,23 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
     for (auto key : kClientKeys) {
       if (m.has(key)) {
         d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
-                                    "' is only for client kinds (source, ping); '" + kind_name +
-                                    "' is a server kind");
+                                    "' is only for client kinds (source, ping, http with a "
+                                    "target); '" +
+                                    kind_name + "' is a server kind");
       }
     }
   } else {
     const bool udp = o.protocol_ok && s.protocol == Protocol::udp;
-    if (m.uint("message_size", 1, udp ? kMaxUdpPayload : kMaxTcpMessage, s.message_size)) {
+    if (o.kind_ok && s.kind == ServiceKind::http_client && m.has("message_size")) {
+      d.error(m.key_pos("message_size"),
+              m.key_path("message_size") +
+                  ": an http client sends GET requests for 'path'; it takes no 'message_size'");
+    } else if (m.uint("message_size", 1, udp ? kMaxUdpPayload : kMaxTcpMessage, s.message_size)) {
       o.message = m.get("message_size")->pos;
     } else if (client) {
-      s.message_size = s.kind == ServiceKind::ping ? 64 : 1024;
+      s.message_size = s.kind == ServiceKind::ping          ? 64
+                       : s.kind == ServiceKind::http_client ? 0
+                                                            : 1024;
     }
     m.uint("connections", 1, 100000, s.connections);
     const bool has_duration = m.uint("duration_s", 0, 31536000, s.duration_s);
@@ -176,9 +210,21 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
     }
   }
 
+  if (o.kind_ok && s.kind == ServiceKind::http_client) {
+    parse_http_client(d, m, s.http_client);
+  } else {
+    for (auto key : kHttpClientKeys) {
+      if (m.has(key)) {
+        d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
+                                    "' is only for http clients (kind http with a 'target')");
+      }
+    }
+  }
+
   if (auto v = m.get("framing")) {
     const bool framed_kind =
-        !o.kind_ok || (s.kind != ServiceKind::iperf3 && s.kind != ServiceKind::http);
+        !o.kind_ok || (s.kind != ServiceKind::iperf3 && s.kind != ServiceKind::http &&
+                       s.kind != ServiceKind::http_client);
     if (m.enumeration<Framing>("framing", s.framing,
                                {{"length32", Framing::length32}, {"none", Framing::none}})) {
       if (!framed_kind) {
@@ -192,7 +238,12 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
   }
 
   if (auto v = m.get("responses")) {
-    if (o.kind_ok && s.kind != ServiceKind::http) {
+    if (o.kind_ok && s.kind == ServiceKind::http_client) {
+      d.error(m.key_pos("responses"),
+              v->path +
+                  ": 'responses' is for an http server (with 'port'); an http service "
+                  "with a 'target' is a client");
+    } else if (o.kind_ok && s.kind != ServiceKind::http) {
       d.error(m.key_pos("responses"),
               v->path + ": 'responses' is only for http services, not '" + kind_name + "'");
     } else {

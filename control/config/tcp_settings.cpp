@@ -21,6 +21,7 @@ tcp::TcpConfig to_stack_tcp(const TcpConfig& t) {
   c.buffer_max = t.buffer_max_bytes;
   c.syn_backlog = t.syn_backlog;
   c.accept_backlog = t.accept_backlog;
+  c.syn_burst_budget = t.syn_burst_budget;
   c.max_connections = t.max_connections;
   c.timestamps = t.timestamps;
   c.sack = t.sack;

@@ -44,6 +44,11 @@ class ClientService : public Service {
   virtual void fill(ClientReport& r) const = 0;
   // All connections closed (or linger expired) after the limits: final report due.
   virtual bool drained(Instant now) const = 0;
+  // A connection completed its handshake.
+  void note_connected() {
+    ++opened_;
+    ++counters_.connections;
+  }
   void mark_stopping(Instant now) {
     if (!stopping_) stop_at_ = now;
     stopping_ = true;

@@ -3,19 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stack/apps/http_text.hpp"
+
 namespace ws {
+
+using http::find_end;
+using http::iequals;
+using http::trim;
 
 namespace {
 
-// Generated bodies repeat one 64-byte line of printable text; the shared buffer holds
-// kChunk bytes plus one period, so any offset into a body starts a contiguous chunk.
-constexpr size_t kPeriod = 64;
+// The shared buffer of generated body bytes holds kChunk bytes plus one period, so any
+// offset into a body starts a contiguous chunk.
+constexpr size_t kPeriod = http::kBodyPeriod;
 constexpr size_t kChunk = size_t{64} * 1024;
 // Generated bodies up to this size are stored after their headers (one send per response).
 constexpr uint64_t kInlineMax = uint64_t{16} * 1024;
-constexpr char kLine[kPeriod + 1] =
-    "wirespeed generated body 0123456789 abcdefghijklmnopqrstuvwxyz.\n";
-static_assert(sizeof(kLine) == kPeriod + 1);
 
 const char* reason_phrase(uint16_t status) {
   switch (status) {
@@ -98,38 +101,6 @@ bool is_token(std::string_view s) {
   return true;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// The index just past the blank line that ends a header block ("\n\r\n" or "\n\n"),
-// searching for its first '\n' from `from`; 0 when the block is not complete.
-size_t find_end(const char* p, size_t n, size_t from) {
-  size_t i = from;
-  while (i < n) {
-    const void* hit = std::memchr(p + i, '\n', n - i);
-    if (!hit) return 0;
-    i = static_cast<size_t>(static_cast<const char*>(hit) - p);
-    if (i + 1 < n && p[i + 1] == '\n') return i + 2;
-    if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n') return i + 3;
-    ++i;
-  }
-  return 0;
-}
-
 std::string make_head(uint16_t status, std::string_view content_type, uint64_t length, bool keep,
                       std::string_view extra) {
   std::string h;
@@ -158,7 +129,7 @@ HttpService::Prepared prepare(uint16_t status, std::string_view content_type,
   if (body) {
     p.wire += *body;
   } else if (body_bytes <= kInlineMax) {
-    for (uint64_t i = 0; i < body_bytes; ++i) p.wire += kLine[i % kPeriod];
+    for (uint64_t i = 0; i < body_bytes; ++i) p.wire += http::body_byte(i);
   } else {
     p.stream_bytes = body_bytes;
   }
@@ -215,7 +186,7 @@ HttpService::HttpService(std::string name, uint16_t port, tcp::TcpStack& tcp,
   bad_request_ = make_answer(400, "text/plain", std::string("Bad Request\n"), 0);
   too_large_ = make_answer(431, "text/plain", std::string("Request Header Fields Too Large\n"), 0);
   pattern_.resize(kChunk + kPeriod);
-  for (size_t i = 0; i < pattern_.size(); ++i) pattern_[i] = kLine[i % kPeriod];
+  for (size_t i = 0; i < pattern_.size(); ++i) pattern_[i] = http::body_byte(i);
 }
 
 HttpService::~HttpService() = default;
@@ -453,12 +424,8 @@ void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view 
     if (!is_token(name)) return bad();
     const std::string_view value = trim(f.substr(colon + 1));
     if (iequals(name, "content-length")) {
-      if (value.empty() || value.size() > 18) return bad();
       uint64_t v = 0;
-      for (char ch : value) {
-        if (ch < '0' || ch > '9') return bad();
-        v = v * 10 + static_cast<uint64_t>(ch - '0');
-      }
+      if (!http::parse_length(value, v)) return bad();
       if (has_length && v != length) return bad();
       has_length = true;
       length = v;
@@ -467,15 +434,8 @@ void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view 
     } else if (iequals(name, "host")) {
       ++hosts;
     } else if (iequals(name, "connection")) {
-      std::string_view v = value;
-      while (!v.empty()) {
-        const size_t comma = v.find(',');
-        const std::string_view tok = trim(v.substr(0, comma));
-        if (iequals(tok, "close")) conn_close = true;
-        if (iequals(tok, "keep-alive")) conn_keep = true;
-        if (comma == std::string_view::npos) break;
-        v.remove_prefix(comma + 1);
-      }
+      conn_close = conn_close || http::has_token(value, "close");
+      conn_keep = conn_keep || http::has_token(value, "keep-alive");
     }
   }
   // Request bodies are skipped by length only: a chunked body cannot be framed here

@@ -28,8 +28,7 @@ tcp::ConnCallbacks TcpClientService::callbacks(TcpClientConn& st) {
   tcp::ConnCallbacks cb;
   cb.on_connected = [this, s](tcp::Connection&) {
     s->connected = true;
-    ++opened_;
-    ++counters_.connections;
+    note_connected();
     pump(*s);
   };
   cb.on_writable = [this, s](tcp::Connection&) {

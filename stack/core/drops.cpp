@@ -70,6 +70,7 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipsec_malformed",
     "ipsec_sa_error",
     "ipsec_seq_unreserved",
+    "tcp_syn_shed",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -92,6 +92,9 @@ enum class DropReason : uint16_t {
   kIpsecMalformed,      // too short, misaligned, or not what the SA carries
   kIpsecSaError,        // authentication, replay, padding, or sequence space spent
   kIpsecSeqUnreserved,  // the outbound SA's reserved sequence numbers ran out
+  // A new connection's SYN beyond tcp.syn_burst_budget while receive bursts keep coming back
+  // full: the core is behind, and its time goes to the connections it has (shedding at the SYN).
+  kTcpSynShed,
   kCount
 };
 

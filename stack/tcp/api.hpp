@@ -52,6 +52,10 @@ struct TcpConfig {
   uint32_t buffer_max = 6 * 1024 * 1024;  // ceiling of autotuned buffers (tcp_rmem[2])
   uint32_t syn_backlog = 256;             // SYN_RECEIVED connections per listener
   uint32_t accept_backlog = 128;          // established, not yet accepted, per listener
+  // New connections (SYNs to a listener) admitted per receive burst while bursts keep coming
+  // back full (the core is behind: TcpStack::rx_burst); the rest are dropped at once
+  // (kTcpSynShed). 0: no limit.
+  uint32_t syn_burst_budget = 8;
   uint32_t max_connections = 65536;
   uint32_t max_syn_retries = 6;
   uint32_t max_retries = 15;  // RTO retransmissions of one segment before giving up

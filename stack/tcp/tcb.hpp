@@ -69,6 +69,8 @@ class Tcb final : public Connection {
 
   // --- tcp_input.cpp
   void input(Segment& s, Instant now);
+  // The header-predicted case of input(): in-order data, nothing in flight.
+  void input_predicted(Segment& s, Instant now);
   // --- tcp_output.cpp
   // Sends whatever the windows allow plus any pending ACK.
   void output(Instant now);

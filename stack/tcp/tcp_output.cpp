@@ -175,6 +175,16 @@ void Tcb::output(Instant now) {
   } else if (!pressured && stack.tx_pressure(t.raddr)) {
     pressured = true;
   }
+  // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
+  // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
+  if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
+    if (ack_now) send_ack(now);
+    if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
+    persist_at = Instant::never();
+    tlp_rearm(now);
+    stack.schedule(this);
+    return;
+  }
   // Lost segments first (recovery.cpp); with SACK, cwnd is held against the pipe
   // (RFC 6675 SetPipe), which leaves out what is SACKed or deemed lost.
   bool sent = sack_ok && recovery_output(now);

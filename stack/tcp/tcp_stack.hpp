@@ -77,6 +77,7 @@ struct TcpCounters {
   // pulled up; in-order payload bytes on_data consumed straight from the packet;
   // payload bytes copied into receive buffers (unconsumed or out of order).
   uint64_t rx_header_pullups = 0;
+  uint64_t rx_predicted = 0;  // segments taken by header prediction (tcp_input.cpp)
   uint64_t rx_bytes_direct = 0;
   uint64_t rx_bytes_buffered = 0;
   uint64_t rx_bytes_held = 0;      // kept in the received buffers (rx_held.hpp)
@@ -147,6 +148,18 @@ class TcpStack {
   }
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
+  // The data plane's word before each receive burst is processed: `full` when the burst
+  // came back full (the ring holds more). Once bursts have come back full for kOverloadTime
+  // the core is behind, not just back from a pause (the backlog of a descheduled thread or
+  // of a burst of connects drains in well under that), and new SYNs get
+  // TcpConfig::syn_burst_budget per burst until a burst is not full.
+  static constexpr Duration kOverloadTime = Duration::millis(2);
+  void rx_burst(bool full, Instant now) {
+    if (!full) full_since_ = Instant::never();
+    if (full && full_since_.is_never()) full_since_ = now;
+    const bool behind = full && now - full_since_ >= kOverloadTime;
+    syn_budget_ = behind && cfg_.syn_burst_budget != 0 ? cfg_.syn_burst_budget : UINT32_MAX;
+  }
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
   // quoted in the ICMP message (at least 8 bytes: ports and sequence number);
@@ -277,6 +290,8 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
+  uint32_t syn_budget_ = UINT32_MAX;       // SYNs still admitted in this receive burst (rx_burst)
+  Instant full_since_ = Instant::never();  // since when every receive burst came back full
   bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;

@@ -463,16 +463,21 @@ def wsperf(args, ns, log, timeout):
 
 
 class Memif:
-    """Two data planes over net_memif: a server process (echo :7 and sink :9 over TCP) on
-    lcore 0 and short-lived client processes on lcore 1 that run one source/ping and exit.
+    """Two data planes over net_memif: a server process (echo :7 and sink :9 over TCP, or
+    `server_services`) on lcore 0 and short-lived client processes on lcore 1 that run one source/ping and exit.
     link="afpacket": the two processes use the two ends of a root-namespace veth pair
     (wsb-s2s-a / wsb-s2s-b) through af_packet instead (used where memif cannot take the MTU)."""
 
     SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
 
     def __init__(self, tmp, mtu, tag, metrics_port=None, hugepages=False, tcp_extra="",
-                 link="memif", counters=True, dp_extra="", port_extra=""):
+                 link="memif", counters=True, dp_extra="", port_extra="", server_services=None):
         metrics_port = METRICS_PORT if metrics_port is None else metrics_port
+        self.server_services = server_services or [
+            "{ name: echo, kind: echo, protocol: tcp, port: 7 }",
+            "{ name: sink, kind: sink, protocol: tcp, port: 9 }",
+            "{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
+            "{ name: sink-udp, kind: sink, protocol: udp, port: 9 }"]
         self.dp_extra = dp_extra  # lines under dataplane: / under the port (the mtu workload)
         self.port_extra = port_extra
         self.link = link
@@ -502,10 +507,7 @@ class Memif:
         self.cfg = dp_config(
             os.path.join(self.tmp, f"{self.tag}-server.yaml"), prefix=f"wsb-srv-{self.tag}",
             lcore=0, device=self.device("server"), address=f"{self.SERVER_IP}/24", mtu=self.mtu,
-            services=["{ name: echo, kind: echo, protocol: tcp, port: 7 }",
-                      "{ name: sink, kind: sink, protocol: tcp, port: 9 }",
-                      "{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
-                      "{ name: sink-udp, kind: sink, protocol: udp, port: 9 }"],
+            services=self.server_services,
             metrics_port=self.metrics_port, hugepages=self.hugepages, extra=self.tcp_extra,
             mac="02:00:00:00:96:01", dp_extra=self.dp_extra, port_extra=self.port_extra)
         self.log = os.path.join(self.tmp, f"{self.tag}-server.log")

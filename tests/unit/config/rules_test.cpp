@@ -311,3 +311,53 @@ TEST(ConfigRules, FixedReceiveBufferNeedsWindowScaling) {
 
 }  // namespace
 }  // namespace ws::config::test
+
+// --- http client -------------------------------------------------------------------------------
+
+namespace ws::config::test {
+namespace {
+
+TEST(ConfigRules, HttpWithATargetIsTheClient) {
+  LoadResult r = load(service("http", "tcp",
+                              "    target: 10.0.0.2:80\n"
+                              "    connections: 64\n"
+                              "    requests_per_connection: 1\n"
+                              "    rate: 1000\n"
+                              "    path: /index.html\n"
+                              "    expect_body_bytes: 438\n"
+                              "    check_body: true\n"
+                              "    report: /tmp/r.json\n"));
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const ServiceConfig& s = r.config->services.at(0);
+  EXPECT_EQ(s.kind, ServiceKind::http_client);
+  EXPECT_TRUE(is_client(s.kind));
+  EXPECT_EQ(to_string(s.kind), "http");
+  EXPECT_EQ(s.http_client.path, "/index.html");
+  EXPECT_EQ(s.http_client.requests_per_connection, 1u);
+  EXPECT_EQ(s.http_client.expect_status, 200);
+  EXPECT_EQ(s.http_client.expect_body_bytes, 438u);
+  EXPECT_TRUE(s.http_client.check_body);
+  EXPECT_EQ(s.connections, 64u);
+  EXPECT_EQ(s.rate, 1000u);
+  EXPECT_EQ(s.duration_s, 10u);  // the clients' default
+}
+
+TEST(ConfigRules, HttpClientKeysOnTheirSideOnly) {
+  EXPECT_TRUE(
+      one_error(service("http", "tcp", "    target: 10.0.0.2:80\n    responses: [{path: /}]\n"), 11,
+                5, {"services[0].responses", "'target' is a client"}));
+  EXPECT_TRUE(one_error(service("http", "tcp",
+                                "    port: 80\n    responses: [{path: /}]\n"
+                                "    requests_per_connection: 1\n"),
+                        12, 5, {"requests_per_connection", "only for http clients"}));
+  EXPECT_TRUE(one_error(service("ping", "tcp", "    target: 10.0.0.2:7\n    path: /\n"), 11, 5,
+                        {"services[0].path", "only for http clients"}));
+  EXPECT_TRUE(one_error(service("http", "tcp", "    target: 10.0.0.2:80\n    message_size: 64\n"),
+                        11, 5, {"message_size", "takes no 'message_size'"}));
+  EXPECT_TRUE(one_error(service("http", "tcp", "    target: 10.0.0.2:80\n    path: index\n"), 11,
+                        11, {"services[0].path", "must start with '/'"}));
+  EXPECT_TRUE(one_error(service("http", "udp", "    target: 10.0.0.2:80\n"), 9, 15, {"tcp only"}));
+}
+
+}  // namespace
+}  // namespace ws::config::test

@@ -23,6 +23,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   buffer_max_bytes: 8388608
   syn_backlog: 77
   accept_backlog: 66
+  syn_burst_budget: 5
   max_connections: 5000
   timestamps: false
   sack: false
@@ -51,6 +52,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   EXPECT_EQ(c.buffer_max, 8388608u);
   EXPECT_EQ(c.syn_backlog, 77u);
   EXPECT_EQ(c.accept_backlog, 66u);
+  EXPECT_EQ(c.syn_burst_budget, 5u);
   EXPECT_EQ(c.max_connections, 5000u);
   EXPECT_FALSE(c.timestamps);
   EXPECT_FALSE(c.sack);

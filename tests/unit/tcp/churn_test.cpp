@@ -261,3 +261,115 @@ TEST(TcpChurn, OverloadReturnsToBaseline) {
 
 }  // namespace
 }  // namespace ws::test
+
+namespace ws::test {
+namespace {
+
+// Overload shedding at the SYN: once receive bursts keep coming back full, only
+// syn_burst_budget new SYNs are admitted, the rest dropped as tcp_syn_shed before any state
+// is kept; segments of open connections are not budgeted; the shed peers get in on their
+// SYN retransmission once bursts are no longer full.
+TEST(SynShedding, FullBurstAdmitsTheBudget) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 8;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(20);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
+  // Full bursts for a moment are a pause, not overload: nothing is budgeted yet.
+  p.b.rx_burst(true, p.now);
+  p.b.rx_burst(true, p.now + Duration::millis(1));
+  p.b.rx_burst(false, p.now + Duration::millis(1));
+  p.b.rx_burst(true, p.now + Duration::millis(2));
+  p.b.rx_burst(true, p.now + Duration::millis(4) - Duration::nanos(1));
+  // Full for kOverloadTime: budgeted.
+  p.b.rx_burst(true, p.now + Duration::millis(4));
+  while (!p.to_b.empty()) {
+    WireSegment* s = p.to_b.front();
+    p.to_b.pop_front();
+    p.b.input(s->src, s->dst, s->bytes, true, p.now);
+    p.wa.recycle(s);
+  }
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+  EXPECT_EQ(p.to_a.size(), 8u);  // a SYN,ACK for each admitted SYN, nothing for the shed
+  // Still a full burst: the admitted handshakes, their data and FINs are not budgeted.
+  p.settle();
+  EXPECT_EQ(c.echoed, 8u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+  // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
+  p.b.rx_burst(false, p.now);
+  for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
+  EXPECT_EQ(c.echoed, 20u);
+  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+}
+
+TEST(SynShedding, ZeroBudgetNeverSheds) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 0;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(20);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  p.b.rx_burst(true, p.now);
+  p.b.rx_burst(true, p.now + Duration::seconds(1));
+  p.settle();
+  EXPECT_EQ(c.echoed, 20u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
+}
+
+}  // namespace
+}  // namespace ws::test
+
+namespace ws::test {
+namespace {
+
+// Header prediction (tcp_input.cpp): a bulk receiver with nothing to send takes its
+// in-order segments on the predicted path, and every byte still arrives in order.
+TEST(HeaderPrediction, BulkReceiverTakesThePredictedPath) {
+  Pair p;
+  uint64_t received = 0, bad = 0;
+  tcp::ListenCallbacks l;
+  l.on_accept = [&](tcp::Connection& c) {
+    tcp::ConnCallbacks cb;
+    cb.on_data = [&](tcp::Connection&, std::span<const uint8_t> d) {
+      for (uint8_t b : d) bad += b != static_cast<uint8_t>(received++ % 251);
+      return d.size();
+    };
+    c.set_callbacks(std::move(cb));
+    return true;
+  };
+  ASSERT_TRUE(p.b.listen(kPort, std::move(l)));
+  constexpr uint64_t kTotal = uint64_t{4} << 20;
+  uint64_t sent = 0;
+  std::vector<uint8_t> chunk(65536);
+  tcp::Connection* c = nullptr;
+  tcp::ConnCallbacks cb;
+  auto pump = [&] {
+    while (c != nullptr && sent < kTotal) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), kTotal - sent));
+      for (size_t i = 0; i < n; ++i) chunk[i] = static_cast<uint8_t>((sent + i) % 251);
+      const size_t k = c->send({chunk.data(), n});
+      sent += k;
+      if (k < n) return;
+    }
+  };
+  cb.on_connected = [&](tcp::Connection&) { pump(); };
+  cb.on_writable = [&](tcp::Connection&) { pump(); };
+  c = p.a.connect({kAddrB, kPort}, std::move(cb), 0, p.now);
+  ASSERT_NE(c, nullptr);
+  for (int i = 0; i < 20000 && received < kTotal; ++i) {
+    p.settle();
+    pump();
+    p.tick(Duration::micros(20));
+  }
+  EXPECT_EQ(received, kTotal);
+  EXPECT_EQ(bad, 0u);
+  // Most segments, not all: the handshake's, and those after a window change, take the
+  // full path.
+  EXPECT_GT(p.b.ctr().rx_predicted, p.b.ctr().segments_in / 2);
+}
+
+}  // namespace
+}  // namespace ws::test

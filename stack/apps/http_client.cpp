@@ -1,0 +1,309 @@
+#include "stack/apps/http_client.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "stack/apps/http_text.hpp"
+
+namespace ws {
+
+struct HttpClientService::Conn {
+  tcp::Connection* c = nullptr;
+  bool connected = false;
+  bool reserved = false;   // a request was reserved when the connection was opened
+  bool in_flight = false;  // a request is out and its response not complete
+  bool closing = false;    // no more requests on this connection
+  uint32_t requests = 0;   // requests sent on this connection
+  Instant connect_at;
+  Instant sent_at;
+  const std::string* req = nullptr;  // the request being handed to TCP
+  size_t req_off = 0;
+  // The response being read: its header block (collected only when split), then the body.
+  std::unique_ptr<char[]> head;
+  size_t head_len = 0;
+  bool in_body = false;
+  bool bad = false;           // failed a check: counted once, when it is complete
+  bool server_close = false;  // "Connection: close": the server closes after it
+  uint64_t body_left = 0;
+  uint64_t body_off = 0;
+};
+
+HttpClientService::HttpClientService(std::string name, ClientParams p, HttpClientParams h,
+                                     tcp::TcpStack& tcp)
+    : ClientService(std::move(name), p), h_(std::move(h)), tcp_(tcp) {
+  // RFC 9112 3.2: Host is the target's authority. An HTTP/1.1 connection persists unless
+  // a side says close (RFC 9112 9.3), so only the last request of a connection says it.
+  const std::string head = "GET " + h_.path + " HTTP/1.1\r\nHost: " + p_.target.to_string() +
+                           "\r\nUser-Agent: wirespeed\r\n";
+  request_keep_ = head + "\r\n";
+  request_close_ = head + "Connection: close\r\n\r\n";
+}
+
+HttpClientService::~HttpClientService() {
+  for (auto& c : conns_) {
+    if (c->c != nullptr) c->c->user = nullptr;
+  }
+}
+
+bool HttpClientService::start(Stack& stack, Instant now) {
+  (void)stack;
+  begin(now);
+  for (uint32_t i = 0; i < p_.connections; ++i) conns_.push_back(std::make_unique<Conn>());
+  (void)poll(now);
+  return true;
+}
+
+bool HttpClientService::reserve(Instant now) {
+  if (p_.count != 0 && started_ >= p_.count) return false;
+  if (rate_allowance(now) <= started_) return false;
+  ++started_;
+  return true;
+}
+
+bool HttpClientService::open(Instant now, Conn& st) {
+  st = Conn{};
+  st.connect_at = now;
+  Conn* s = &st;
+  tcp::ConnCallbacks cb;
+  cb.on_connected = [this, s](tcp::Connection&) {
+    s->connected = true;
+    note_connected();
+    next_request(*s);
+  };
+  cb.on_writable = [this, s](tcp::Connection&) {
+    if (s->req != nullptr) send_request(*s);
+  };
+  cb.on_data = [this, s](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
+    on_bytes(*s, d);
+    return d.size();
+  };
+  cb.on_peer_closed = [this, s](tcp::Connection& c) {
+    // A response is framed by its Content-Length, so a FIN inside one cuts it short.
+    if (s->in_flight) fail(*s);
+    s->closing = true;
+    if (s->c != nullptr) c.close();
+  };
+  cb.on_closed = [this, s](tcp::Connection&, tcp::CloseReason r) {
+    if (!s->connected) {
+      ++connect_failures_;
+    } else if (!stopping_ && (s->in_flight || (r != tcp::CloseReason::kNormal &&
+                                               r != tcp::CloseReason::kAborted))) {
+      ++errors_;
+    }
+    s->in_flight = false;
+    s->reserved = false;
+    s->c = nullptr;
+  };
+  st.c = tcp_.connect(p_.target, std::move(cb), 0, now);
+  if (st.c == nullptr) {
+    ++connect_failures_;
+    return false;
+  }
+  return true;
+}
+
+void HttpClientService::next_request(Conn& st) {
+  if (st.c == nullptr || !st.connected || st.in_flight || st.closing) return;
+  const Instant now = tcp_.last_now();
+  const uint32_t per_conn = h_.requests_per_connection;
+  if (stopping_ || limits_reached(now) || (per_conn != 0 && st.requests >= per_conn)) {
+    if (limits_reached(now)) mark_stopping(now);
+    st.closing = true;
+    st.c->close();
+    return;
+  }
+  if (st.reserved) {
+    st.reserved = false;
+  } else if (!reserve(now)) {
+    return;  // poll() sends on the rate schedule
+  }
+  ++st.requests;
+  st.req = per_conn != 0 && st.requests == per_conn ? &request_close_ : &request_keep_;
+  st.req_off = 0;
+  st.in_flight = true;
+  st.sent_at = now;
+  st.head_len = 0;
+  st.in_body = false;
+  st.bad = false;
+  st.server_close = false;
+  send_request(st);
+}
+
+void HttpClientService::send_request(Conn& st) {
+  const std::string& r = *st.req;
+  const size_t n =
+      st.c->send({reinterpret_cast<const uint8_t*>(r.data()) + st.req_off, r.size() - st.req_off});
+  counters_.tx_bytes += n;
+  st.req_off += n;
+  if (st.req_off < r.size()) return;  // on_writable sends the rest
+  st.req = nullptr;
+  ++counters_.tx_messages;
+}
+
+void HttpClientService::on_bytes(Conn& st, std::span<const uint8_t> data) {
+  counters_.rx_bytes += data.size();
+  while (!data.empty()) {
+    if (!st.in_flight) return fail(st);  // bytes no request asked for
+    if (st.in_body) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(st.body_left, data.size()));
+      on_body(st, data.first(n));
+      data = data.subspan(n);
+      if (st.body_left == 0) complete(st);
+      continue;
+    }
+    const char* p = reinterpret_cast<const char*>(data.data());
+    if (st.head_len == 0) {
+      // The whole header block in this delivery: parsed in place.
+      const size_t end = http::find_end(p, std::min(data.size(), kMaxHead), 0);
+      if (end != 0) {
+        if (!on_head(st, {p, end})) return fail(st);
+        data = data.subspan(end);
+        if (st.body_left == 0) complete(st);
+        continue;
+      }
+    }
+    if (!st.head) st.head = std::make_unique<char[]>(kMaxHead);
+    const size_t old = st.head_len;
+    const size_t take = std::min(data.size(), kMaxHead - old);
+    std::memcpy(st.head.get() + old, p, take);
+    st.head_len += take;
+    const size_t end = http::find_end(st.head.get(), st.head_len, old >= 2 ? old - 2 : 0);
+    if (end == 0) {
+      if (st.head_len == kMaxHead) return fail(st);  // a header block beyond the limit
+      return;
+    }
+    st.head_len = 0;
+    if (!on_head(st, {st.head.get(), end})) return fail(st);
+    data = data.subspan(end - old);
+    if (st.body_left == 0) complete(st);
+  }
+  next_request(st);
+}
+
+// RFC 9112 4 (status line) and 6.3 (message body length): the client reads what the length
+// says; a response it cannot frame ends the connection.
+bool HttpClientService::on_head(Conn& st, std::string_view head) {
+  if (head.size() < 12 || head.substr(0, 7) != "HTTP/1." || head[8] != ' ') return false;
+  uint16_t status = 0;
+  for (size_t i = 9; i < 12; ++i) {
+    if (head[i] < '0' || head[i] > '9') return false;
+    status = static_cast<uint16_t>(status * 10 + (head[i] - '0'));
+  }
+  bool has_length = false;
+  uint64_t length = 0;
+  size_t pos = head.find('\n') + 1;
+  while (pos < head.size()) {
+    size_t e = head.find('\n', pos);
+    if (e == std::string_view::npos) e = head.size();
+    std::string_view f = head.substr(pos, e - pos);
+    pos = e + 1;
+    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
+    if (f.empty()) break;
+    const size_t colon = f.find(':');
+    if (colon == std::string_view::npos) return false;
+    const std::string_view name = f.substr(0, colon);
+    const std::string_view value = http::trim(f.substr(colon + 1));
+    if (http::iequals(name, "content-length")) {
+      uint64_t v = 0;
+      if (!http::parse_length(value, v) || (has_length && v != length)) return false;
+      has_length = true;
+      length = v;
+    } else if (http::iequals(name, "transfer-encoding")) {
+      return false;  // chunked bodies are not read: the length cannot be checked
+    } else if (http::iequals(name, "connection")) {
+      st.server_close = st.server_close || http::has_token(value, "close");
+    }
+  }
+  // 1xx, 204 and 304 have no body (RFC 9112 6.3 item 1); anything else needs a length.
+  const bool no_body = status < 200 || status == 204 || status == 304;
+  if (!has_length && !no_body) return false;
+  st.bad = status != h_.expect_status || (h_.expect_body_bytes && length != *h_.expect_body_bytes);
+  st.in_body = true;
+  st.body_left = no_body ? 0 : length;
+  st.body_off = 0;
+  return true;
+}
+
+void HttpClientService::on_body(Conn& st, std::span<const uint8_t> data) {
+  if (h_.check_body && !st.bad && !http::is_generated_body(st.body_off, data)) st.bad = true;
+  st.body_off += data.size();
+  st.body_left -= data.size();
+}
+
+void HttpClientService::complete(Conn& st) {
+  st.in_flight = false;
+  st.in_body = false;
+  if (st.server_close) st.closing = true;  // its FIN follows; on_peer_closed closes
+  ++counters_.rx_messages;
+  if (st.bad) {
+    ++errors_;
+    return;
+  }
+  const Instant now = tcp_.last_now();
+  ++messages_;
+  bytes_ += st.body_off;
+  // One request per connection: the time from the SYN, as ping's reconnect mode measures.
+  const Instant from = h_.requests_per_connection == 1 ? st.connect_at : st.sent_at;
+  hist_.record(static_cast<uint64_t>((now - from).ns()));
+}
+
+void HttpClientService::fail(Conn& st) {
+  ++errors_;
+  st.in_flight = false;
+  st.closing = true;
+  if (st.c != nullptr) st.c->abort();
+}
+
+Instant HttpClientService::poll(Instant now) {
+  if (!stopping_ && limits_reached(now)) mark_stopping(now);
+  // Every request of `count` answered, some with errors (which limits_reached does not count).
+  if (!stopping_ && p_.count != 0 && started_ >= p_.count &&
+      std::none_of(conns_.begin(), conns_.end(),
+                   [](const auto& c) { return c->in_flight || c->reserved; }))
+    mark_stopping(now);
+  bool reopen = false;
+  for (auto& cp : conns_) {
+    Conn& st = *cp;
+    if (st.c == nullptr) {
+      if (stopping_ || (p_.count != 0 && started_ >= p_.count)) continue;
+      // One request per connection: the rate paces connections, so one is opened only
+      // when its request is due.
+      const bool one = h_.requests_per_connection == 1;
+      if (one && !reserve(now)) continue;
+      if (open(now, st)) st.reserved = one;
+      reopen = true;
+    } else if (stopping_ && !st.in_flight && !st.closing) {
+      st.closing = true;
+      st.c->close();
+    } else if (st.req != nullptr) {
+      send_request(st);
+    } else {
+      next_request(st);
+    }
+  }
+  if (stopping_) return now + Duration::millis(10);
+  // Slots to refill, or the next request of the rate schedule.
+  if (p_.rate == 0) return reopen ? now : now + Duration::millis(100);
+  const auto due =
+      static_cast<int64_t>(static_cast<double>(started_) * 1e9 / static_cast<double>(p_.rate));
+  return std::max(now, start_ + Duration::nanos(due));
+}
+
+bool HttpClientService::drained(Instant now) const {
+  (void)now;
+  return std::all_of(conns_.begin(), conns_.end(), [](const auto& c) { return c->c == nullptr; });
+}
+
+void HttpClientService::fill(ClientReport& r) const { r.set_rtt(hist_); }
+
+void HttpClientService::stop(Instant now) {
+  mark_stopping(now);
+  for (auto& c : conns_) {
+    if (c->c != nullptr) {
+      c->c->user = nullptr;
+      c->c->abort();
+    }
+  }
+}
+
+}  // namespace ws

@@ -1,0 +1,67 @@
+// The HTTP/1.1 load generator (`kind: http` with a `target`): `connections` connections,
+// each sending GET `path` and waiting for the whole response before the next request
+// (one request in flight per connection), `requests_per_connection` requests per
+// connection (0: keep-alive until the run ends), then a new connection. Every response is
+// checked: status line, a Content-Length, the body's length and, optionally, its bytes
+// against the generated body of the `http` service. `rate` paces requests (with one
+// request per connection: connections) on a fixed schedule.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stack/apps/client.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+
+namespace ws {
+
+struct HttpClientParams {
+  std::string path = "/";
+  uint32_t requests_per_connection = 0;  // 0: as many as the run allows
+  uint16_t expect_status = 200;
+  std::optional<uint64_t> expect_body_bytes;  // Content-Length must equal it
+  bool check_body = false;                    // bodies are the generated body
+};
+
+class HttpClientService final : public ClientService {
+ public:
+  HttpClientService(std::string name, ClientParams p, HttpClientParams h, tcp::TcpStack& tcp);
+  ~HttpClientService() override;
+  bool start(Stack& stack, Instant now) override;
+  Instant poll(Instant now) override;
+  void stop(Instant now) override;
+  const LatencyHistogram* rtt() const override { return &hist_; }
+
+  // The largest response header block accepted.
+  static constexpr size_t kMaxHead = 8192;
+
+ private:
+  struct Conn;
+  bool open(Instant now, Conn& st);
+  // Sends the next request when this connection may: limits, rate, requests per connection.
+  void next_request(Conn& st);
+  void send_request(Conn& st);
+  void on_bytes(Conn& st, std::span<const uint8_t> data);
+  // Parses a whole header block; false (and counted) when the response is unusable.
+  bool on_head(Conn& st, std::string_view head);
+  void on_body(Conn& st, std::span<const uint8_t> data);
+  void complete(Conn& st);
+  void fail(Conn& st);
+  // One more request the count and rate limits allow by `now` (reserved when true).
+  bool reserve(Instant now);
+  void fill(ClientReport& r) const override;
+  bool drained(Instant now) const override;
+
+  HttpClientParams h_;
+  tcp::TcpStack& tcp_;
+  std::string request_keep_;   // the request with no Connection field (HTTP/1.1 persists)
+  std::string request_close_;  // the last request of a connection: "Connection: close"
+  std::vector<std::unique_ptr<Conn>> conns_;
+  LatencyHistogram hist_;
+  uint64_t started_ = 0;  // requests reserved (sent, or a connection opened for one)
+};
+
+}  // namespace ws

@@ -1,0 +1,174 @@
+// The HTTP load generator (stack/apps/http_client) against the http service, two TcpStacks
+// in the deterministic simulator: keep-alive and one-request-per-connection runs counted
+// exactly, every response checked; wrong statuses, lengths and bodies, and a peer that does
+// not speak HTTP, are counted as errors.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stack/apps/http_client.hpp"
+#include "stack/apps/http_service.hpp"
+#include "stack/apps/tcp_services.hpp"
+#include "stack/iface/stack.hpp"
+#include "tests/sim/sim.hpp"
+
+namespace ws {
+namespace {
+
+constexpr uint16_t kPort = 80;
+constexpr uint16_t kEchoPort = 7;
+
+struct Rig {
+  Rig() {
+    sim::LinkParams link;
+    link.delay = Duration::micros(50);
+    n = std::make_unique<sim::Net>(link, link, 9, sim::default_config(1), sim::default_config(2));
+    std::vector<HttpRoute> routes;
+    routes.push_back({"/", 200, "text/html", std::nullopt, 438});
+    routes.push_back({"/1m.bin", 200, "application/octet-stream", std::nullopt, 1 << 20});
+    routes.push_back({"/hello", 200, "text/plain", std::string("hello\n"), 6});
+    routes.push_back({"/teapot", 418, "text/plain", std::string("short and stout\n"), 16});
+    web = std::make_unique<HttpService>("web", kPort, n->b, std::move(routes));
+    EXPECT_TRUE(web->listen());
+  }
+  ~Rig() {
+    n->a.shutdown_all(n->now);
+    n->b.shutdown_all(n->now);
+  }
+  // The client's final report, driving both stacks and the services' deadlines.
+  ClientReport run(Service& client, Duration max = Duration::seconds(60)) {
+    EXPECT_TRUE(client.start(dummy, n->now));
+    const Instant end = n->now + max;
+    ClientReport rep;
+    while (n->now < end) {
+      if (client.report(n->now, rep) && rep.final) return rep;
+      Instant next = earliest(end, client.poll(n->now));
+      next = earliest(next, web->poll(n->now));
+      n->step(std::max(next, n->now + Duration::micros(1)));
+    }
+    ADD_FAILURE() << "no final report";
+    return rep;
+  }
+  std::unique_ptr<sim::Net> n;
+  std::unique_ptr<HttpService> web;
+  Stack dummy;
+};
+
+ClientParams params(uint32_t connections, uint64_t count, uint16_t port = kPort) {
+  ClientParams p;
+  p.target = {sim::kAddrB, port};
+  p.connections = connections;
+  p.count = count;
+  p.duration = Duration::zero();
+  return p;
+}
+
+HttpClientParams checked(std::string path, uint64_t bytes, uint32_t per_conn) {
+  HttpClientParams h;
+  h.path = std::move(path);
+  h.requests_per_connection = per_conn;
+  h.expect_body_bytes = bytes;
+  h.check_body = true;
+  return h;
+}
+
+TEST(HttpClient, KeepAliveEveryResponseChecked) {
+  Rig r;
+  HttpClientService c("load", params(4, 400), checked("/", 438, 0), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(rep.messages, 400u);
+  EXPECT_EQ(rep.bytes, 400u * 438);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(rep.connect_failures, 0u);
+  EXPECT_EQ(rep.connections, 4u);
+  ASSERT_TRUE(rep.has_rtt);
+  EXPECT_GE(rep.rtt_ns[0], 100'000u);  // at least one round trip of the link
+  EXPECT_LE(rep.rtt_ns[0], rep.rtt_ns[4]);
+  EXPECT_EQ(r.web->counters().tx_messages, 400u);
+}
+
+TEST(HttpClient, OneRequestPerConnection) {
+  Rig r;
+  HttpClientService c("cps", params(8, 120), checked("/", 438, 1), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(rep.messages, 120u);
+  EXPECT_EQ(rep.connections, 120u);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(r.web->counters().connections, 120u);
+  // Measured from the SYN: the handshake's round trip and the request's.
+  EXPECT_GE(rep.rtt_ns[0], 200'000u);
+}
+
+TEST(HttpClient, RequestsPerConnectionThenNewConnection) {
+  Rig r;
+  HttpClientService c("three", params(2, 30), checked("/", 438, 3), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(rep.messages, 30u);
+  EXPECT_EQ(rep.connections, 10u);
+  EXPECT_EQ(rep.errors, 0u);
+}
+
+TEST(HttpClient, LargeBodiesInPieces) {
+  Rig r;
+  HttpClientService c("big", params(2, 6), checked("/1m.bin", 1 << 20, 0), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(rep.messages, 6u);
+  EXPECT_EQ(rep.bytes, 6u << 20);
+  EXPECT_EQ(rep.errors, 0u);
+}
+
+TEST(HttpClient, RatePacesRequests) {
+  Rig r;
+  ClientParams p = params(4, 0);
+  p.duration = Duration::seconds(1);
+  p.rate = 2000;
+  HttpClientService c("paced", p, checked("/", 438, 1), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_NEAR(static_cast<double>(rep.messages), 2000, 20);
+  EXPECT_EQ(rep.errors, 0u);
+}
+
+TEST(HttpClient, WrongStatusLengthOrBodyAreErrors) {
+  Rig r;
+  HttpClientService status("status", params(1, 5), checked("/teapot", 16, 0), r.n->a);
+  ClientReport rep = r.run(status);
+  EXPECT_EQ(rep.errors, 5u);
+  EXPECT_EQ(rep.messages, 0u);
+
+  HttpClientService length("length", params(1, 5), checked("/", 437, 0), r.n->a);
+  rep = r.run(length);
+  EXPECT_EQ(rep.errors, 5u);
+
+  // The literal body is not the generated one.
+  HttpClientService body("body", params(1, 5), checked("/hello", 6, 0), r.n->a);
+  rep = r.run(body);
+  EXPECT_EQ(rep.errors, 5u);
+  EXPECT_EQ(rep.messages, 0u);
+
+  // Without check_body only the length is compared.
+  HttpClientParams h = checked("/hello", 6, 0);
+  h.check_body = false;
+  HttpClientService len_only("len_only", params(1, 5), h, r.n->a);
+  rep = r.run(len_only);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(rep.messages, 5u);
+}
+
+TEST(HttpClient, NotHttpIsAnErrorNotAHang) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b, Framing::kNone, pipeline::PipelineParams{});
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  ClientParams p = params(2, 0, kEchoPort);
+  p.duration = Duration::millis(200);
+  HttpClientService c("echoed", p, checked("/", 438, 0), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(rep.messages, 0u);
+  EXPECT_GT(rep.errors, 0u);  // the echoed request is no status line
+  echo.stop(r.n->now);
+}
+
+}  // namespace
+}  // namespace ws
