@@ -92,6 +92,34 @@ enum class DropReason : uint16_t {
   kIpsecMalformed,      // too short, misaligned, or not what the SA carries
   kIpsecSaError,        // authentication, replay, padding, or sequence space spent
   kIpsecSeqUnreserved,  // the outbound SA's reserved sequence numbers ran out
+  // IPv6 input (RFC 8200), in the order of the checks
+  kIpv6Truncated,
+  kIpv6BadVersion,
+  kIpv6BadPayloadLength,
+  kIpv6BadSource,
+  kIpv6NotForUs,
+  kIpv6ExtTruncated,
+  kIpv6ExtChainTooLong,
+  kIpv6ExtBadOrder,
+  kIpv6UnknownOption,
+  kIpv6RoutingType0,
+  kIpv6RoutingHeader,
+  kIpv6UnknownNextHeader,
+  kIpv6FragmentBadLength,
+  kIpv6FragmentIncompleteChain,
+  kIpv6Fragment,
+  // ICMPv6 (RFC 4443) and neighbour discovery (RFC 4861)
+  kIcmpv6Truncated,
+  kIcmpv6BadChecksum,
+  kIcmpv6UnsupportedType,
+  kIcmpv6RateLimited,
+  kNdpBadHopLimit,
+  kNdpMalformed,
+  kNdpBadOptions,
+  kNdpNotForUs,
+  kNdpQueueFull,
+  kNdpResolveFailed,
+  kIpv6NoRoute,
   kCount
 };
 
