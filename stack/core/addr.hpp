@@ -112,6 +112,14 @@ struct Ipv6Addr {
   constexpr Ipv6Addr solicited_node() const {
     return Ipv6Addr{{0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, b[13], b[14], b[15]}};
   }
+  // In ff02::1:ff00:0/104, the solicited-node groups.
+  constexpr bool is_solicited_node() const {
+    const Ipv6Addr p = Ipv6Addr{}.solicited_node();
+    for (size_t i = 0; i < 13; ++i) {
+      if (b[i] != p.b[i]) return false;
+    }
+    return true;
+  }
   // The Ethernet address a multicast IPv6 address maps to: 33:33 and its low 32 bits
   // (RFC 2464 section 7).
   constexpr MacAddr multicast_mac() const {

@@ -19,6 +19,10 @@ constexpr uint8_t kParamErroneousField = 0;
 constexpr uint8_t kParamUnknownNextHeader = 1;
 constexpr uint8_t kParamUnknownOption = 2;
 
+// Parameter Problem pointers count from the start of the IPv6 header (RFC 4443 3.4);
+// the walk counts from the start of the payload.
+constexpr uint32_t kFixed = Ipv6View::kHeaderLen;
+
 DropReason param_problem(Ipv6Chain& out, uint8_t code, uint32_t pointer, DropReason r) {
   out.send_param_problem = true;
   out.param_code = code;
@@ -42,7 +46,7 @@ std::optional<DropReason> check_options(std::span<const uint8_t> opts, uint32_t 
       continue;
     }
     if (i + 2 > opts.size() || i + 2 + opts[i + 1] > opts.size()) {
-      return param_problem(out, kParamErroneousField, base + static_cast<uint32_t>(i),
+      return param_problem(out, kParamErroneousField, kFixed + base + static_cast<uint32_t>(i),
                            DropReason::kIpv6ExtTruncated);
     }
     if (type != kPadN) {
@@ -55,7 +59,7 @@ std::optional<DropReason> check_options(std::span<const uint8_t> opts, uint32_t 
           if (dst_multicast) return DropReason::kIpv6UnknownOption;
           [[fallthrough]];
         default:
-          return param_problem(out, kParamUnknownOption, base + static_cast<uint32_t>(i),
+          return param_problem(out, kParamUnknownOption, kFixed + base + static_cast<uint32_t>(i),
                                DropReason::kIpv6UnknownOption);
       }
     }
@@ -70,14 +74,15 @@ std::optional<DropReason> walk_ipv6_chain(const PacketView& payload, uint8_t fir
                                           bool dst_multicast, Ipv6Chain& out) {
   uint8_t nh = first;
   uint32_t off = 0;
-  uint32_t nh_field = 6;  // where the current Next Header value was read: the fixed header
-  uint8_t buf[2048];      // one extension header: at most 8 + 255 * 8 bytes
+  uint32_t nh_field = Ipv6View::kNextHeaderOff;  // where the current Next Header was read
+  uint8_t buf[2048];                             // one extension header: at most 8 + 255 * 8 bytes
   for (size_t n = 0;; ++n) {
     const bool ext =
         nh == kIpv6HopByHop || nh == kIpv6DestOptions || nh == kIpv6Routing || nh == kIpv6Fragment;
     if (!ext) {
       out.upper = nh;
       out.upper_off = off;
+      out.upper_field = nh_field;
       return std::nullopt;
     }
     if (n == kIpv6MaxExtHeaders || off >= kIpv6MaxChainBytes) {
@@ -109,13 +114,13 @@ std::optional<DropReason> walk_ipv6_chain(const PacketView& payload, uint8_t fir
       const uint8_t segments_left = h[3];
       if (segments_left != 0) {
         return param_problem(
-            out, kParamErroneousField, off + 2,
+            out, kParamErroneousField, kFixed + off + 2,
             type == 0 ? DropReason::kIpv6RoutingType0 : DropReason::kIpv6RoutingHeader);
       }
     } else if (auto r = check_options(h.subspan(2), off + 2, dst_multicast, out)) {
       return r;
     }
-    nh_field = off;
+    nh_field = kFixed + off;
     nh = h[0];
     off += static_cast<uint32_t>(len);
   }

@@ -80,9 +80,10 @@ inline constexpr size_t kIpv6FragmentHeaderLen = 8;
 struct Ipv6Chain {
   uint8_t upper = kIpv6NoNext;  // the upper-layer protocol (or 44 when stopped at a fragment)
   uint32_t upper_off = 0;       // its offset from the start of the payload
+  uint32_t upper_field = 0;     // where its Next Header value is, from the IPv6 header
   std::optional<Ipv6FragmentInfo> fragment;  // set when a non-atomic Fragment header ends the walk
   // For an ICMPv6 Parameter Problem (RFC 4443 3.4): the code and the offset of the
-  // offending byte from the start of the payload, when the walk asks for one.
+  // offending byte from the start of the IPv6 header, when the walk asks for one.
   bool send_param_problem = false;
   uint8_t param_code = 0;
   uint32_t param_pointer = 0;

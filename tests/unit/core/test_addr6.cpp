@@ -63,6 +63,9 @@ TEST(Ipv6Addr, SolicitedNodeAndMulticastMac) {
   // RFC 4291 2.7.1: ff02::1:ff and the low 24 bits; RFC 2464 7: 33:33 and the low 32.
   auto a = *Ipv6Addr::parse("2001:db8::aa:bbcc:ddee");
   EXPECT_EQ(a.solicited_node().to_string(), "ff02::1:ffcc:ddee");
+  EXPECT_TRUE(a.solicited_node().is_solicited_node());
+  EXPECT_FALSE(Ipv6Addr::all_nodes().is_solicited_node());
+  EXPECT_FALSE(Ipv6Addr::parse("ff02::1:fe00:1")->is_solicited_node());
   EXPECT_EQ(a.solicited_node().multicast_mac().to_string(), "33:33:ff:cc:dd:ee");
   EXPECT_EQ(Ipv6Addr::all_nodes().multicast_mac().to_string(), "33:33:00:00:00:01");
 }

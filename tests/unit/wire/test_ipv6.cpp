@@ -141,6 +141,7 @@ TEST(Ipv6Chain, NoExtensionHeaders) {
   EXPECT_FALSE(walk(kUdp8, 17, c));
   EXPECT_EQ(c.upper, 17);
   EXPECT_EQ(c.upper_off, 0u);
+  EXPECT_EQ(c.upper_field, 6u);
 }
 
 TEST(Ipv6Chain, HopByHopAndDestOptionsWithPadding) {
@@ -151,6 +152,7 @@ TEST(Ipv6Chain, HopByHopAndDestOptionsWithPadding) {
   EXPECT_FALSE(walk(p, kIpv6HopByHop, c));
   EXPECT_EQ(c.upper, 17);
   EXPECT_EQ(c.upper_off, 24u);
+  EXPECT_EQ(c.upper_field, 56u);  // the destination options' Next Header
   EXPECT_FALSE(c.send_param_problem);
 }
 
@@ -160,7 +162,7 @@ TEST(Ipv6Chain, HopByHopNotFirstIsRefused) {
   EXPECT_EQ(walk(p, kIpv6DestOptions, c), DropReason::kIpv6ExtBadOrder);
   EXPECT_TRUE(c.send_param_problem);
   EXPECT_EQ(c.param_code, 1);
-  EXPECT_EQ(c.param_pointer, 0u);  // the Next Header field of the destination options
+  EXPECT_EQ(c.param_pointer, 40u);  // the Next Header field of the destination options
 }
 
 TEST(Ipv6Chain, UnknownOptionActions) {
@@ -179,7 +181,7 @@ TEST(Ipv6Chain, UnknownOptionActions) {
     EXPECT_EQ(c.send_param_problem, report) << int(type);
     if (report) {
       EXPECT_EQ(c.param_code, 2);
-      EXPECT_EQ(c.param_pointer, 2u);
+      EXPECT_EQ(c.param_pointer, 42u);  // from the start of the IPv6 header
     }
   }
   auto p = cat({ext(17, {0xde, 2, 0, 0, 1, 0}), kUdp8});
@@ -200,7 +202,7 @@ TEST(Ipv6Chain, RoutingHeaders) {
   Ipv6Chain c;
   EXPECT_EQ(walk(rh0, kIpv6Routing, c), DropReason::kIpv6RoutingType0);
   EXPECT_EQ(c.param_code, 0);
-  EXPECT_EQ(c.param_pointer, 2u);
+  EXPECT_EQ(c.param_pointer, 42u);
   auto rh0_done = cat({ext(17, {0, 0, 0, 0, 0, 0}), kUdp8});
   Ipv6Chain d;
   EXPECT_FALSE(walk(rh0_done, kIpv6Routing, d));
