@@ -31,13 +31,7 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
   }
   const uint8_t type = icmp->type();
   if (type == wire::kIcmpv6NeighborSolicit || type == wire::kIcmpv6NeighborAdvert) {
-    // NDP messages are small: read as one span (copied only when chained).
-    auto whole = linearize(msg);
-    if (type == wire::kIcmpv6NeighborSolicit) {
-      ndp_solicit_input(ifc, ip, whole, now);
-    } else {
-      ndp_advert_input(ifc, ip, whole, now);
-    }
+    ndp_input(ifc, ip, linearize(msg), now);  // small: one span, copied only when chained
     return;
   }
   if (to_tentative) {  // RFC 4862 5.4: a tentative address takes nothing but DAD

@@ -124,20 +124,17 @@ void Stack::send_advert(Interface& ifc, const Ipv6Addr& target, const Ipv6Addr& 
   }
 }
 
-void Stack::ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip,
-                              std::span<const uint8_t> msg, Instant now) {
-  ++counters_.ndp_solicits_in;
-  // RFC 4861 7.1.1 validity checks.
+void Stack::ndp_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
+                      Instant now) {
+  const bool solicit = msg[0] == wire::kIcmpv6NeighborSolicit;
+  ++(solicit ? counters_.ndp_solicits_in : counters_.ndp_adverts_in);
+  // RFC 4861 7.1.1 and 7.1.2: the checks both messages share.
   if (ip.hop_limit() != kNdpHopLimit) {
     drops_.add(DropReason::kNdpBadHopLimit);
     return;
   }
-  if (msg[1] != 0 || msg.size() < wire::kNdpNeighborLen) {
-    drops_.add(DropReason::kNdpMalformed);
-    return;
-  }
-  const Ipv6Addr target = Ipv6Addr::from_bytes(msg.data() + 8);
-  if (target.is_multicast()) {
+  if (msg[1] != 0 || msg.size() < wire::kNdpNeighborLen ||
+      Ipv6Addr::from_bytes(msg.data() + 8).is_multicast()) {
     drops_.add(DropReason::kNdpMalformed);
     return;
   }
@@ -146,6 +143,16 @@ void Stack::ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip,
     drops_.add(DropReason::kNdpBadOptions);
     return;
   }
+  const Ipv6Addr target = Ipv6Addr::from_bytes(msg.data() + 8);
+  if (solicit) {
+    ndp_solicit_input(ifc, ip, target, opts, now);
+  } else {
+    ndp_advert_input(ifc, ip, load_be32(msg.data() + 4), target, opts, now);
+  }
+}
+
+void Stack::ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip, const Ipv6Addr& target,
+                              const wire::NdpOptions& opts, Instant now) {
   const bool dad = ip.src().is_unspecified();
   if (dad && (!ip.dst().is_solicited_node() || opts.source_link)) {
     drops_.add(DropReason::kNdpMalformed);
@@ -171,28 +178,11 @@ void Stack::ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip,
   send_advert(ifc, target, ip.src(), true, now);
 }
 
-void Stack::ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
-                             Instant now) {
-  ++counters_.ndp_adverts_in;
-  // RFC 4861 7.1.2 validity checks.
-  if (ip.hop_limit() != kNdpHopLimit) {
-    drops_.add(DropReason::kNdpBadHopLimit);
-    return;
-  }
-  if (msg[1] != 0 || msg.size() < wire::kNdpNeighborLen) {
-    drops_.add(DropReason::kNdpMalformed);
-    return;
-  }
-  const uint32_t flags = load_be32(msg.data() + 4);
+void Stack::ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, uint32_t flags,
+                             const Ipv6Addr& target, const wire::NdpOptions& opts, Instant now) {
   const bool solicited = (flags & wire::kNaFlagSolicited) != 0;
-  const Ipv6Addr target = Ipv6Addr::from_bytes(msg.data() + 8);
-  if (target.is_multicast() || (solicited && ip.dst().is_multicast())) {
+  if (solicited && ip.dst().is_multicast()) {  // RFC 4861 7.1.2
     drops_.add(DropReason::kNdpMalformed);
-    return;
-  }
-  wire::NdpOptions opts;
-  if (!wire::parse_ndp_options(msg.subspan(wire::kNdpNeighborLen), opts)) {
-    drops_.add(DropReason::kNdpBadOptions);
     return;
   }
   if (Ipv6Iface::Address* a = ifc.v6->find(target)) {

@@ -25,6 +25,7 @@
 #include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
 #include "stack/wire/icmp.hpp"
+#include "stack/wire/icmpv6.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/ipv6.hpp"
 
@@ -178,10 +179,13 @@ class Stack final : public L4Output {
   // `to_tentative`: the destination is an address still under DAD (only NDP is taken).
   void icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketView& msg,
                     bool to_tentative, Instant now);
-  void ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
-                         Instant now);
-  void ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
-                        Instant now);
+  // Neighbour solicitation and advertisement (checked, then handed to the two below).
+  void ndp_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
+                 Instant now);
+  void ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip, const Ipv6Addr& target,
+                         const wire::NdpOptions& opts, Instant now);
+  void ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, uint32_t flags,
+                        const Ipv6Addr& target, const wire::NdpOptions& opts, Instant now);
   // Neighbour solicitation for `target`: DAD (from ::), to its solicited-node group, or
   // unicast to `unicast` (a probe).
   void send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,
