@@ -96,6 +96,11 @@ constexpr std::string_view kDropReasonNames[] = {
     "ndp_queue_full",
     "ndp_resolve_failed",
     "ipv6_no_route",
+    "ipv6_reassembly_timeout",
+    "ipv6_reassembly_overlap",
+    "ipv6_reassembly_table_full",
+    "ipv6_reassembly_too_many_fragments",
+    "ipv6_reassembly_too_large",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace
@@ -115,6 +120,7 @@ bool is_receive_drop(DropReason r) {
     case DropReason::kIpv4ReassemblyTimeout:
     case DropReason::kIpv4NoRoute:
     case DropReason::kIpv6NoRoute:
+    case DropReason::kIpv6ReassemblyTimeout:
     case DropReason::kNdpQueueFull:
     case DropReason::kNdpResolveFailed:
     case DropReason::kCount:

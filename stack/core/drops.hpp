@@ -120,6 +120,12 @@ enum class DropReason : uint16_t {
   kNdpQueueFull,
   kNdpResolveFailed,
   kIpv6NoRoute,
+  // IPv6 reassembly (RFC 8200 4.5, RFC 5722)
+  kIpv6ReassemblyTimeout,
+  kIpv6ReassemblyOverlap,
+  kIpv6ReassemblyTableFull,
+  kIpv6ReassemblyTooManyFragments,
+  kIpv6ReassemblyTooLarge,
   kCount
 };
 

@@ -78,9 +78,9 @@ bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst
                         std::span<const uint8_t> head, const PacketView& body, Instant now) {
   constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
   const auto len = static_cast<uint32_t>(head.size() + body.size());
+  wire::Ipv6Repr r{src, dst, wire::kIpProtoIcmpv6, hop_limit, 0, 0, static_cast<uint16_t>(len)};
   if (wire::Ipv6View::kHeaderLen + len > ifc.cfg.mtu) {
-    drops_.add(DropReason::kFrameTooLong);  // IPv6 fragmentation of our own is not implemented
-    return false;
+    return send_icmpv6_fragments(ifc, r, head, body, now);
   }
   TxBuf b;
   if (!ifc.io.alloc_tx(std::max<uint32_t>(60, kHdrs + len), b)) {
@@ -88,7 +88,6 @@ bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst
     return false;
   }
   wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv6);
-  wire::Ipv6Repr r{src, dst, wire::kIpProtoIcmpv6, hop_limit, 0, 0, static_cast<uint16_t>(len)};
   wire::emit_ipv6(b.data + wire::EthernetView::kHeaderLen, r);
   std::memcpy(b.data + kHdrs, head.data(), head.size());
   body.copy_out(0, std::span<uint8_t>(b.data + kHdrs + head.size(), body.size()));
@@ -99,6 +98,49 @@ bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst
   }
   ++counters_.ipv6_out;
   send_routed6(ifc, b, dst, now);
+  return true;
+}
+
+bool Stack::send_icmpv6_fragments(Interface& ifc, const wire::Ipv6Repr& r,
+                                  std::span<const uint8_t> head, const PacketView& body,
+                                  Instant now) {
+  constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen +
+                             static_cast<uint32_t>(wire::kIpv6FragmentHeaderLen);
+  // Every fragment but the last carries a multiple of 8 bytes (RFC 8200 4.5).
+  const uint32_t per = (ifc.cfg.mtu - wire::Ipv6View::kHeaderLen -
+                        static_cast<uint32_t>(wire::kIpv6FragmentHeaderLen)) &
+                       ~7u;
+  const auto total = static_cast<uint32_t>(head.size() + body.size());
+  const uint32_t id = next_frag_id6_++;
+  for (uint32_t off = 0; off < total; off += per) {
+    const uint32_t n = std::min(per, total - off);
+    TxBuf b;
+    if (!ifc.io.alloc_tx(std::max<uint32_t>(60, kHdrs + n), b)) {
+      drops_.add(DropReason::kNoMbuf);
+      return false;
+    }
+    wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv6);
+    wire::Ipv6Repr fr = r;
+    fr.next_header = wire::kIpv6Fragment;
+    fr.payload_len = static_cast<uint16_t>(wire::kIpv6FragmentHeaderLen + n);
+    wire::emit_ipv6(b.data + wire::EthernetView::kHeaderLen, fr);
+    uint8_t* fh = b.data + wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
+    fh[0] = r.next_header;
+    fh[1] = 0;
+    store_be16(fh + 2, static_cast<uint16_t>(off | (off + n < total ? 1 : 0)));
+    store_be32(fh + 4, id);
+    // The fragment's bytes of head + body.
+    uint8_t* out = b.data + kHdrs;
+    const uint32_t from_head =
+        off < head.size() ? std::min<uint32_t>(n, static_cast<uint32_t>(head.size()) - off) : 0;
+    std::memcpy(out, head.data() + std::min<size_t>(off, head.size()), from_head);
+    const size_t body_off = off + from_head - head.size();
+    body.copy_out(body_off, std::span<uint8_t>(out + from_head, n - from_head));
+    b.len = std::max<uint32_t>(60, kHdrs + n);
+    std::fill(b.data + kHdrs + n, b.data + b.len, uint8_t{0});
+    ++counters_.ipv6_out;
+    send_routed6(ifc, b, r.dst, now);
+  }
   return true;
 }
 
@@ -179,6 +221,8 @@ void Stack::send_routed6(Interface& ifc, TxBuf& b, const Ipv6Addr& dst, Instant 
     hop = *ifc.cfg.gateway6;
   }
   if (auto mac = ifc.v6->nd.resolve(hop, now)) {
+    // Sending may have moved a STALE entry to DELAY, whose timer runs out sooner.
+    v6_deadline_ = std::min(v6_deadline_, now + cfg_.ndp.delay_first_probe);
     transmit_resolved(ifc, b, *mac);
     return;
   }

@@ -69,9 +69,14 @@ void Stack::ipv6_input(Interface& ifc, const PacketView& frame_pkt, Instant now)
     to_tentative = a->state == Ipv6AddrState::kTentative;
   }
   ++counters_.ipv6_in;
+  ipv6_deliver(ifc, pkt, *ip, to_tentative, false, now);
+}
+
+void Stack::ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip,
+                         bool to_tentative, bool reassembled, Instant now) {
   const PacketView payload = pkt.tail(wire::Ipv6View::kHeaderLen);
   wire::Ipv6Chain chain;
-  if (auto r = wire::walk_ipv6_chain(payload, ip->next_header(), dst.is_multicast(), chain)) {
+  if (auto r = wire::walk_ipv6_chain(payload, ip.next_header(), ip.dst().is_multicast(), chain)) {
     drops_.add(*r);
     if (chain.send_param_problem && !to_tentative) {
       send_icmpv6_error(ifc, wire::kIcmpv6ParamProblem, chain.param_code, chain.param_pointer, pkt,
@@ -80,19 +85,36 @@ void Stack::ipv6_input(Interface& ifc, const PacketView& frame_pkt, Instant now)
     return;
   }
   if (chain.fragment) {
+    const wire::Ipv6FragmentInfo& f = *chain.fragment;
     // RFC 8200 4.5: a fragment other than the last must carry a multiple of 8 bytes.
     const size_t frag_len = payload.size() - chain.upper_off;
-    if (chain.fragment->more && (frag_len == 0 || frag_len % 8 != 0)) {
+    if (f.more && (frag_len == 0 || frag_len % 8 != 0)) {
       drops_.add(DropReason::kIpv6FragmentBadLength);
       send_icmpv6_error(ifc, wire::kIcmpv6ParamProblem, 0, wire::Ipv6View::kPayloadLenOff, pkt,
                         now);
       return;
     }
-    drops_.add(DropReason::kIpv6Fragment);  // reassembly of IPv6 is not implemented
+    // RFC 7112: the first fragment carries the whole header chain.
+    wire::Ipv6Chain rest;
+    if (f.offset == 0 && f.more &&
+        wire::walk_ipv6_chain(payload.tail(chain.upper_off), f.next_header, false, rest) ==
+            DropReason::kIpv6ExtTruncated) {
+      drops_.add(DropReason::kIpv6FragmentIncompleteChain);
+      return;
+    }
+    if (reassembled || to_tentative) {
+      drops_.add(DropReason::kIpv6Fragment);
+      return;
+    }
+    auto whole = reasm6_.input(pkt, f, now, drops_);
+    if (!whole) return;
+    v6_deadline_ = Instant::from_ns(0);  // the reassembly deadline may have moved
+    const PacketView w(*whole);
+    ipv6_deliver(ifc, w, *wire::Ipv6View::parse(*whole), false, true, now);
     return;
   }
   if (chain.upper == wire::kIpProtoIcmpv6) {
-    icmpv6_input(ifc, *ip, payload.tail(chain.upper_off), to_tentative, now);
+    icmpv6_input(ifc, ip, payload.tail(chain.upper_off), to_tentative, now);
     return;
   }
   if (to_tentative) {

@@ -242,6 +242,8 @@ Instant Stack::poll_ipv6(Instant now) {
     }
     next = earliest(next, ifc->v6->nd.poll(now, *ifc->v6));
   }
+  reasm6_.poll(now, drops_);
+  next = earliest(next, reasm6_.next_deadline());
   counters_.ndp_entries = ndp_entries();
   v6_deadline_ = next;
   return next;

@@ -20,6 +20,7 @@
 #include "stack/core/time.hpp"
 #include "stack/core/token_bucket.hpp"
 #include "stack/iface/arp_cache.hpp"
+#include "stack/iface/ipv6_reassembly.hpp"
 #include "stack/iface/l4_output.hpp"
 #include "stack/iface/neighbor_cache.hpp"
 #include "stack/iface/reassembly.hpp"
@@ -160,6 +161,7 @@ class Stack final : public L4Output {
                      std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
 
   const Reassembler& reassembly() const { return reasm_; }
+  const Ipv6Reassembler& reassembly6() const { return reasm6_; }
 
  private:
   struct Interface;
@@ -176,6 +178,11 @@ class Stack final : public L4Output {
   // Ethernet multicast addresses IPv6 listens on: all-nodes and our solicited-node groups.
   bool ipv6_wants(const Interface& ifc, const MacAddr& dst) const;
   void ipv6_input(Interface& ifc, const PacketView& pkt, Instant now);
+  // After the fixed-header checks: the extension headers, reassembly, and the upper
+  // layer. `reassembled`: `pkt` came out of reassembly (a second Fragment header in it
+  // is refused).
+  void ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip,
+                    bool to_tentative, bool reassembled, Instant now);
   // `to_tentative`: the destination is an address still under DAD (only NDP is taken).
   void icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketView& msg,
                     bool to_tentative, Instant now);
@@ -195,6 +202,9 @@ class Stack final : public L4Output {
   // An ICMPv6 message `head` + `body` (checksum already in head) from `src` to `dst`.
   bool send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t hop_limit,
                    std::span<const uint8_t> head, const PacketView& body, Instant now);
+  // An ICMPv6 message too large for the link, sent in fragments (RFC 8200 4.5).
+  bool send_icmpv6_fragments(Interface& ifc, const wire::Ipv6Repr& r, std::span<const uint8_t> head,
+                             const PacketView& body, Instant now);
   // ICMPv6 error quoting `offending` (an IPv6 packet we received), rate limited (RFC 4443 2.4).
   void send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32_t word,
                          const PacketView& offending, Instant now);
@@ -282,6 +292,8 @@ class Stack final : public L4Output {
   Instant arp_deadline_ = Instant::never();
   Instant v6_deadline_ = Instant::never();
   TokenBucket icmp6_errors_;  // ICMPv6 errors sent (RFC 4443 2.4 (f))
+  Ipv6Reassembler reasm6_;
+  uint32_t next_frag_id6_ = 1;  // Identification of the IPv6 packets we fragment
   Reassembler reasm_;
   // Room for one IPv4 datagram, for linearize(); allocated with the stack.
   std::vector<uint8_t> rx_linear_;

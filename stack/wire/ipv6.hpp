@@ -72,6 +72,7 @@ struct Ipv6FragmentInfo {
   uint32_t ident = 0;
   uint8_t next_header = 0;  // of the fragmentable part
   uint32_t header_off = 0;  // of the Fragment header, from the start of the payload
+  uint32_t named_at = 0;    // the Next Header field that names it, from the IPv6 header
   bool is_atomic() const { return offset == 0 && !more; }  // RFC 6946
 };
 inline constexpr size_t kIpv6FragmentHeaderLen = 8;

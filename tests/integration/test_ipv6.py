@@ -5,13 +5,15 @@ The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local o
 1. Duplicate address detection: the data plane probes each address before using it.
 2. The kernel resolves us (neighbour solicitation -> our advertisement) and pings our
    global and link-local addresses with `ping -6`, up to 1452-byte payloads (1500-byte
-   packets), every reply checked by ping.
+   packets), and with 1453..8000-byte payloads that travel in fragments both ways
+   (reassembled by the data plane, its reply fragmented); every reply checked by ping.
 3. We resolve the kernel: the entry learned from its solicitation goes STALE -> DELAY ->
    PROBE while ping runs, and the kernel answers our unicast probe; and an echo request
    from a neighbour we do not know makes the data plane solicit it before it answers.
 4. Hostile IPv6 frames (scapy): NDP with a hop limit below 255, a bad ICMPv6 checksum, a
-   type 0 routing header, an over-long extension-header chain, a tiny fragment, an
-   unknown option that asks for discard. Each is counted under its drop reason in
+   type 0 routing header, an over-long extension-header chain, a short middle fragment,
+   a first fragment without the whole header chain (RFC 7112), overlapping fragments
+   (RFC 5722), an unknown option that asks for discard. Each is counted under its drop reason in
    wirespeed_drops_total, and ping keeps working.
 5. IPv4 still works on the same port at the same time (ping).
 """
@@ -119,6 +121,17 @@ else:
     for name, f in frames.items():
         sendp([f] * n, iface=iface)
         print("sent", name, n)
+    # A first fragment whose destination options run past it (RFC 7112).
+    cut = eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=11, nh=60) / bytes([58, 4]) / bytes(6)
+    sendp([cut] * n, iface=iface)
+    print("sent ipv6_fragment_incomplete_chain", n)
+    # Overlapping fragments: the second starts inside the first (RFC 5722).
+    pairs = []
+    for i in range(n):
+        pairs.append(eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=1000 + i, nh=58) / bytes(16))
+        pairs.append(eth / base / IPv6ExtHdrFragment(offset=1, m=0, id=1000 + i, nh=58) / bytes(16))
+    sendp(pairs, iface=iface)
+    print("sent ipv6_reassembly_overlap", n)
 '''
 
 
@@ -161,6 +174,9 @@ def run(results, peer, dp, ctl, tmp):
     results.check(dp_mac in neigh, f"kernel resolved {DP_IP6} to {dp_mac}", neigh)
     for size in (0, 1, 100, 1000, 1452):
         ping6(results, peer, DP_IP6, size)
+    # Fragmented both ways: the data plane reassembles the request and fragments the reply.
+    for size in (1453, 3000, 8000):
+        ping6(results, peer, DP_IP6, size)
     ll = eui64_link_local(dp_mac)
     ping6(results, peer, f"{ll}%{peer.peer_if}", 56, what=f"ping -6 link-local {ll}")
     r = h.sh(f"ping -c 3 -i 0.2 -W 2 {DP_IP}", ns=peer.ns, check=False)
@@ -189,12 +205,14 @@ def run(results, peer, dp, ctl, tmp):
     out = h.sh(f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} {PEER_IP6} {stranger} hostile {n}",
                ns=peer.ns, timeout=60).stdout
     sent = [line.split()[1] for line in out.splitlines() if line.startswith("sent ")]
-    results.check(len(sent) == 6, "scapy sent every hostile kind", out)
+    results.check(len(sent) == 8, "scapy sent every hostile kind", out)
     ctl.wait_for(lambda: all(ctl.drops().get(k, 0) - before.get(k, 0) >= n for k in sent), 5)
+    time.sleep(0.5)
     after = ctl.drops()
     for k in sent:
         d = after.get(k, 0) - before.get(k, 0)
-        results.check(d == n, f"{n} hostile frames counted as {k}", f"got {d}")
+        want = 2 * n if k == "ipv6_reassembly_overlap" else n  # both fragments of a pair
+        results.check(d == want, f"{want} hostile frames counted as {k}", f"got {d}")
     ping6(results, peer, DP_IP6, 1000, what="ping -6 still answered after the hostile frames")
     results.check(ctl.value("wirespeed_icmpv6_echo_replies_sent_total") >= 20,
                   "echo replies counted in wirespeed_icmpv6_echo_replies_sent_total")

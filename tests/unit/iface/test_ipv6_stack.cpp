@@ -322,6 +322,24 @@ TEST(Ipv6Echo, UnknownNeighbourIsSolicitedFirst) {
   EXPECT_TRUE(h.io.no_leaks());
 }
 
+TEST(Ipv6Echo, NeighbourLearnedFromASolicitationIsProbedAfterTheDelay) {
+  Ready r;  // the peer is known from its solicitation: STALE
+  StackHarness& h = r.h;
+  h.rx(icmp6(V6{}, echo_msg(3, 3, 8)));
+  ASSERT_EQ(h.io.take_sent().size(), 1u);  // the reply, at once; the entry goes DELAY
+  h.advance(Duration::seconds(5));         // DELAY_FIRST_PROBE_TIME: a unicast probe
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  Sent6 ns = parse_sent(sent[0].bytes);
+  EXPECT_EQ(ns.msg[0], wire::kIcmpv6NeighborSolicit);
+  EXPECT_EQ(ns.dst, kPeer6);
+  EXPECT_EQ(ns.eth_dst, kPeerMac);
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), na_msg(kPeer6, wire::kNaFlagSolicited, std::nullopt)));
+  for (int i = 0; i < 4; ++i) h.advance(Duration::seconds(1));
+  EXPECT_TRUE(h.io.take_sent().empty());  // confirmed: no more probes
+  EXPECT_EQ(h.total_drops(), 0u);
+}
+
 TEST(Ipv6Echo, UnresolvedNeighbourDropsTheReply) {
   Ready r(false);
   StackHarness& h = r.h;
@@ -407,13 +425,13 @@ TEST(Ipv6Input, ExtensionHeadersAndParameterProblems) {
   pp = parse_sent(sent[0].bytes);
   EXPECT_EQ(pp.msg[1], 1);
   EXPECT_EQ(load_be32(pp.msg.data() + 4), 6u);
-  // A fragment: counted (reassembly is not implemented); a short middle one refused.
+  // A short middle fragment is refused; a well-formed one is held for reassembly.
   std::vector<uint8_t> frag = {wire::kIpProtoIcmpv6, 0, 0, 1, 0, 0, 0, 5, 1, 2, 3};
   h.rx(v6_frame(V6{}, wire::kIpv6Fragment, frag));
   EXPECT_EQ(h.drops(DropReason::kIpv6FragmentBadLength), 1u);
   frag.resize(8 + 16);
   h.rx(v6_frame(V6{}, wire::kIpv6Fragment, frag));
-  EXPECT_EQ(h.drops(DropReason::kIpv6Fragment), 1u);
+  EXPECT_EQ(h.stack.reassembly6().entries(), 1u);
   // An atomic fragment (RFC 6946, 8021) is processed whole.
   std::vector<uint8_t> atomic = {wire::kIpProtoIcmpv6, 0, 0, 0, 0, 0, 0, 6};
   p = atomic;
