@@ -213,6 +213,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   }
   for (size_t i = 0; i < cfg.ports.size(); ++i) {
     writer_.set_info("port." + cfg.ports[i].name + ".address", cfg.ports[i].address.to_string());
+    std::string v6;
+    for (const auto& a : cfg.ports[i].addresses6) v6 += (v6.empty() ? "" : " ") + a.to_string();
+    if (!v6.empty()) writer_.set_info("port." + cfg.ports[i].name + ".ipv6_addresses", v6);
   }
   l4_seen_ = std::make_unique<std::atomic<bool>[]>(ports_.size());
   // The unmap guard (unmap_guard.hpp): process-wide, so global and unlabelled.

@@ -10,7 +10,7 @@
 
 namespace ws {
 
-Stack::Stack(StackConfig cfg)
+Stack::Stack(const StackConfig& cfg)
     : cfg_(cfg),
       udp_(*this, drops_, counters_.udp_out),
       icmp_errors_(cfg.icmp_errors_per_second, cfg.icmp_error_burst),

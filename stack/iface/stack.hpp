@@ -97,7 +97,7 @@ struct StackConfig {
 
 class Stack final : public L4Output {
  public:
-  explicit Stack(StackConfig cfg = {});
+  explicit Stack(const StackConfig& cfg = {});
   ~Stack() override;
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;

@@ -99,8 +99,12 @@ std::optional<DropReason> walk_ipv6_chain(const PacketView& payload, uint8_t fir
     if (!payload.copy_out(off, h)) return DropReason::kIpv6ExtTruncated;
     if (nh == kIpv6Fragment) {
       const uint16_t fo = load_be16(h.data() + 2);
-      Ipv6FragmentInfo f{static_cast<uint32_t>(fo & 0xfff8), (fo & 1) != 0, load_be32(h.data() + 4),
-                         h[0], off, nh_field};
+      Ipv6FragmentInfo f{static_cast<uint32_t>(fo & 0xfff8),
+                         (fo & 1) != 0,
+                         load_be32(h.data() + 4),
+                         h[0],
+                         off,
+                         nh_field};
       if (!f.is_atomic()) {
         out.upper = kIpv6Fragment;
         out.upper_off = off + kIpv6FragmentHeaderLen;
