@@ -110,6 +110,28 @@ constexpr FieldSeries<StackCounters> kStackMetrics[] = {
                     "ICMP error messages sent."),
     WS_STACK_METRIC(icmp_unreachable_in, "wirespeed_icmp_errors_received_total",
                     "ICMP errors received."),
+    WS_STACK_METRIC(ipv6_in, "wirespeed_ipv6_received_packets_total",
+                    "IPv6 packets accepted for local delivery."),
+    WS_STACK_METRIC(ipv6_out, "wirespeed_ipv6_sent_packets_total", "IPv6 packets sent."),
+    WS_STACK_METRIC(icmpv6_in, "wirespeed_icmpv6_received_messages_total",
+                    "ICMPv6 messages received (neighbour discovery included)."),
+    WS_STACK_METRIC(icmpv6_echo_replies_out, "wirespeed_icmpv6_echo_replies_sent_total",
+                    "ICMPv6 echo replies sent."),
+    WS_STACK_METRIC(icmpv6_errors_out, "wirespeed_icmpv6_errors_sent_total",
+                    "ICMPv6 error messages sent."),
+    WS_STACK_METRIC(icmpv6_errors_in, "wirespeed_icmpv6_errors_received_total",
+                    "ICMPv6 error messages received."),
+    WS_STACK_METRIC(ndp_solicits_in, "wirespeed_ndp_solicitations_received_total",
+                    "Neighbour solicitations received."),
+    WS_STACK_METRIC(ndp_adverts_in, "wirespeed_ndp_advertisements_received_total",
+                    "Neighbour advertisements received."),
+    WS_STACK_METRIC(ndp_solicits_out, "wirespeed_ndp_solicitations_sent_total",
+                    "Neighbour solicitations sent (resolution, probes, duplicate address "
+                    "detection)."),
+    WS_STACK_METRIC(ndp_adverts_out, "wirespeed_ndp_advertisements_sent_total",
+                    "Neighbour advertisements sent."),
+    WS_STACK_METRIC(ndp_dad_duplicates, "wirespeed_ndp_duplicate_addresses_total",
+                    "Addresses duplicate address detection found in use by another node."),
     WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
     WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
     WS_STACK_METRIC(rx_chained_frames, "wirespeed_rx_chained_frames_total",
@@ -420,6 +442,9 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
   for (const auto& p : ports) register_port(r, cfg, p);
   for (const auto& pc : cfg.ports) {
     writer_.set_info("port." + pc.name + ".address", pc.address.to_string());
+    std::string v6;
+    for (const auto& a : pc.addresses6) v6 += (v6.empty() ? "" : " ") + a.to_string();
+    if (!v6.empty()) writer_.set_info("port." + pc.name + ".ipv6_addresses", v6);
   }
   l4_seen_ = std::make_unique<std::atomic<bool>[]>(ports_.size());
   r.fields(kUnmapMetrics, {}, Scope::kGlobal, unmap_);

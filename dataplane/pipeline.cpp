@@ -11,6 +11,7 @@
 
 #include "control/config/tcp_settings.hpp"
 #include "dataplane/ipsec.hpp"
+#include "dataplane/ipv6_port.hpp"
 #include "dataplane/rx_frame.hpp"
 #include "dataplane/services.hpp"
 
@@ -77,6 +78,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
       steering_(shared.steering),
       client_reports_(shared.reports),
       stop_(shared.stop),
+      stack_(ipv6_stack_config(core_index)),
       tcp_(stack_, stack_.drops(), tcp_config(cfg, core_index, ports, shared.steering)),
       tcp_transport_(tcp_),
       faults_(cfg.dataplane.faults, core_index),
@@ -101,6 +103,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     ic.address = pc.address;
     ic.gateway = pc.gateway;
     ic.mtu = p.mtu;
+    ipv6_interface(cfg, pc, p.mac, ic);
     if (faults_.enabled()) ios_.back()->set_faults(&faults_);
     auto idx = stack_.add_interface(ic, *ios_.back());
     ios_.back()->set_tap(&tap_, idx);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "dataplane/eal_args.hpp"
+#include "dataplane/ipv6_port.hpp"
 #include "dataplane/rss.hpp"
 
 namespace ws::dp {
@@ -343,6 +344,7 @@ bool start(PortSetup& s) {
   // The stack filters by destination MAC itself; promiscuous mode lets a
   // configured MAC work on devices that cannot program it.
   (void)rte_eth_promiscuous_enable(pid);
+  if (auto n = ipv6_multicast_filter(cfg, pc, pid, out.mac); !n.empty()) out.note += n + "; ";
   if (out.rss) rss_read(pid, out.rss_table, out.note);
   if (out.note.size() >= 2 && out.note.compare(out.note.size() - 2, 2, "; ") == 0)
     out.note.resize(out.note.size() - 2);

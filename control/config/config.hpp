@@ -6,6 +6,7 @@
 // documented in docs/config.md; key names are fixed (keys are added, never renamed).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@ enum class Offloads { automatic, software };  // auto | software
 // chain of standard (2 KiB) mbufs (RX scatter, TX multi-segment).
 enum class FrameBuffers { automatic, whole, chained };  // auto | whole | chained
 enum class Tso { automatic, off };                      // auto | off
+// How a port forms its IPv6 link-local interface identifier.
+enum class LinkLocal { stable, eui64 };  // stable (RFC 7217) | eui64 (RFC 4291 appendix A)
 // `http_client` is `kind: http` with a `target` (the load generator); it is written
 // `http` in the config and in reports, like the responder.
 enum class ServiceKind { echo, sink, source, ping, iperf3, http, http_client };
@@ -41,6 +44,7 @@ std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);
 std::string_view to_string(FrameBuffers v);
 std::string_view to_string(Tso v);
+std::string_view to_string(LinkLocal v);
 std::string_view to_string(ServiceKind v);
 std::string_view to_string(Protocol v);
 std::string_view to_string(Framing v);
@@ -103,7 +107,11 @@ struct PortConfig {
   uint16_t tx_descriptors = 1024;
   ws::Ipv4Cidr address;                 // host address and subnet
   std::optional<ws::Ipv4Addr> gateway;  // inside the subnet of `address`
-  std::optional<ws::MacAddr> mac;       // absent: the port's own MAC
+  // `addresses`: the IPv6 ones, in the order given (the IPv4 one is `address`).
+  std::vector<ws::Ipv6Cidr> addresses6;
+  // IPv6 default router: link-local, or inside one of `addresses6`.
+  std::optional<ws::Ipv6Addr> gateway6;
+  std::optional<ws::MacAddr> mac;  // absent: the port's own MAC
   // auto: chained when a frame outgrows a standard mbuf and the port can scatter
   // and send chains, else whole. `chained` on a port that cannot is a start error.
   FrameBuffers frame_buffers = FrameBuffers::automatic;
@@ -197,6 +205,17 @@ struct PipelineConfig {
   bool mss_multiple = true;          // false: fixed max_batch_bytes batches (a benchmark baseline)
 };
 
+// IPv6 settings shared by every port.
+struct Ipv6Config {
+  LinkLocal link_local = LinkLocal::stable;
+  // RFC 7217's secret_key: 16 bytes; all zero when not given (the identifiers stay
+  // stable but are predictable from the MAC, as EUI-64 ones are).
+  std::array<uint8_t, 16> stable_secret{};
+  // Neighbour solicitations sent for duplicate address detection (RFC 4862 5.1
+  // DupAddrDetectTransmits); 0 turns detection off.
+  uint32_t dad_transmits = 1;  // 0..10
+};
+
 struct ControlConfig {
   ws::Endpoint metrics_listen{ws::Ipv4Addr::from_octets(127, 0, 0, 1), 9550};
 };
@@ -242,6 +261,7 @@ struct Config {
   PipelineConfig pipeline;
   ControlConfig control;
   IpsecConfig ipsec;  // no SAs: no ESP
+  Ipv6Config ipv6;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ void describe_port(std::ostringstream& os, const PortConfig& p) {
   os << p.name << " (" << (p.pci.empty() ? p.device : "pci " + p.pci) << ", "
      << p.address.to_string() << ", mtu " << p.mtu << ", " << p.rx_queues << "/" << p.tx_queues
      << " rx/tx queues";
+  for (const auto& a : p.addresses6) os << ", " << a.to_string();
   if (p.gateway) os << ", gateway " << p.gateway->to_string();
+  if (p.gateway6) os << ", gateway6 " << p.gateway6->to_string();
   if (p.mac) os << ", mac " << p.mac->to_string();
   if (p.frame_buffers != FrameBuffers::automatic)
     os << ", " << to_string(p.frame_buffers) << " frame buffers";

@@ -45,6 +45,16 @@ std::string_view to_string(Tso v) {
   return "?";
 }
 
+std::string_view to_string(LinkLocal v) {
+  switch (v) {
+    case LinkLocal::stable:
+      return "stable";
+    case LinkLocal::eui64:
+      return "eui64";
+  }
+  return "?";
+}
+
 std::string_view to_string(ServiceKind v) {
   switch (v) {
     case ServiceKind::echo:

@@ -67,6 +67,14 @@ void parse_services(Diagnostics& d, const Value& list, std::vector<ServiceConfig
 void parse_tcp(const MapView& m, TcpConfig& out);
 void parse_pipeline(const MapView& m, PipelineConfig& out, Origins& origins);
 void parse_control(const MapView& m, ControlConfig& out);
+void parse_ipv6(const MapView& m, Ipv6Config& out);
+// A port's IPv4 address from `v` (the `address` key or an item of `addresses`).
+bool parse_address4(Diagnostics& d, const Value& v, PortConfig& p, PortOrigin& o);
+// ports[].addresses: one IPv4 address and any number of IPv6 ones; true when the IPv4 one
+// was valid.
+bool parse_addresses(Diagnostics& d, const Value& list, PortConfig& p, PortOrigin& o);
+// ports[].gateway6, after the port's addresses.
+void parse_gateway6(Diagnostics& d, const Value& v, PortConfig& p);
 void parse_ipsec(const MapView& m, IpsecConfig& out, Origins& origins);
 
 // The whole document (a mapping at the root).

@@ -60,10 +60,27 @@ std::optional<std::string> bad_host_address(const ws::Ipv4Cidr& c) {
   return std::nullopt;
 }
 
+}  // namespace
+
+bool parse_address4(Diagnostics& d, const Value& v, PortConfig& p, PortOrigin& o) {
+  auto c = read_cidr(d, v);
+  if (!c) return false;
+  if (auto why = bad_host_address(*c)) {
+    d.error(v.pos, v.path + ": " + c->to_string() + " " + *why);
+    return false;
+  }
+  p.address = *c;
+  o.address = v.pos;
+  return true;
+}
+
+namespace {
+
 void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o) {
-  MapView m(d, item,
-            {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors",
-             "tx_descriptors", "address", "gateway", "mac", "frame_buffers", "tso"});
+  MapView m(
+      d, item,
+      {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors", "tx_descriptors",
+       "address", "addresses", "gateway", "gateway6", "mac", "frame_buffers", "tso"});
   if (!m.is_map()) return;
 
   o.name = m.name(p.name, 32);
@@ -97,19 +114,16 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
                                {"chained", FrameBuffers::chained}});
   m.enumeration<Tso>("tso", p.tso, {{"auto", Tso::automatic}, {"off", Tso::off}});
 
+  // `address` is the shorthand of `addresses` with one IPv4 address.
   bool address_ok = false;
-  if (m.require("address")) {
-    auto v = *m.get("address");
-    if (auto c = read_cidr(d, v)) {
-      if (auto why = bad_host_address(*c)) {
-        d.error(v.pos, v.path + ": " + c->to_string() + " " + *why);
-      } else {
-        p.address = *c;
-        o.address = v.pos;
-        address_ok = true;
-      }
-    }
+  if (m.has("address") && m.has("addresses")) {
+    d.error(m.key_pos("addresses"), m.path() + ": give either 'address' or 'addresses', not both");
+  } else if (auto list = m.get("addresses")) {
+    address_ok = parse_addresses(d, *list, p, o);
+  } else if (m.require("address")) {
+    address_ok = parse_address4(d, *m.get("address"), p, o);
   }
+  if (auto v = m.get("gateway6")) parse_gateway6(d, *v, p);
 
   if (auto v = m.get("gateway")) {
     if (auto g = read_ipv4(d, *v)) {

@@ -41,8 +41,9 @@ void parse_control(const MapView& m, ControlConfig& out) {
 void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& origins) {
   Pos root_pos = pos_of(root);
   if (root_pos.line == 0) root_pos = {1, 1};
-  MapView m(d, Value{root, root_pos, ""},
-            {"version", "dataplane", "ports", "services", "tcp", "pipeline", "control", "ipsec"});
+  MapView m(
+      d, Value{root, root_pos, ""},
+      {"version", "dataplane", "ports", "services", "tcp", "pipeline", "control", "ipsec", "ipv6"});
   if (!m.is_map()) return;
 
   if (m.require("version")) {
@@ -95,6 +96,8 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   section(m, "control", {"metrics_listen"},
           [&](const MapView& s) { parse_control(s, out.control); });
   follow_lcores(out, origins);
+  section(m, "ipv6", {"link_local", "stable_secret_file", "dad_transmits"},
+          [&](const MapView& s) { parse_ipv6(s, out.ipv6); });
   section(m, "ipsec", {"state_dir", "sas", "policies"},
           [&](const MapView& s) { parse_ipsec(s, out.ipsec, origins); });
 }

@@ -85,6 +85,96 @@ std::optional<Ipv4Cidr> Ipv4Cidr::parse(std::string_view s) {
   return Ipv4Cidr{*a, static_cast<uint8_t>(len)};
 }
 
+std::string Ipv6Addr::to_string() const {
+  uint16_t g[8];
+  for (size_t i = 0; i < 8; ++i) g[i] = static_cast<uint16_t>((b[2 * i] << 8) | b[2 * i + 1]);
+  // RFC 5952 4.2: compress the longest run of two or more zero groups, the first on a tie.
+  int best = -1;
+  int best_len = 1;
+  for (int i = 0; i < 8;) {
+    int j = i;
+    while (j < 8 && g[j] == 0) ++j;
+    if (j - i > best_len) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j == i ? i + 1 : j;
+  }
+  std::string out;
+  char buf[8];
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ':';
+    std::snprintf(buf, sizeof buf, "%x", g[i]);
+    out += buf;
+  }
+  return out;
+}
+
+std::optional<Ipv6Addr> Ipv6Addr::parse(std::string_view s) {
+  uint16_t head[8];
+  uint16_t tail[8];
+  size_t nhead = 0;
+  size_t ntail = 0;
+  bool gap = false;
+  if (s.size() < 2 || s.size() > 39) return std::nullopt;
+  if (s.substr(0, 2) == "::") {
+    gap = true;
+    s.remove_prefix(2);
+  } else if (s[0] == ':') {
+    return std::nullopt;
+  }
+  while (!s.empty()) {
+    size_t n = 0;
+    uint32_t v = 0;
+    while (n < s.size() && n < 5 && hex_digit(s[n]) >= 0) v = v * 16 + hex_digit(s[n++]);
+    if (n == 0 || n > 4) return std::nullopt;
+    if (nhead + ntail == 8) return std::nullopt;
+    (gap ? tail[ntail++] : head[nhead++]) = static_cast<uint16_t>(v);
+    s.remove_prefix(n);
+    if (s.empty()) break;
+    if (s[0] != ':') return std::nullopt;
+    s.remove_prefix(1);
+    if (!s.empty() && s[0] == ':') {
+      if (gap) return std::nullopt;  // at most one "::"
+      gap = true;
+      s.remove_prefix(1);
+    } else if (s.empty()) {
+      return std::nullopt;  // a trailing single ':'
+    }
+  }
+  // "::" stands for at least one zero group (RFC 4291 2.2 item 2).
+  if (gap ? nhead + ntail > 7 : nhead != 8) return std::nullopt;
+  Ipv6Addr a;
+  for (size_t i = 0; i < nhead; ++i) {
+    a.b[2 * i] = static_cast<uint8_t>(head[i] >> 8);
+    a.b[2 * i + 1] = static_cast<uint8_t>(head[i]);
+  }
+  for (size_t i = 0; i < ntail; ++i) {
+    size_t at = 8 - ntail + i;
+    a.b[2 * at] = static_cast<uint8_t>(tail[i] >> 8);
+    a.b[2 * at + 1] = static_cast<uint8_t>(tail[i]);
+  }
+  return a;
+}
+
+std::string Ipv6Cidr::to_string() const {
+  return addr.to_string() + "/" + std::to_string(prefix_len);
+}
+
+std::optional<Ipv6Cidr> Ipv6Cidr::parse(std::string_view s) {
+  size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto a = Ipv6Addr::parse(s.substr(0, slash));
+  uint32_t len = 0;
+  if (!a || !parse_dec(s.substr(slash + 1), 128, len)) return std::nullopt;
+  return Ipv6Cidr{*a, static_cast<uint8_t>(len)};
+}
+
 std::string Endpoint::to_string() const { return addr.to_string() + ":" + std::to_string(port); }
 
 std::optional<Endpoint> Endpoint::parse(std::string_view s) {

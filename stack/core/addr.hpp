@@ -67,6 +67,92 @@ struct Ipv4Cidr {
   constexpr auto operator<=>(const Ipv4Cidr&) const = default;
 };
 
+// An IPv6 address (RFC 4291), bytes in network order.
+struct Ipv6Addr {
+  std::array<uint8_t, 16> b{};
+
+  static Ipv6Addr from_bytes(const uint8_t* p) {
+    Ipv6Addr a;
+    for (size_t i = 0; i < 16; ++i) a.b[i] = p[i];
+    return a;
+  }
+  void to_bytes(uint8_t* p) const {
+    for (size_t i = 0; i < 16; ++i) p[i] = b[i];
+  }
+  // ff02::1, all nodes on the link (RFC 4291 2.7.1).
+  static constexpr Ipv6Addr all_nodes() {
+    return Ipv6Addr{{0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+  }
+  // ff02::2, all routers on the link.
+  static constexpr Ipv6Addr all_routers() {
+    return Ipv6Addr{{0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
+  }
+  constexpr bool is_unspecified() const {
+    for (auto x : b) {
+      if (x != 0) return false;
+    }
+    return true;
+  }
+  constexpr bool is_loopback() const {
+    for (size_t i = 0; i < 15; ++i) {
+      if (b[i] != 0) return false;
+    }
+    return b[15] == 1;
+  }
+  constexpr bool is_multicast() const { return b[0] == 0xff; }
+  constexpr bool is_link_local() const { return b[0] == 0xfe && (b[1] & 0xc0) == 0x80; }
+  // ::ffff:0:0/96 (RFC 4291 2.5.5.2): an IPv4 address, never valid on an IPv6 wire.
+  constexpr bool is_v4_mapped() const {
+    for (size_t i = 0; i < 10; ++i) {
+      if (b[i] != 0) return false;
+    }
+    return b[10] == 0xff && b[11] == 0xff;
+  }
+  // ff02::1:ffXX:XXXX, the solicited-node multicast address (RFC 4291 2.7.1).
+  constexpr Ipv6Addr solicited_node() const {
+    return Ipv6Addr{{0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, b[13], b[14], b[15]}};
+  }
+  // In ff02::1:ff00:0/104, the solicited-node groups.
+  constexpr bool is_solicited_node() const {
+    const Ipv6Addr p = Ipv6Addr{}.solicited_node();
+    for (size_t i = 0; i < 13; ++i) {
+      if (b[i] != p.b[i]) return false;
+    }
+    return true;
+  }
+  // The Ethernet address a multicast IPv6 address maps to: 33:33 and its low 32 bits
+  // (RFC 2464 section 7).
+  constexpr MacAddr multicast_mac() const {
+    return MacAddr{{0x33, 0x33, b[12], b[13], b[14], b[15]}};
+  }
+  // RFC 5952 text: lower case, the longest run of zero groups compressed.
+  std::string to_string() const;
+  // RFC 4291 2.2 text forms 1 and 2 ("2001:db8::1"); the dotted-quad tail of form 3 is
+  // not accepted.
+  static std::optional<Ipv6Addr> parse(std::string_view s);
+  constexpr auto operator<=>(const Ipv6Addr&) const = default;
+};
+
+struct Ipv6Cidr {
+  Ipv6Addr addr;
+  uint8_t prefix_len = 128;
+
+  constexpr bool contains(const Ipv6Addr& a) const {
+    unsigned bits = prefix_len;
+    for (size_t i = 0; i < 16 && bits > 0; ++i) {
+      const unsigned n = bits >= 8 ? 8 : bits;
+      const auto mask = static_cast<uint8_t>(0xff << (8 - n));
+      if ((a.b[i] & mask) != (addr.b[i] & mask)) return false;
+      bits -= n;
+    }
+    return true;
+  }
+  std::string to_string() const;
+  // "2001:db8::1/64"
+  static std::optional<Ipv6Cidr> parse(std::string_view s);
+  constexpr auto operator<=>(const Ipv6Cidr&) const = default;
+};
+
 struct Endpoint {
   Ipv4Addr addr;
   uint16_t port = 0;

@@ -1,5 +1,5 @@
-// The Internet checksum (RFC 1071), incremental update (RFC 1624) and the IPv4
-// pseudo-header sum used by UDP and TCP (RFC 768, RFC 9293 section 3.1).
+// The Internet checksum (RFC 1071), incremental update (RFC 1624) and the IPv4 and
+// IPv6 pseudo-header sums used by UDP, TCP and ICMPv6 (RFC 768, RFC 9293 3.1, RFC 8200 8.1).
 #pragma once
 
 #include <cstddef>
@@ -49,6 +49,19 @@ inline uint16_t internet_checksum(std::span<const uint8_t> data) {
 // Sum of the IPv4 pseudo header: source, destination, zero+protocol, L4 length.
 inline uint32_t ipv4_pseudo_sum(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t l4_len) {
   uint64_t s = (src.v >> 16) + (src.v & 0xffff) + (dst.v >> 16) + (dst.v & 0xffff) + proto + l4_len;
+  s = (s & 0xffffffff) + (s >> 32);
+  return static_cast<uint32_t>(s);
+}
+
+// Sum of the IPv6 pseudo header (RFC 8200 8.1): source, destination, 32-bit
+// upper-layer length, next header. Used by ICMPv6, UDP and TCP over IPv6.
+inline uint32_t ipv6_pseudo_sum(const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t next_header,
+                                uint32_t l4_len) {
+  uint64_t s = (l4_len >> 16) + (l4_len & 0xffff) + next_header;
+  for (size_t i = 0; i < 16; i += 2) {
+    s += (uint32_t{src.b[i]} << 8) | src.b[i + 1];
+    s += (uint32_t{dst.b[i]} << 8) | dst.b[i + 1];
+  }
   s = (s & 0xffffffff) + (s >> 32);
   return static_cast<uint32_t>(s);
 }

@@ -26,6 +26,19 @@ struct alignas(64) StackCounters {
   uint64_t udp_in = 0;
   uint64_t udp_out = 0;
   uint64_t tcp_in = 0;
+  // IPv6, ICMPv6 and neighbour discovery.
+  uint64_t ipv6_in = 0;
+  uint64_t ipv6_out = 0;
+  uint64_t icmpv6_in = 0;
+  uint64_t icmpv6_echo_replies_out = 0;
+  uint64_t icmpv6_errors_out = 0;
+  uint64_t icmpv6_errors_in = 0;
+  uint64_t ndp_solicits_in = 0;
+  uint64_t ndp_adverts_in = 0;
+  uint64_t ndp_solicits_out = 0;
+  uint64_t ndp_adverts_out = 0;
+  uint64_t ndp_dad_duplicates = 0;
+  uint64_t ndp_entries = 0;  // gauge
   // Buffer paths, counted by the data plane: frames that arrived in more than one
   // mbuf (parsed in place as a chain), frames sent as mbuf chains, of those the
   // ones built contiguously in the staging area and copied into the chain (the

@@ -71,6 +71,37 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipsec_sa_error",
     "ipsec_seq_unreserved",
     "tcp_syn_shed",
+    "ipv6_truncated",
+    "ipv6_bad_version",
+    "ipv6_bad_payload_length",
+    "ipv6_bad_source",
+    "ipv6_not_for_us",
+    "ipv6_ext_truncated",
+    "ipv6_ext_chain_too_long",
+    "ipv6_ext_bad_order",
+    "ipv6_unknown_option",
+    "ipv6_routing_type0",
+    "ipv6_routing_header",
+    "ipv6_unknown_next_header",
+    "ipv6_fragment_bad_length",
+    "ipv6_fragment_incomplete_chain",
+    "ipv6_fragment",
+    "icmpv6_truncated",
+    "icmpv6_bad_checksum",
+    "icmpv6_unsupported_type",
+    "icmpv6_rate_limited",
+    "ndp_bad_hop_limit",
+    "ndp_malformed",
+    "ndp_bad_options",
+    "ndp_not_for_us",
+    "ndp_queue_full",
+    "ndp_resolve_failed",
+    "ipv6_no_route",
+    "ipv6_reassembly_timeout",
+    "ipv6_reassembly_overlap",
+    "ipv6_reassembly_table_full",
+    "ipv6_reassembly_too_many_fragments",
+    "ipv6_reassembly_too_large",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace
@@ -89,6 +120,10 @@ bool is_receive_drop(DropReason r) {
     case DropReason::kFrameTooLong:
     case DropReason::kIpv4ReassemblyTimeout:
     case DropReason::kIpv4NoRoute:
+    case DropReason::kIpv6NoRoute:
+    case DropReason::kIpv6ReassemblyTimeout:
+    case DropReason::kNdpQueueFull:
+    case DropReason::kNdpResolveFailed:
     case DropReason::kCount:
       return false;
     default:

@@ -95,6 +95,40 @@ enum class DropReason : uint16_t {
   // A new connection's SYN beyond tcp.syn_burst_budget while receive bursts keep coming back
   // full: the core is behind, and its time goes to the connections it has (shedding at the SYN).
   kTcpSynShed,
+  // IPv6 input (RFC 8200), in the order of the checks
+  kIpv6Truncated,
+  kIpv6BadVersion,
+  kIpv6BadPayloadLength,
+  kIpv6BadSource,
+  kIpv6NotForUs,
+  kIpv6ExtTruncated,
+  kIpv6ExtChainTooLong,
+  kIpv6ExtBadOrder,
+  kIpv6UnknownOption,
+  kIpv6RoutingType0,
+  kIpv6RoutingHeader,
+  kIpv6UnknownNextHeader,
+  kIpv6FragmentBadLength,
+  kIpv6FragmentIncompleteChain,
+  kIpv6Fragment,
+  // ICMPv6 (RFC 4443) and neighbour discovery (RFC 4861)
+  kIcmpv6Truncated,
+  kIcmpv6BadChecksum,
+  kIcmpv6UnsupportedType,
+  kIcmpv6RateLimited,
+  kNdpBadHopLimit,
+  kNdpMalformed,
+  kNdpBadOptions,
+  kNdpNotForUs,
+  kNdpQueueFull,
+  kNdpResolveFailed,
+  kIpv6NoRoute,
+  // IPv6 reassembly (RFC 8200 4.5, RFC 5722)
+  kIpv6ReassemblyTimeout,
+  kIpv6ReassemblyOverlap,
+  kIpv6ReassemblyTableFull,
+  kIpv6ReassemblyTooManyFragments,
+  kIpv6ReassemblyTooLarge,
   kCount
 };
 

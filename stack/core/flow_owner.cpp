@@ -6,7 +6,9 @@
 #include "stack/wire/arp.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/icmp.hpp"
+#include "stack/wire/icmpv6.hpp"
 #include "stack/wire/ipv4.hpp"
+#include "stack/wire/ipv6.hpp"
 
 namespace ws {
 
@@ -98,6 +100,18 @@ uint32_t FlowOwner::of_frame(std::span<const uint8_t> frame, uint32_t here) cons
   if (eth->ethertype() == wire::kEtherTypeArp && body.size() >= wire::ArpView::kOpOff + 2 &&
       load_be16(body.data() + wire::ArpView::kOpOff) == static_cast<uint16_t>(wire::ArpOp::kReply))
     return kEvery;
+  // Likewise a neighbour advertisement (RFC 4861), and another node's duplicate address
+  // probe (a solicitation from ::, RFC 4862 5.4.3): every core keeps its own neighbour
+  // cache and runs its own DAD.
+  if (eth->ethertype() == wire::kEtherTypeIpv6 && body.size() >= 41 &&
+      body[wire::Ipv6View::kNextHeaderOff] == wire::kIpProtoIcmpv6) {
+    const uint8_t type = body[wire::Ipv6View::kHeaderLen];
+    const bool from_unspecified =
+        Ipv6Addr::from_bytes(body.data() + wire::Ipv6View::kSrcOff).is_unspecified();
+    if (type == wire::kIcmpv6NeighborAdvert ||
+        (type == wire::kIcmpv6NeighborSolicit && from_unspecified))
+      return kEvery;
+  }
   return here;
 }
 

@@ -1,6 +1,7 @@
 // Internal to the stack: one interface's state on one core.
 #pragma once
 
+#include "stack/iface/ipv6_iface.hpp"
 #include "stack/iface/stack.hpp"
 
 namespace ws {
@@ -10,6 +11,7 @@ struct Stack::Interface final : public ArpActions {
             const ArpConfig& arp_cfg)
       : stack(s), index(idx), cfg(c), io(io_), arp(arp_cfg), offloads(io_.tx_offloads()) {
     if (cfg.software_checksums) offloads = TxOffloads{};
+    if (cfg.runs_ipv6()) v6 = std::make_unique<Ipv6Iface>(*this, s.cfg_.ndp);
   }
 
   // ArpActions
@@ -24,6 +26,7 @@ struct Stack::Interface final : public ArpActions {
   ArpCache arp;
   TxOffloads offloads;
   InterfaceCounters counters;
+  std::unique_ptr<Ipv6Iface> v6;  // null when the interface does not run IPv6
 };
 
 }  // namespace ws

@@ -10,17 +10,21 @@
 
 namespace ws {
 
-Stack::Stack(StackConfig cfg)
+Stack::Stack(const StackConfig& cfg)
     : cfg_(cfg),
       udp_(*this, drops_, counters_.udp_out),
       icmp_errors_(cfg.icmp_errors_per_second, cfg.icmp_error_burst),
+      icmp6_errors_(cfg.icmp_errors_per_second, cfg.icmp_error_burst),
       reasm_(cfg.reassembly),
       rx_linear_(65535) {}
 
 Stack::~Stack() {
   // Frames still waiting for ARP belong to the interfaces' buffer pools: give them
   // back, or a stack torn down mid-resolution leaks them.
-  for (auto& ifc : ifaces_) ifc->arp.clear(*ifc);
+  for (auto& ifc : ifaces_) {
+    ifc->arp.clear(*ifc);
+    if (ifc->v6) ifc->v6->nd.clear(*ifc->v6);
+  }
   release_held_esp();
 }
 
@@ -43,13 +47,13 @@ size_t Stack::arp_entries() const {
 }
 
 void Stack::start(Instant now) {
-  (void)now;
   for (auto& ifc : ifaces_) {
     // Gratuitous ARP: a request for our own address (RFC 5227 section 3), so
     // neighbours refresh any stale mapping.
     send_arp(*ifc, static_cast<uint16_t>(wire::ArpOp::kRequest), MacAddr::broadcast(), MacAddr{},
              ifc->cfg.address.addr);
     ++counters_.arp_gratuitous_out;
+    if (ifc->v6) start_ipv6(*ifc, now);
   }
 }
 
@@ -84,7 +88,7 @@ void Stack::receive(const PacketView& frame, const RxMeta& meta, Instant now) {
     return;
   }
   MacAddr dst = eth->dst();
-  if (dst != ifc.cfg.mac && !dst.is_broadcast()) {
+  if (dst != ifc.cfg.mac && !dst.is_broadcast() && !ipv6_wants(ifc, dst)) {
     drops_.add(DropReason::kEthNotForUs);
     return;
   }
@@ -102,6 +106,9 @@ void Stack::receive(const PacketView& frame, const RxMeta& meta, Instant now) {
       ifc.counters.l4_checksum_errors += l4_checksum_drops() - bad_before;
       return;
     }
+    case wire::kEtherTypeIpv6:
+      ipv6_input(ifc, frame.tail(eth->header_len()), now);
+      return;
     case wire::kEtherTypeArp: {
       auto body = frame.tail(eth->header_len());
       uint8_t arp[wire::ArpView::kLen];
@@ -219,6 +226,7 @@ Instant Stack::poll(Instant now) {
     });
   }
   next = earliest(next, reasm_.next_deadline());
+  next = earliest(next, poll_ipv6(now));
   if (tcp_ != nullptr) next = earliest(next, tcp_->poll(now));
   return next;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -19,11 +20,15 @@
 #include "stack/core/time.hpp"
 #include "stack/core/token_bucket.hpp"
 #include "stack/iface/arp_cache.hpp"
+#include "stack/iface/ipv6_reassembly.hpp"
 #include "stack/iface/l4_output.hpp"
+#include "stack/iface/neighbor_cache.hpp"
 #include "stack/iface/reassembly.hpp"
 #include "stack/udp/udp_table.hpp"
 #include "stack/wire/icmp.hpp"
+#include "stack/wire/icmpv6.hpp"
 #include "stack/wire/ipv4.hpp"
+#include "stack/wire/ipv6.hpp"
 
 namespace ws {
 
@@ -43,6 +48,13 @@ struct InterfaceConfig {
   std::optional<Ipv4Addr> gateway;
   uint32_t mtu = 1500;
   bool software_checksums = false;  // ignore the port's checksum offloads
+  // IPv6: an interface with no IPv6 address and no gateway6 does not run IPv6.
+  std::vector<Ipv6Cidr> addresses6;
+  std::optional<Ipv6Addr> gateway6;
+  // The link-local address (stack/iface/link_local.hpp); none: modified EUI-64 of `mac`.
+  std::optional<Ipv6Addr> link_local;
+  uint32_t dad_transmits = 1;  // RFC 4862 DupAddrDetectTransmits; 0: addresses used at once
+  bool runs_ipv6() const { return !addresses6.empty() || gateway6.has_value(); }
 };
 
 // Per-interface counters: plain integers of the owning core, like StackCounters.
@@ -79,11 +91,16 @@ struct StackConfig {
   // ICMP time exceeded, "fragment reassembly time exceeded" (RFC 792), for a
   // datagram that expires after its first fragment arrived.
   bool icmp_reassembly_time_exceeded = true;
+  // IPv6 neighbour discovery (RFC 4861 section 10 constants and cache bounds).
+  NeighborConfig ndp;
+  // Called when duplicate address detection finds one of an interface's IPv6
+  // addresses in use by another node (RFC 4862 5.4.5): the address is not used.
+  std::function<void(uint16_t iface, const Ipv6Addr& addr)> on_duplicate_address;
 };
 
 class Stack final : public L4Output {
  public:
-  explicit Stack(StackConfig cfg = {});
+  explicit Stack(const StackConfig& cfg = {});
   ~Stack() override;
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
@@ -124,6 +141,12 @@ class Stack final : public L4Output {
   const DropCounters& drops() const { return drops_; }
   DropCounters& drops() { return drops_; }
   size_t arp_entries() const;
+  size_t ndp_entries() const;
+
+  // An interface's IPv6 addresses (link-local first) and their duplicate address
+  // detection state; empty when the interface does not run IPv6.
+  enum class Ipv6AddrState : uint8_t { kTentative, kPreferred, kDuplicate };
+  std::vector<std::pair<Ipv6Cidr, Ipv6AddrState>> ipv6_addresses(uint16_t iface) const;
 
   // L4Output
   bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
@@ -141,9 +164,11 @@ class Stack final : public L4Output {
                      std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
 
   const Reassembler& reassembly() const { return reasm_; }
+  const Ipv6Reassembler& reassembly6() const { return reasm6_; }
 
  private:
   struct Interface;
+  struct Ipv6Iface;
   struct Route {
     uint16_t iface = 0;
     Ipv4Addr next_hop;
@@ -151,6 +176,50 @@ class Stack final : public L4Output {
   };
 
   void arp_input(Interface& ifc, std::span<const uint8_t> body, Instant now);
+
+  // IPv6 (ipv6_input.cpp, icmpv6.cpp, ndp.cpp, ipv6_output.cpp).
+  // Ethernet multicast addresses IPv6 listens on: all-nodes and our solicited-node groups.
+  bool ipv6_wants(const Interface& ifc, const MacAddr& dst) const;
+  void ipv6_input(Interface& ifc, const PacketView& pkt, Instant now);
+  // After the fixed-header checks: the extension headers, reassembly, and the upper
+  // layer. `reassembled`: `pkt` came out of reassembly (a second Fragment header in it
+  // is refused).
+  void ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip,
+                    bool to_tentative, bool reassembled, Instant now);
+  // `to_tentative`: the destination is an address still under DAD (only NDP is taken).
+  void icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketView& msg,
+                    bool to_tentative, Instant now);
+  // Neighbour solicitation and advertisement (checked, then handed to the two below).
+  void ndp_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
+                 Instant now);
+  void ndp_solicit_input(Interface& ifc, const wire::Ipv6View& ip, const Ipv6Addr& target,
+                         const wire::NdpOptions& opts, Instant now);
+  void ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, uint32_t flags,
+                        const Ipv6Addr& target, const wire::NdpOptions& opts, Instant now);
+  // Neighbour solicitation for `target`: DAD (from ::), to its solicited-node group, or
+  // unicast to `unicast` (a probe).
+  void send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,
+                    const std::optional<MacAddr>& unicast);
+  void send_advert(Interface& ifc, const Ipv6Addr& target, const Ipv6Addr& to, bool solicited,
+                   Instant now);
+  // An ICMPv6 message `head` + `body` (checksum already in head) from `src` to `dst`.
+  bool send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t hop_limit,
+                   std::span<const uint8_t> head, const PacketView& body, Instant now);
+  // An ICMPv6 message too large for the link, sent in fragments (RFC 8200 4.5).
+  bool send_icmpv6_fragments(Interface& ifc, const wire::Ipv6Repr& r, std::span<const uint8_t> head,
+                             const PacketView& body, Instant now);
+  // ICMPv6 error quoting `offending` (an IPv6 packet we received), rate limited (RFC 4443 2.4).
+  void send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32_t word,
+                         const PacketView& offending, Instant now);
+  // Sends a built IPv6 frame (Ethernet source and type written) towards its next hop.
+  void send_routed6(Interface& ifc, TxBuf& buf, const Ipv6Addr& dst, Instant now);
+  // The preferred address of `ifc` to send to `dst` from (RFC 6724 reduced to scope
+  // and prefix match); none while every candidate is tentative or duplicate.
+  std::optional<Ipv6Addr> source_for6(const Interface& ifc, const Ipv6Addr& dst) const;
+  void start_ipv6(Interface& ifc, Instant now);
+  // DAD steps and the neighbour caches; returns the next deadline.
+  Instant poll_ipv6(Instant now);
+  void address_duplicate(Interface& ifc, const Ipv6Addr& addr);
   void send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
                 Ipv4Addr tpa);
   // `link_broadcast`: the frame was sent to the Ethernet broadcast address.
@@ -236,6 +305,10 @@ class Stack final : public L4Output {
   uint16_t next_ip_id_ = 1;
   TokenBucket icmp_errors_;  // ICMP errors sent (as Linux's icmp_ratelimit)
   Instant arp_deadline_ = Instant::never();
+  Instant v6_deadline_ = Instant::never();
+  TokenBucket icmp6_errors_;  // ICMPv6 errors sent (RFC 4443 2.4 (f))
+  Ipv6Reassembler reasm6_;
+  uint32_t next_frag_id6_ = 1;  // Identification of the IPv6 packets we fragment
   Reassembler reasm_;
   // Room for one IPv4 datagram, for linearize(); allocated with the stack.
   std::vector<uint8_t> rx_linear_;

@@ -10,8 +10,11 @@
 #include "stack/core/flow_owner.hpp"
 #include "stack/core/toeplitz.hpp"
 #include "stack/wire/arp.hpp"
+#include "stack/wire/ethernet.hpp"
 #include "stack/wire/icmp.hpp"
+#include "stack/wire/icmpv6.hpp"
 #include "stack/wire/ipv4.hpp"
+#include "stack/wire/ipv6.hpp"
 #include "tests/support/frames.hpp"
 
 namespace ws {
@@ -151,6 +154,21 @@ TEST(FlowOwner, PinnedPeersGoToOneCoreWhateverThePorts) {
   std::set<uint32_t> others;
   for (uint16_t p = 40000; p < 40064; ++p) others.insert(o.of_tcp(kA, p, kC, 9));
   EXPECT_GT(others.size(), 1u);
+TEST(FlowOwner, NeighbourAdvertisementsAndDadProbesGoToEveryCore) {
+  FlowOwner o(2, {});
+  auto frame = [](uint8_t type, const char* src) {
+    std::vector<uint8_t> f(14 + 40 + 24, 0);
+    wire::emit_ethernet(f.data(), kMacA, kMacB, wire::kEtherTypeIpv6);
+    wire::emit_ipv6(f.data() + 14,
+                    wire::Ipv6Repr{*Ipv6Addr::parse(src), *Ipv6Addr::parse("ff02::1"),
+                                   wire::kIpProtoIcmpv6, 255, 0, 0, 24});
+    f[14 + 40] = type;
+    return f;
+  };
+  EXPECT_EQ(o.of_frame(frame(wire::kIcmpv6NeighborAdvert, "fe80::2"), 1), FlowOwner::kEvery);
+  EXPECT_EQ(o.of_frame(frame(wire::kIcmpv6NeighborSolicit, "::"), 1), FlowOwner::kEvery);
+  EXPECT_EQ(o.of_frame(frame(wire::kIcmpv6NeighborSolicit, "fe80::2"), 1), 1u);
+  EXPECT_EQ(o.of_frame(frame(wire::kIcmpv6EchoRequest, "fe80::2"), 1), 1u);
 }
 
 TEST(RssPortSelector, SoftwareRoutesPickPortsTheCoreOwns) {

@@ -1,0 +1,101 @@
+// The IPv6 neighbour cache of one interface on one core (RFC 4861 sections 5.1, 7.2,
+// 7.3). Entries move through INCOMPLETE, REACHABLE, STALE, DELAY and PROBE as the RFC
+// describes; frames for a neighbour being resolved wait in a bounded queue. Like the
+// ARP cache it decides and does not send: solicitations and the frames that waited go
+// out through NeighborActions, and time is a parameter.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "stack/core/addr.hpp"
+#include "stack/core/packet.hpp"
+#include "stack/core/time.hpp"
+
+namespace ws {
+
+// RFC 4861 section 10 constants, with the stale-entry lifetime RFC 4861 7.3.2 leaves
+// to the implementation.
+struct NeighborConfig {
+  Duration reachable_time = Duration::seconds(30);    // REACHABLE_TIME
+  Duration retrans_timer = Duration::seconds(1);      // RETRANS_TIMER
+  Duration delay_first_probe = Duration::seconds(5);  // DELAY_FIRST_PROBE_TIME
+  uint32_t max_multicast_solicit = 3;                 // MAX_MULTICAST_SOLICIT
+  uint32_t max_unicast_solicit = 3;                   // MAX_UNICAST_SOLICIT
+  Duration stale_lifetime = Duration::seconds(600);   // unused STALE entries are freed
+  uint32_t max_entries = 1024;
+  uint32_t max_pending_per_entry = 16;
+  uint32_t max_pending_total = 512;
+};
+
+class NeighborActions {
+ public:
+  virtual ~NeighborActions() = default;
+  // A neighbour solicitation for `target`: to its solicited-node multicast address when
+  // `unicast` is empty (INCOMPLETE), else to that link address (PROBE, RFC 4861 7.3.3).
+  virtual void send_solicit(const Ipv6Addr& target, const std::optional<MacAddr>& unicast) = 0;
+  virtual void send_resolved(TxBuf& frame, const MacAddr& dst) = 0;
+  virtual void drop_pending(TxBuf& frame) = 0;
+};
+
+class NeighborCache {
+ public:
+  enum class State : uint8_t { kFree, kIncomplete, kReachable, kStale, kDelay, kProbe };
+
+  explicit NeighborCache(NeighborConfig cfg = {});
+  NeighborCache(const NeighborCache&) = delete;
+  NeighborCache& operator=(const NeighborCache&) = delete;
+
+  // The link address to send to `ip` now, moving the entry as sending does (RFC 4861
+  // 7.3.3: REACHABLE past its time becomes STALE; sending to STALE starts DELAY).
+  // Nothing when the neighbour is unknown or INCOMPLETE: enqueue() then.
+  std::optional<MacAddr> resolve(const Ipv6Addr& ip, Instant now);
+
+  enum class Queued : uint8_t { kQueued, kQueueFull };
+  // Holds `frame` until `ip` resolves; solicits at once for a new entry.
+  Queued enqueue(const Ipv6Addr& ip, TxBuf& frame, Instant now, NeighborActions& act);
+
+  // A neighbour advertisement for `ip` (RFC 4861 7.2.5), with its flags and target
+  // link-layer address option. Returns false when there was no entry (it is ignored).
+  bool advertised(const Ipv6Addr& ip, const std::optional<MacAddr>& tll, bool solicited,
+                  bool override_flag, Instant now, NeighborActions& act);
+  // A solicitation (or router solicitation / advertisement) from `ip` carrying its link
+  // address (RFC 4861 7.2.3): creates or updates a STALE entry.
+  void solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant now, NeighborActions& act);
+  // Upper-layer reachability confirmation (RFC 4861 7.3.1): an entry becomes REACHABLE.
+  void confirm(const Ipv6Addr& ip, Instant now);
+
+  // Retransmissions, state changes by time, expiry; returns the next deadline.
+  Instant poll(Instant now, NeighborActions& act);
+  void clear(NeighborActions& act);
+
+  std::optional<State> state_of(const Ipv6Addr& ip) const;
+  size_t size() const { return live_; }
+  uint64_t resolve_failures() const { return resolve_failures_; }
+
+ private:
+  struct Entry {
+    Ipv6Addr ip;
+    MacAddr mac;
+    State state = State::kFree;
+    Instant deadline;  // the state's timer (see poll)
+    uint32_t probes = 0;
+    std::vector<TxBuf> pending;
+  };
+
+  Entry* find(const Ipv6Addr& ip);
+  Entry* allocate(const Ipv6Addr& ip, Instant now, NeighborActions& act);
+  void release(Entry& e, NeighborActions& act);
+  void set(Entry& e, State s, Instant deadline);
+  void flush_pending(Entry& e, NeighborActions& act);
+
+  NeighborConfig cfg_;
+  std::vector<Entry> entries_;
+  size_t live_ = 0;
+  size_t high_water_ = 0;
+  uint32_t pending_total_ = 0;
+  uint64_t resolve_failures_ = 0;
+};
+
+}  // namespace ws

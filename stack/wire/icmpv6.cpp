@@ -1,0 +1,38 @@
+#include "stack/wire/icmpv6.hpp"
+
+#include "stack/core/checksum.hpp"
+#include "stack/wire/ipv6.hpp"
+
+namespace ws::wire {
+
+bool parse_ndp_options(std::span<const uint8_t> opts, NdpOptions& out) {
+  size_t i = 0;
+  while (i < opts.size()) {
+    if (opts.size() - i < 2) return false;
+    const size_t len = size_t{opts[i + 1]} * 8;
+    if (len == 0 || len > opts.size() - i) return false;
+    const uint8_t type = opts[i];
+    if (type == kNdpOptSourceLinkAddr || type == kNdpOptTargetLinkAddr) {
+      if (len != 8) return false;
+      auto mac = MacAddr::from_bytes(opts.data() + i + 2);
+      (type == kNdpOptSourceLinkAddr ? out.source_link : out.target_link) = mac;
+    }
+    i += len;
+  }
+  return true;
+}
+
+void emit_ndp_link_option(uint8_t* out, uint8_t type, const MacAddr& mac) {
+  out[0] = type;
+  out[1] = 1;
+  mac.to_bytes(out + 2);
+}
+
+void fill_icmpv6_checksum(std::span<uint8_t> msg, const Ipv6Addr& src, const Ipv6Addr& dst) {
+  msg[2] = 0;
+  msg[3] = 0;
+  uint32_t sum = ipv6_pseudo_sum(src, dst, kIpProtoIcmpv6, static_cast<uint32_t>(msg.size()));
+  store_be16(msg.data() + 2, csum_fold(csum_partial(msg, sum)));
+}
+
+}  // namespace ws::wire

@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""IPv6 against a Linux peer in a namespace over af_packet, with the real binaries.
+
+The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local one.
+1. Duplicate address detection: the data plane probes each address before using it.
+2. The kernel resolves us (neighbour solicitation -> our advertisement) and pings our
+   global and link-local addresses with `ping -6`, up to 1452-byte payloads (1500-byte
+   packets), and with 1453..8000-byte payloads that travel in fragments both ways
+   (reassembled by the data plane, its reply fragmented); every reply checked by ping.
+3. We resolve the kernel: the entry learned from its solicitation goes STALE -> DELAY ->
+   PROBE while ping runs, and the kernel answers our unicast probe; and an echo request
+   from a neighbour we do not know makes the data plane solicit it before it answers.
+4. Hostile IPv6 frames (scapy): NDP with a hop limit below 255, a bad ICMPv6 checksum, a
+   type 0 routing header, an over-long extension-header chain, a short middle fragment,
+   a first fragment without the whole header chain (RFC 7112), overlapping fragments
+   (RFC 5722), an unknown option that asks for discard. Each is counted under its drop reason in
+   wirespeed_drops_total, and ping keeps working.
+5. IPv4 still works on the same port at the same time (ping).
+"""
+import os
+import re
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness as h  # noqa: E402
+
+DP_IP = "10.79.6.1"
+PEER_IP = "10.79.6.2"
+DP_IP6 = "2001:db8:79::1"
+PEER_IP6 = "2001:db8:79::2"
+METRICS_PORT = 9596
+PY = "/usr/bin/python3"
+
+
+def config(tmp, device):
+    text = f"""version: 1
+dataplane:
+  lcores: [1]
+  idle: adaptive
+  file_prefix: wst-ipv6
+  hugepages: false
+  memory_mb: 512
+ports:
+  - name: p0
+    device: "{device}"
+    mtu: 1500
+    addresses: [{DP_IP}/24, "{DP_IP6}/64"]
+ipv6:
+  link_local: eui64
+  dad_transmits: 1
+control:
+  metrics_listen: 127.0.0.1:{METRICS_PORT}
+"""
+    path = os.path.join(tmp, "wirespeed.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def eui64_link_local(mac):
+    b = [int(x, 16) for x in mac.split(":")]
+    b[0] ^= 0x02
+    words = [(b[0] << 8) | b[1], (b[2] << 8) | 0xff, 0xfe00 | b[3], (b[4] << 8) | b[5]]
+    return "fe80::" + ":".join(f"{w:x}" for w in words)
+
+
+# Sent from the peer's namespace with scapy; prints one line per check.
+SCAPY = r'''
+import sys, time
+from scapy.all import (Ether, IPv6, ICMPv6EchoRequest, ICMPv6EchoReply, ICMPv6ND_NS,
+                       ICMPv6NDOptSrcLLAddr, ICMPv6ND_NA, ICMPv6NDOptDstLLAddr, IPv6ExtHdrRouting, IPv6ExtHdrDestOpt,
+                       IPv6ExtHdrFragment, HBHOptUnknown, PadN, AsyncSniffer, sendp, conf)
+conf.verb = 0
+iface, dp_mac, dp_ip6, peer_ip6, stranger = sys.argv[1:6]
+my_mac = open(f"/sys/class/net/{iface}/address").read().strip()
+eth = Ether(src=my_mac, dst=dp_mac)
+what = sys.argv[6]
+if what == "resolve":
+    # An echo request from an address on the link the data plane has never heard of,
+    # sourced from our MAC: to answer, it must solicit `stranger` first.
+    sn = AsyncSniffer(iface=iface, timeout=4,
+                      lfilter=lambda p: ICMPv6ND_NS in p or ICMPv6EchoReply in p)
+    sn.start()
+    time.sleep(0.3)
+    sendp(eth / IPv6(src=stranger, dst=dp_ip6) / ICMPv6EchoRequest(id=77, seq=1, data=b"x" * 40),
+          iface=iface)
+    time.sleep(0.5)
+    # Answer the solicitation as the stranger would (the kernel does not own it).
+    sendp(eth / IPv6(src=stranger, dst=dp_ip6, hlim=255) /
+          ICMPv6ND_NA(tgt=stranger, R=0, S=1, O=1) / ICMPv6NDOptDstLLAddr(lladdr=my_mac),
+          iface=iface)
+    time.sleep(1.0)
+    res = sn.stop()
+    ns = [p for p in res if ICMPv6ND_NS in p and p[ICMPv6ND_NS].tgt == stranger]
+    rep = [p for p in res if ICMPv6EchoReply in p and p[ICMPv6EchoReply].id == 77]
+    print("solicited", len(ns))
+    print("replied", len(rep))
+    if rep:
+        print("reply_data_ok", int(bytes(rep[0][ICMPv6EchoReply].data) == b"x" * 40))
+else:
+    base = IPv6(src=peer_ip6, dst=dp_ip6)
+    echo = ICMPv6EchoRequest(id=5, seq=5, data=b"hostile")
+    frames = {
+        "ndp_bad_hop_limit": eth / IPv6(src=peer_ip6, dst=dp_ip6, hlim=64) /
+            ICMPv6ND_NS(tgt=dp_ip6) / ICMPv6NDOptSrcLLAddr(lladdr=my_mac),
+        "icmpv6_bad_checksum": eth / base / ICMPv6EchoRequest(id=5, seq=5, cksum=0x1234),
+        "ipv6_routing_type0": eth / base / IPv6ExtHdrRouting(type=0, segleft=1,
+            addresses=["2001:db8::99"]) / echo,
+        "ipv6_ext_chain_too_long": eth / base / (IPv6ExtHdrDestOpt() / IPv6ExtHdrDestOpt() /
+            IPv6ExtHdrDestOpt() / IPv6ExtHdrDestOpt() / IPv6ExtHdrDestOpt() /
+            IPv6ExtHdrDestOpt() / IPv6ExtHdrDestOpt() / IPv6ExtHdrDestOpt() /
+            IPv6ExtHdrDestOpt()) / echo,
+        "ipv6_fragment_bad_length": eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=9) /
+            b"\x80\x00\x00\x00\x00",
+        "ipv6_unknown_option": eth / base / IPv6ExtHdrDestOpt(options=[
+            HBHOptUnknown(otype=0x41, optdata=b"\x00\x00\x00\x00")]) / echo,
+    }
+    n = int(sys.argv[7])
+    for name, f in frames.items():
+        sendp([f] * n, iface=iface)
+        print("sent", name, n)
+    # A first fragment whose destination options run past it (RFC 7112).
+    cut = eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=11, nh=60) / bytes([58, 4]) / bytes(6)
+    sendp([cut] * n, iface=iface)
+    print("sent ipv6_fragment_incomplete_chain", n)
+    # Overlapping fragments: the second starts inside the first (RFC 5722).
+    pairs = []
+    for i in range(n):
+        pairs.append(eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=1000 + i, nh=58) / bytes(16))
+        pairs.append(eth / base / IPv6ExtHdrFragment(offset=1, m=0, id=1000 + i, nh=58) / bytes(16))
+    sendp(pairs, iface=iface)
+    print("sent ipv6_reassembly_overlap", n)
+'''
+
+
+def ping6(results, peer, target, size, count=3, what=None):
+    r = h.sh(f"ping -6 -c {count} -i 0.2 -W 2 -s {size} {target}", ns=peer.ns, check=False,
+             timeout=30)
+    m = re.search(r"(\d+) received", r.stdout)
+    got = int(m.group(1)) if m else 0
+    return results.check(r.returncode == 0 and got == count,
+                         what or f"ping -6 -s {size} {target}: {got}/{count} replies",
+                         r.stdout[-300:] + r.stderr[-300:])
+
+
+def main():
+    h.need_root()
+    h.require("ping", "ip")
+    results = h.Results("ipv6")
+    with tempfile.TemporaryDirectory() as tmp, h.VethPeer("v6", PEER_IP) as peer:
+        h.sh(f"sysctl -qw net.ipv6.conf.{peer.peer_if}.disable_ipv6=0", ns=peer.ns)
+        h.sh(f"ip -6 addr add {PEER_IP6}/64 dev {peer.peer_if} nodad", ns=peer.ns)
+        cfg = config(tmp, peer.device())
+        try:
+            with h.Dataplane(cfg, tmp) as dp, h.Control(cfg, tmp, METRICS_PORT) as ctl:
+                run(results, peer, dp, ctl, tmp)
+        finally:
+            if results.failed:
+                h.print_log_tails(tmp)
+    return results.finish()
+
+
+def run(results, peer, dp, ctl, tmp):
+    dp_mac = h.sh(f"cat /sys/class/net/{peer.dp_if}/address").stdout.strip()
+    # 1. DAD: one probe per address (link-local and global), then the addresses are used.
+    results.check(ctl.wait_for(lambda: ctl.value("wirespeed_ndp_solicitations_sent_total") >= 2,
+                               timeout=5), "DAD probes sent for both addresses")
+    time.sleep(1.5)
+    # 2. The kernel resolves us and pings us, IPv4 alongside.
+    ping6(results, peer, DP_IP6, 56)
+    neigh = h.sh(f"ip -6 neigh show {DP_IP6} dev {peer.peer_if}", ns=peer.ns).stdout
+    results.check(dp_mac in neigh, f"kernel resolved {DP_IP6} to {dp_mac}", neigh)
+    for size in (0, 1, 100, 1000, 1452):
+        ping6(results, peer, DP_IP6, size)
+    # Fragmented both ways: the data plane reassembles the request and fragments the reply.
+    for size in (1453, 3000, 8000):
+        ping6(results, peer, DP_IP6, size)
+    ll = eui64_link_local(dp_mac)
+    ping6(results, peer, f"{ll}%{peer.peer_if}", 56, what=f"ping -6 link-local {ll}")
+    r = h.sh(f"ping -c 3 -i 0.2 -W 2 {DP_IP}", ns=peer.ns, check=False)
+    results.check(r.returncode == 0, "IPv4 ping on the same port", r.stdout[-200:])
+    # 3. We resolve the kernel: 8 s of pings outlast DELAY_FIRST_PROBE_TIME (5 s), so the
+    # data plane probes the kernel with a unicast solicitation, which it answers.
+    ping6(results, peer, DP_IP6, 56, count=40, what="ping -6 for 8 s (DELAY -> PROBE)")
+    results.check(ctl.value("wirespeed_ndp_advertisements_received_total") >= 1,
+                  "the kernel answered the data plane's solicitation")
+    results.check(ctl.drops().get("ndp_resolve_failed", 0) == 0, "no resolution failed")
+    # A neighbour unknown to the data plane: solicited before the reply goes out.
+    script = os.path.join(tmp, "v6scapy.py")
+    with open(script, "w") as f:
+        f.write(SCAPY)
+    stranger = "2001:db8:79::77"
+    out = h.sh(f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} {PEER_IP6} {stranger} resolve",
+               ns=peer.ns, timeout=60).stdout
+    vals = dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
+    results.check(int(vals.get("solicited", 0)) >= 1, "data plane solicited an unknown neighbour",
+                  out)
+    results.check(int(vals.get("replied", 0)) == 1 and vals.get("reply_data_ok") == "1",
+                  "echo reply sent once the neighbour was resolved", out)
+    # 4. Hostile frames, counted; ping keeps working.
+    before = ctl.drops()
+    n = 20
+    out = h.sh(f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} {PEER_IP6} {stranger} hostile {n}",
+               ns=peer.ns, timeout=60).stdout
+    sent = [line.split()[1] for line in out.splitlines() if line.startswith("sent ")]
+    results.check(len(sent) == 8, "scapy sent every hostile kind", out)
+    ctl.wait_for(lambda: all(ctl.drops().get(k, 0) - before.get(k, 0) >= n for k in sent), 5)
+    time.sleep(0.5)
+    after = ctl.drops()
+    for k in sent:
+        d = after.get(k, 0) - before.get(k, 0)
+        want = 2 * n if k == "ipv6_reassembly_overlap" else n  # both fragments of a pair
+        results.check(d == want, f"{want} hostile frames counted as {k}", f"got {d}")
+    ping6(results, peer, DP_IP6, 1000, what="ping -6 still answered after the hostile frames")
+    results.check(ctl.value("wirespeed_icmpv6_echo_replies_sent_total") >= 20,
+                  "echo replies counted in wirespeed_icmpv6_echo_replies_sent_total")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

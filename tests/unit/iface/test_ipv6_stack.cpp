@@ -1,0 +1,467 @@
+// IPv6 through the whole stack on a virtual clock: duplicate address detection,
+// neighbour discovery both ways, ICMPv6 echo, and the drops of hostile input.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stack/core/bytes.hpp"
+#include "stack/core/checksum.hpp"
+#include "stack/wire/ethernet.hpp"
+#include "stack/wire/icmpv6.hpp"
+#include "stack/wire/ipv6.hpp"
+#include "tests/support/stack_harness.hpp"
+
+namespace ws::test {
+namespace {
+
+using wire::Icmpv6View;
+using wire::Ipv6View;
+
+const Ipv6Addr kOur6 = *Ipv6Addr::parse("2001:db8::1");
+const Ipv6Addr kOurLl = *Ipv6Addr::parse("fe80::1");
+const Ipv6Addr kPeer6 = *Ipv6Addr::parse("2001:db8::2");
+const Ipv6Addr kPeerLl = *Ipv6Addr::parse("fe80::2");
+constexpr size_t kEth = 14;
+
+InterfaceConfig v6_interface(uint32_t dad = 1) {
+  InterfaceConfig c = default_interface();
+  c.addresses6 = {Ipv6Cidr{kOur6, 64}};
+  c.link_local = kOurLl;
+  c.dad_transmits = dad;
+  return c;
+}
+
+struct V6 {
+  Ipv6Addr src = kPeer6;
+  Ipv6Addr dst = kOur6;
+  uint8_t hop_limit = 64;
+  MacAddr eth_dst = kOurMac;
+};
+
+// An Ethernet frame peer -> us carrying `payload` after the fixed IPv6 header.
+std::vector<uint8_t> v6_frame(const V6& s, uint8_t next_header,
+                              const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> f(kEth + Ipv6View::kHeaderLen + payload.size());
+  wire::emit_ethernet(f.data(), s.eth_dst, kPeerMac, wire::kEtherTypeIpv6);
+  wire::emit_ipv6(f.data() + kEth, wire::Ipv6Repr{s.src, s.dst, next_header, s.hop_limit, 0, 0,
+                                                  static_cast<uint16_t>(payload.size())});
+  std::copy(payload.begin(), payload.end(), f.begin() + kEth + Ipv6View::kHeaderLen);
+  return f;
+}
+
+// An ICMPv6 message with its checksum filled for s.src -> s.dst.
+std::vector<uint8_t> icmp6(const V6& s, std::vector<uint8_t> msg) {
+  wire::fill_icmpv6_checksum(msg, s.src, s.dst);
+  return v6_frame(s, wire::kIpProtoIcmpv6, msg);
+}
+
+std::vector<uint8_t> ns_msg(const Ipv6Addr& target, std::optional<MacAddr> sll) {
+  std::vector<uint8_t> m(24, 0);
+  m[0] = wire::kIcmpv6NeighborSolicit;
+  target.to_bytes(m.data() + 8);
+  if (sll) {
+    m.resize(32);
+    wire::emit_ndp_link_option(m.data() + 24, wire::kNdpOptSourceLinkAddr, *sll);
+  }
+  return m;
+}
+
+std::vector<uint8_t> na_msg(const Ipv6Addr& target, uint32_t flags, std::optional<MacAddr> tll) {
+  std::vector<uint8_t> m(24, 0);
+  m[0] = wire::kIcmpv6NeighborAdvert;
+  store_be32(m.data() + 4, flags);
+  target.to_bytes(m.data() + 8);
+  if (tll) {
+    m.resize(32);
+    wire::emit_ndp_link_option(m.data() + 24, wire::kNdpOptTargetLinkAddr, *tll);
+  }
+  return m;
+}
+
+std::vector<uint8_t> echo_msg(uint16_t id, uint16_t seq, size_t n) {
+  std::vector<uint8_t> m(8 + n);
+  m[0] = wire::kIcmpv6EchoRequest;
+  store_be16(m.data() + 4, id);
+  store_be16(m.data() + 6, seq);
+  for (size_t i = 0; i < n; ++i) m[8 + i] = static_cast<uint8_t>(i * 7 + 1);
+  return m;
+}
+
+V6 ndp(Ipv6Addr src, Ipv6Addr dst, MacAddr eth_dst) { return V6{src, dst, 255, eth_dst}; }
+
+// A sent frame, checked as IPv6 with a valid ICMPv6 checksum.
+struct Sent6 {
+  MacAddr eth_dst;
+  Ipv6Addr src, dst;
+  uint8_t hop_limit = 0;
+  std::vector<uint8_t> msg;
+};
+
+Sent6 parse_sent(const std::vector<uint8_t>& f) {
+  Sent6 s;
+  EXPECT_GE(f.size(), kEth + Ipv6View::kHeaderLen + 4);
+  EXPECT_EQ(load_be16(f.data() + 12), wire::kEtherTypeIpv6);
+  EXPECT_EQ(MacAddr::from_bytes(f.data() + 6), kOurMac);
+  s.eth_dst = MacAddr::from_bytes(f.data());
+  auto ip = *Ipv6View::parse(std::span(f).subspan(kEth));
+  EXPECT_EQ(ip.version(), 6);
+  EXPECT_EQ(ip.next_header(), wire::kIpProtoIcmpv6);
+  s.src = ip.src();
+  s.dst = ip.dst();
+  s.hop_limit = ip.hop_limit();
+  s.msg.assign(f.begin() + kEth + 40, f.begin() + kEth + 40 + ip.payload_len());
+  uint32_t sum =
+      ipv6_pseudo_sum(s.src, s.dst, wire::kIpProtoIcmpv6, static_cast<uint32_t>(s.msg.size()));
+  EXPECT_EQ(csum_fold(csum_partial(s.msg, sum)), 0) << "ICMPv6 checksum";
+  return s;
+}
+
+// A harness whose addresses finished DAD, with the peer's link address known.
+struct Ready {
+  StackHarness h{FakePacketIo::Options{}, StackConfig{}, v6_interface()};
+  explicit Ready(bool learn_peer = true) {
+    h.stack.start(h.now());
+    h.advance(Duration::seconds(1));
+    h.advance(Duration::seconds(1));
+    h.io.clear_sent();
+    if (learn_peer) {
+      h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), ns_msg(kOur6, kPeerMac)));
+      h.io.clear_sent();
+    }
+  }
+};
+
+TEST(Ipv6Dad, ProbesEachAddressThenUsesIt) {
+  StackHarness h(FakePacketIo::Options{}, StackConfig{}, v6_interface());
+  h.stack.start(h.now());
+  h.advance(Duration::zero());
+  auto sent = h.io.take_sent();
+  std::vector<Sent6> ns;
+  for (auto& f : sent) {
+    if (load_be16(f.bytes.data() + 12) == wire::kEtherTypeIpv6) ns.push_back(parse_sent(f.bytes));
+  }
+  ASSERT_EQ(ns.size(), 2u);  // the link-local and the global address
+  for (size_t i = 0; i < 2; ++i) {
+    const Ipv6Addr target = i == 0 ? kOurLl : kOur6;
+    EXPECT_TRUE(ns[i].src.is_unspecified());
+    EXPECT_EQ(ns[i].dst, target.solicited_node());
+    EXPECT_EQ(ns[i].eth_dst, target.solicited_node().multicast_mac());
+    EXPECT_EQ(ns[i].hop_limit, 255);
+    ASSERT_EQ(ns[i].msg.size(), 24u);  // RFC 4862 5.4.2: no source link-layer option
+    EXPECT_EQ(ns[i].msg[0], wire::kIcmpv6NeighborSolicit);
+    EXPECT_EQ(Ipv6Addr::from_bytes(ns[i].msg.data() + 8), target);
+  }
+  auto states = h.stack.ipv6_addresses(h.port);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].second, Stack::Ipv6AddrState::kTentative);
+  // Tentative: an echo to it is not answered (RFC 4862 5.4).
+  h.rx(icmp6(V6{}, echo_msg(1, 1, 8)));
+  EXPECT_EQ(h.drops(DropReason::kIpv6NotForUs), 1u);
+  EXPECT_TRUE(h.io.take_sent().empty());
+  h.advance(Duration::seconds(1));
+  states = h.stack.ipv6_addresses(h.port);
+  EXPECT_EQ(states[0].second, Stack::Ipv6AddrState::kPreferred);
+  EXPECT_EQ(states[1].second, Stack::Ipv6AddrState::kPreferred);
+  EXPECT_TRUE(h.io.no_leaks());
+}
+
+TEST(Ipv6Dad, AdvertisementForATentativeAddressMakesItDuplicate) {
+  StackConfig cfg;
+  std::vector<Ipv6Addr> reported;
+  cfg.on_duplicate_address = [&](uint16_t, const Ipv6Addr& a) { reported.push_back(a); };
+  StackHarness h(FakePacketIo::Options{}, cfg, v6_interface(2));
+  h.stack.start(h.now());
+  h.advance(Duration::zero());
+  h.io.clear_sent();
+  h.rx(icmp6(ndp(kPeer6, Ipv6Addr::all_nodes(), Ipv6Addr::all_nodes().multicast_mac()),
+             na_msg(kOur6, wire::kNaFlagOverride, kPeerMac)));
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0], kOur6);
+  EXPECT_EQ(h.stack.counters().ndp_dad_duplicates, 1u);
+  for (int i = 0; i < 3; ++i) h.advance(Duration::seconds(1));
+  auto states = h.stack.ipv6_addresses(h.port);
+  EXPECT_EQ(states[0].second, Stack::Ipv6AddrState::kPreferred);  // the link-local one
+  EXPECT_EQ(states[1].second, Stack::Ipv6AddrState::kDuplicate);
+  h.io.clear_sent();
+  // A duplicate address is never used: solicitations for it go unanswered.
+  h.rx(icmp6(ndp(kPeer6, kOur6.solicited_node(), kOur6.solicited_node().multicast_mac()),
+             ns_msg(kOur6, kPeerMac)));
+  EXPECT_TRUE(h.io.take_sent().empty());
+  EXPECT_EQ(h.drops(DropReason::kIpv6NotForUs) + h.drops(DropReason::kNdpNotForUs), 1u);
+}
+
+TEST(Ipv6Dad, AnotherNodesProbeForTheSameAddressMakesItDuplicate) {
+  StackHarness h(FakePacketIo::Options{}, StackConfig{}, v6_interface());
+  h.stack.start(h.now());
+  h.advance(Duration::zero());
+  h.rx(icmp6(ndp(Ipv6Addr{}, kOurLl.solicited_node(), kOurLl.solicited_node().multicast_mac()),
+             ns_msg(kOurLl, std::nullopt)));
+  EXPECT_EQ(h.stack.ipv6_addresses(h.port)[0].second, Stack::Ipv6AddrState::kDuplicate);
+}
+
+TEST(Ipv6Ndp, SolicitationIsAnsweredForEachAddress) {
+  Ready r(false);
+  StackHarness& h = r.h;
+  for (const Ipv6Addr& target : {kOur6, kOurLl}) {
+    SCOPED_TRACE(target.to_string());
+    const Ipv6Addr from = target.is_link_local() ? kPeerLl : kPeer6;
+    h.rx(icmp6(ndp(from, target.solicited_node(), target.solicited_node().multicast_mac()),
+               ns_msg(target, kPeerMac)));
+    auto sent = h.io.take_sent();
+    ASSERT_EQ(sent.size(), 1u);
+    Sent6 na = parse_sent(sent[0].bytes);
+    EXPECT_EQ(na.eth_dst, kPeerMac);
+    EXPECT_EQ(na.src, target);
+    EXPECT_EQ(na.dst, from);
+    EXPECT_EQ(na.hop_limit, 255);
+    ASSERT_EQ(na.msg.size(), 32u);
+    EXPECT_EQ(na.msg[0], wire::kIcmpv6NeighborAdvert);
+    EXPECT_EQ(load_be32(na.msg.data() + 4), wire::kNaFlagSolicited | wire::kNaFlagOverride);
+    EXPECT_EQ(Ipv6Addr::from_bytes(na.msg.data() + 8), target);
+    wire::NdpOptions o;
+    ASSERT_TRUE(wire::parse_ndp_options(std::span(na.msg).subspan(24), o));
+    EXPECT_EQ(o.target_link, kOurMac);
+  }
+  // A unicast solicitation (a probe) to our address is answered the same way.
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), ns_msg(kOur6, kPeerMac)));
+  EXPECT_EQ(h.io.take_sent().size(), 1u);
+  // A DAD probe for an address we own: answered to all nodes, not solicited.
+  h.rx(icmp6(ndp(Ipv6Addr{}, kOur6.solicited_node(), kOur6.solicited_node().multicast_mac()),
+             ns_msg(kOur6, std::nullopt)));
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  Sent6 na = parse_sent(sent[0].bytes);
+  EXPECT_EQ(na.dst, Ipv6Addr::all_nodes());
+  EXPECT_EQ(na.eth_dst, Ipv6Addr::all_nodes().multicast_mac());
+  EXPECT_EQ(load_be32(na.msg.data() + 4), wire::kNaFlagOverride);
+  EXPECT_EQ(h.total_drops(), 0u);
+  EXPECT_EQ(h.stack.counters().ndp_adverts_out, 4u);
+  EXPECT_TRUE(h.io.no_leaks());
+}
+
+TEST(Ipv6Ndp, InvalidMessagesAreCountedAndUnanswered) {
+  Ready r(false);
+  StackHarness& h = r.h;
+  const V6 mc = ndp(kPeer6, kOur6.solicited_node(), kOur6.solicited_node().multicast_mac());
+  V6 hop = mc;
+  hop.hop_limit = 254;  // routed from elsewhere (RFC 4861 7.1.1)
+  h.rx(icmp6(hop, ns_msg(kOur6, kPeerMac)));
+  EXPECT_EQ(h.drops(DropReason::kNdpBadHopLimit), 1u);
+  auto bad_len = ns_msg(kOur6, kPeerMac);
+  bad_len[25] = 0;  // option length 0
+  h.rx(icmp6(mc, bad_len));
+  EXPECT_EQ(h.drops(DropReason::kNdpBadOptions), 1u);
+  auto bad_code = ns_msg(kOur6, kPeerMac);
+  bad_code[1] = 1;
+  h.rx(icmp6(mc, bad_code));
+  auto mcast_target = ns_msg(Ipv6Addr::all_nodes(), kPeerMac);
+  h.rx(icmp6(mc, mcast_target));
+  auto short_ns = ns_msg(kOur6, std::nullopt);
+  short_ns.resize(20);
+  h.rx(icmp6(mc, short_ns));
+  // DAD (from ::) must go to a solicited-node group and carry no link-layer option.
+  h.rx(icmp6(ndp(Ipv6Addr{}, kOur6, kOurMac), ns_msg(kOur6, std::nullopt)));
+  h.rx(icmp6(ndp(Ipv6Addr{}, mc.dst, mc.eth_dst), ns_msg(kOur6, kPeerMac)));
+  // A solicited advertisement to a multicast group.
+  h.rx(icmp6(ndp(kPeer6, Ipv6Addr::all_nodes(), Ipv6Addr::all_nodes().multicast_mac()),
+             na_msg(kPeer6, wire::kNaFlagSolicited, kPeerMac)));
+  EXPECT_EQ(h.drops(DropReason::kNdpMalformed), 6u);
+  auto corrupt = icmp6(mc, ns_msg(kOur6, kPeerMac));
+  corrupt.back() ^= 0x10;
+  h.rx(corrupt);
+  EXPECT_EQ(h.drops(DropReason::kIcmpv6BadChecksum), 1u);
+  // A solicitation for another node's address (to our group, or to us directly).
+  h.rx(icmp6(mc, ns_msg(*Ipv6Addr::parse("2001:db8::99"), kPeerMac)));
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), ns_msg(*Ipv6Addr::parse("2001:db8::99"), kPeerMac)));
+  EXPECT_EQ(h.drops(DropReason::kNdpNotForUs), 2u);
+  EXPECT_TRUE(h.io.take_sent().empty());
+}
+
+TEST(Ipv6Echo, RepliesForEveryPayloadSize) {
+  Ready r;
+  StackHarness& h = r.h;
+  for (size_t n = 0; n <= 1452; ++n) {
+    SCOPED_TRACE("payload " + std::to_string(n));
+    auto req = echo_msg(static_cast<uint16_t>(n), static_cast<uint16_t>(n * 3), n);
+    h.rx(icmp6(V6{}, req));
+    auto sent = h.io.take_sent();
+    ASSERT_EQ(sent.size(), 1u);
+    Sent6 rep = parse_sent(sent[0].bytes);
+    EXPECT_EQ(rep.eth_dst, kPeerMac);
+    EXPECT_EQ(rep.src, kOur6);
+    EXPECT_EQ(rep.dst, kPeer6);
+    ASSERT_EQ(rep.msg.size(), req.size());
+    EXPECT_EQ(rep.msg[0], wire::kIcmpv6EchoReply);
+    EXPECT_EQ(rep.msg[1], 0);
+    EXPECT_TRUE(std::equal(req.begin() + 4, req.end(), rep.msg.begin() + 4));
+  }
+  EXPECT_EQ(h.stack.counters().icmpv6_echo_replies_out, 1453u);
+  EXPECT_EQ(h.total_drops(), 0u);
+  EXPECT_TRUE(h.io.no_leaks());
+}
+
+TEST(Ipv6Echo, UnknownNeighbourIsSolicitedFirst) {
+  Ready r(false);
+  StackHarness& h = r.h;
+  h.rx(icmp6(V6{}, echo_msg(9, 1, 32)));
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);  // the reply waits; a solicitation goes out
+  Sent6 ns = parse_sent(sent[0].bytes);
+  EXPECT_EQ(ns.dst, kPeer6.solicited_node());
+  EXPECT_EQ(ns.src, kOur6);  // the global address: same prefix as the target
+  EXPECT_EQ(ns.msg[0], wire::kIcmpv6NeighborSolicit);
+  EXPECT_EQ(ns.msg.size(), 32u);  // with our source link-layer address
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac),
+             na_msg(kPeer6, wire::kNaFlagSolicited | wire::kNaFlagOverride, kPeerMac)));
+  sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  Sent6 rep = parse_sent(sent[0].bytes);
+  EXPECT_EQ(rep.msg[0], wire::kIcmpv6EchoReply);
+  EXPECT_EQ(rep.eth_dst, kPeerMac);
+  EXPECT_TRUE(h.io.no_leaks());
+}
+
+TEST(Ipv6Echo, NeighbourLearnedFromASolicitationIsProbedAfterTheDelay) {
+  Ready r;  // the peer is known from its solicitation: STALE
+  StackHarness& h = r.h;
+  h.rx(icmp6(V6{}, echo_msg(3, 3, 8)));
+  ASSERT_EQ(h.io.take_sent().size(), 1u);  // the reply, at once; the entry goes DELAY
+  h.advance(Duration::seconds(5));         // DELAY_FIRST_PROBE_TIME: a unicast probe
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  Sent6 ns = parse_sent(sent[0].bytes);
+  EXPECT_EQ(ns.msg[0], wire::kIcmpv6NeighborSolicit);
+  EXPECT_EQ(ns.dst, kPeer6);
+  EXPECT_EQ(ns.eth_dst, kPeerMac);
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), na_msg(kPeer6, wire::kNaFlagSolicited, std::nullopt)));
+  for (int i = 0; i < 4; ++i) h.advance(Duration::seconds(1));
+  EXPECT_TRUE(h.io.take_sent().empty());  // confirmed: no more probes
+  EXPECT_EQ(h.total_drops(), 0u);
+}
+
+TEST(Ipv6Echo, UnresolvedNeighbourDropsTheReply) {
+  Ready r(false);
+  StackHarness& h = r.h;
+  const uint64_t before = h.stack.counters().ndp_solicits_out;
+  h.rx(icmp6(V6{}, echo_msg(9, 1, 32)));
+  for (int i = 0; i < 4; ++i) h.advance(Duration::seconds(1));
+  EXPECT_EQ(h.drops(DropReason::kNdpResolveFailed), 1u);
+  EXPECT_EQ(h.stack.counters().ndp_solicits_out - before, 3u);  // MAX_MULTICAST_SOLICIT
+  EXPECT_TRUE(h.io.no_leaks());
+}
+
+TEST(Ipv6Input, HeaderChecks) {
+  Ready r;
+  StackHarness& h = r.h;
+  auto ok = icmp6(V6{}, echo_msg(1, 1, 8));
+  auto trunc = ok;
+  trunc.resize(kEth + 39);
+  h.rx(trunc);
+  EXPECT_EQ(h.drops(DropReason::kIpv6Truncated), 1u);
+  auto ver = ok;
+  ver[kEth] = 0x40;
+  h.rx(ver);
+  EXPECT_EQ(h.drops(DropReason::kIpv6BadVersion), 1u);
+  auto len = ok;
+  store_be16(len.data() + kEth + 4, 200);
+  h.rx(len);
+  EXPECT_EQ(h.drops(DropReason::kIpv6BadPayloadLength), 1u);
+  V6 msrc;
+  msrc.src = Ipv6Addr::all_nodes();
+  h.rx(icmp6(msrc, echo_msg(1, 1, 8)));
+  EXPECT_EQ(h.drops(DropReason::kIpv6BadSource), 1u);
+  V6 other;
+  other.dst = *Ipv6Addr::parse("2001:db8::77");
+  h.rx(icmp6(other, echo_msg(1, 1, 8)));
+  EXPECT_EQ(h.drops(DropReason::kIpv6NotForUs), 1u);
+  // A multicast group we are not in is filtered at the Ethernet layer.
+  V6 group;
+  group.dst = *Ipv6Addr::parse("ff02::1:ff00:77");
+  group.eth_dst = group.dst.multicast_mac();
+  h.rx(icmp6(group, echo_msg(1, 1, 8)));
+  EXPECT_EQ(h.drops(DropReason::kEthNotForUs), 1u);
+  // Ethernet padding after a short packet is ignored.
+  auto padded = ok;
+  padded.resize(padded.size() + 6, 0);
+  h.rx(padded);
+  EXPECT_EQ(h.io.take_sent().size(), 1u);
+}
+
+TEST(Ipv6Input, ExtensionHeadersAndParameterProblems) {
+  Ready r;
+  StackHarness& h = r.h;
+  // Destination options (PadN) before ICMPv6: walked, then the echo is answered.
+  std::vector<uint8_t> dopt = {wire::kIpProtoIcmpv6, 0, 1, 4, 0, 0, 0, 0};
+  auto echo = echo_msg(2, 2, 16);
+  wire::fill_icmpv6_checksum(echo, kPeer6, kOur6);
+  std::vector<uint8_t> p = dopt;
+  p.insert(p.end(), echo.begin(), echo.end());
+  h.rx(v6_frame(V6{}, wire::kIpv6DestOptions, p));
+  auto sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(parse_sent(sent[0].bytes).msg[0], wire::kIcmpv6EchoReply);
+  // A type 0 routing header with segments left: refused with a Parameter Problem
+  // pointing at its Segments Left... field (RFC 5095, RFC 8200 4.4).
+  std::vector<uint8_t> rh0 = {wire::kIpProtoIcmpv6, 0, 0, 1, 0, 0, 0, 0};
+  p = rh0;
+  p.insert(p.end(), echo.begin(), echo.end());
+  h.rx(v6_frame(V6{}, wire::kIpv6Routing, p));
+  EXPECT_EQ(h.drops(DropReason::kIpv6RoutingType0), 1u);
+  sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  Sent6 pp = parse_sent(sent[0].bytes);
+  EXPECT_EQ(pp.msg[0], wire::kIcmpv6ParamProblem);
+  EXPECT_EQ(pp.msg[1], 0);
+  EXPECT_EQ(load_be32(pp.msg.data() + 4), 42u);
+  EXPECT_EQ(pp.dst, kPeer6);
+  // The quote is the offending packet.
+  EXPECT_EQ(Ipv6Addr::from_bytes(pp.msg.data() + 8 + 8), kPeer6);
+  // An upper layer we do not carry: Parameter Problem code 1 at the Next Header field.
+  h.rx(v6_frame(V6{}, 200, {1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(h.drops(DropReason::kIpv6UnknownNextHeader), 1u);
+  sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  pp = parse_sent(sent[0].bytes);
+  EXPECT_EQ(pp.msg[1], 1);
+  EXPECT_EQ(load_be32(pp.msg.data() + 4), 6u);
+  // A short middle fragment is refused; a well-formed one is held for reassembly.
+  std::vector<uint8_t> frag = {wire::kIpProtoIcmpv6, 0, 0, 1, 0, 0, 0, 5, 1, 2, 3};
+  h.rx(v6_frame(V6{}, wire::kIpv6Fragment, frag));
+  EXPECT_EQ(h.drops(DropReason::kIpv6FragmentBadLength), 1u);
+  frag.resize(8 + 16);
+  h.rx(v6_frame(V6{}, wire::kIpv6Fragment, frag));
+  EXPECT_EQ(h.stack.reassembly6().entries(), 1u);
+  // An atomic fragment (RFC 6946, 8021) is processed whole.
+  std::vector<uint8_t> atomic = {wire::kIpProtoIcmpv6, 0, 0, 0, 0, 0, 0, 6};
+  p = atomic;
+  p.insert(p.end(), echo.begin(), echo.end());
+  h.io.clear_sent();
+  h.rx(v6_frame(V6{}, wire::kIpv6Fragment, p));
+  sent = h.io.take_sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(parse_sent(sent[0].bytes).msg[0], wire::kIcmpv6EchoReply);
+}
+
+TEST(Ipv6Input, ErrorsAreRateLimited) {
+  StackConfig cfg;
+  cfg.icmp_errors_per_second = 1;
+  cfg.icmp_error_burst = 2;
+  StackHarness h(FakePacketIo::Options{}, cfg, v6_interface(0));
+  h.stack.start(h.now());
+  h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), ns_msg(kOur6, kPeerMac)));
+  h.io.clear_sent();
+  for (int i = 0; i < 5; ++i) h.rx(v6_frame(V6{}, 200, {1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(h.io.take_sent().size(), 2u);
+  EXPECT_EQ(h.drops(DropReason::kIcmpv6RateLimited), 3u);
+}
+
+TEST(Ipv6Input, PortWithoutIpv6DropsIt) {
+  StackHarness h;
+  h.rx(icmp6(V6{}, echo_msg(1, 1, 8)));
+  EXPECT_EQ(h.drops(DropReason::kEthUnknownType), 1u);
+  EXPECT_TRUE(h.io.take_sent().empty());
+}
+
+}  // namespace
+}  // namespace ws::test
