@@ -344,7 +344,7 @@ bool start(PortSetup& s) {
   // The stack filters by destination MAC itself; promiscuous mode lets a
   // configured MAC work on devices that cannot program it.
   (void)rte_eth_promiscuous_enable(pid);
-  if (auto n = ipv6_multicast_filter(cfg, pc, pid, out.mac); !n.empty()) out.note += n + "; ";
+  if (auto n = ipv6_multicast_filter(s.cfg, s.pc, pid, out.mac); !n.empty()) out.note += n + "; ";
   if (out.rss) rss_read(pid, out.rss_table, out.note);
   if (out.note.size() >= 2 && out.note.compare(out.note.size() - 2, 2, "; ") == 0)
     out.note.resize(out.note.size() - 2);

@@ -154,6 +154,8 @@ TEST(FlowOwner, PinnedPeersGoToOneCoreWhateverThePorts) {
   std::set<uint32_t> others;
   for (uint16_t p = 40000; p < 40064; ++p) others.insert(o.of_tcp(kA, p, kC, 9));
   EXPECT_GT(others.size(), 1u);
+}
+
 TEST(FlowOwner, NeighbourAdvertisementsAndDadProbesGoToEveryCore) {
   FlowOwner o(2, {});
   auto frame = [](uint8_t type, const char* src) {
