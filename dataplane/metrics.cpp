@@ -376,6 +376,34 @@ bool Metrics::init(const config::Config& cfg, const std::vector<PortInfo>& ports
                         "a valid one, ACKs whose cookie was forged or expired.",
                         MetricType::kCounter, {{"result", result}}, Scope::kPerCoreSum, error)));
   }
+  // IPv4 reassembly (stack/iface/reassembly.hpp): the table's bounded memory and what
+  // became of the datagrams it held.
+  struct ReasmMetric {
+    uint64_t ReassemblyStats::*field;
+    const char* name;
+    const char* help;
+    MetricType type;
+  };
+  const ReasmMetric reasm_metrics[] = {
+      {&ReassemblyStats::entries_in_use, "wirespeed_ipv4_reassembly_entries",
+       "IPv4 datagrams in reassembly (at most the table size per core).", MetricType::kGauge},
+      {&ReassemblyStats::held_bytes, "wirespeed_ipv4_reassembly_held_bytes",
+       "Fragment payload bytes held for datagrams in reassembly.", MetricType::kGauge},
+      {&ReassemblyStats::buffer_bytes, "wirespeed_ipv4_reassembly_buffer_bytes",
+       "Reassembly buffer memory allocated (kept for reuse; bounded by the table size).",
+       MetricType::kGauge},
+      {&ReassemblyStats::fragments_in, "wirespeed_ipv4_reassembly_fragments_total",
+       "IPv4 fragments received for reassembly.", MetricType::kCounter},
+      {&ReassemblyStats::reassembled, "wirespeed_ipv4_reassembled_datagrams_total",
+       "IPv4 datagrams reassembled from fragments.", MetricType::kCounter},
+      {&ReassemblyStats::timed_out, "wirespeed_ipv4_reassembly_timeouts_total",
+       "Datagrams freed incomplete at the reassembly timeout.", MetricType::kCounter},
+      {&ReassemblyStats::evicted, "wirespeed_ipv4_reassembly_evictions_total",
+       "Datagrams in progress evicted by a newer one from a full table.", MetricType::kCounter},
+  };
+  for (const auto& m : reasm_metrics) {
+    reasm_.emplace_back(m.field, must(reg(m.name, m.help, m.type, {}, Scope::kPerCoreSum, error)));
+  }
   // TX batch pipelines (docs/pipeline.md): one per TCP connection of a length32 service;
   // each core sums its connections, closed ones included, so counters never go backwards.
   struct PipelineMetric {
@@ -548,6 +576,9 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     uint64_t n = s.ports[i]->l4_checksum_errors;
     v[ports_[i].l4_errors.offset] = n;
     if (n != 0) l4_seen_[i].store(true, std::memory_order_relaxed);
+  }
+  if (s.reassembly != nullptr) {
+    for (const auto& [field, slot] : reasm_) v[slot.offset] = s.reassembly->*field;
   }
   v[busy_.offset] = s.busy_ns;
   v[idle_.offset] = s.idle_ns;

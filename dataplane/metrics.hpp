@@ -28,6 +28,7 @@ struct CoreSample {
   const StackCounters* stack = nullptr;
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
+  const ReassemblyStats* reassembly = nullptr;
   const SteerOutbox* steer = nullptr;
   const ipsec::EspLayer* esp = nullptr;
   std::vector<const Service*> services;
@@ -96,6 +97,7 @@ class Metrics {
   std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
   stats::Slot tcp_retrans_;
   std::vector<std::pair<uint64_t tcp::TcpCounters::*, stats::Slot>> tcp_;
+  std::vector<std::pair<uint64_t ReassemblyStats::*, stats::Slot>> reasm_;
   // TX batch pipelines: counters summed over every connection of the core's services.
   std::vector<std::pair<uint64_t pipeline::PipelineCounters::*, stats::Slot>> pipeline_;
   stats::Slot pipeline_live_, pipeline_in_use_;

@@ -203,6 +203,7 @@ bool Pipeline::start(std::string& error) {
   for (const auto& sc : cfg_.services) has_servers_ = has_servers_ || !config::is_client(sc.kind);
   sample_.stack = &stack_.counters();
   sample_.drops = &stack_.drops();
+  sample_.reassembly = &stack_.reassembly().stats();
   for (const auto& p : ports_)
     sample_.ports.push_back(&stack_.interface_counters(iface_of_port_[p.port_id]));
   sample_.tcp = &tcp_;

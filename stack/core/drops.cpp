@@ -70,6 +70,8 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipsec_malformed",
     "ipsec_sa_error",
     "ipsec_seq_unreserved",
+    "ipv4_reassembly_evicted",
+    "rx_truncated",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace
@@ -87,6 +89,7 @@ bool is_receive_drop(DropReason r) {
     case DropReason::kTxQueueFull:
     case DropReason::kFrameTooLong:
     case DropReason::kIpv4ReassemblyTimeout:
+    case DropReason::kIpv4ReassemblyEvicted:  // counted while another fragment is taken in
     case DropReason::kIpv4NoRoute:
     case DropReason::kCount:
       return false;
