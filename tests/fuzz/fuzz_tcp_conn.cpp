@@ -40,11 +40,20 @@ enum Op : uint8_t {
   kOpCount
 };
 
-struct Run {
+// One stack for every input (building one costs more than most inputs): each input
+// leaves it without connections (checked) and without the listener, and time goes on.
+struct Net {
   DropCounters drops;
   sim::FakeOutput out{sim::kAddrA};
   tcp::TcpStack st{out, drops, sim::default_config(5)};
   Instant now = Instant::from_ns(10'000'000'000);
+};
+
+struct Run {
+  explicit Run(Net& n) : out(n.out), st(n.st), now(n.now) { out.captured.clear(); }
+  sim::FakeOutput& out;
+  tcp::TcpStack& st;
+  Instant& now;
   tcp::Connection* conn = nullptr;
   bool closed = false;
   bool app_closed = false;  // close() or abort() called
@@ -247,7 +256,8 @@ std::vector<fuzz::Bytes> conn_seeds() {
 
 WS_FUZZ_TARGET(tcp_conn, conn_seeds) {
   if (data.size() < 2) return;
-  Run r;
+  static Net net;
+  Run r(net);
   open(r, data[0], data[1]);
   // Bounded: at most 256 operations.
   for (size_t i = 2; i + kOp <= data.size() && i < 2 + 256 * kOp; i += kOp) {
