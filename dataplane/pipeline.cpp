@@ -140,7 +140,11 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
   }
 }
 
-Pipeline::~Pipeline() = default;
+Pipeline::~Pipeline() {
+  // stack_ outlives ios_ (members die in reverse order): frames it still holds (waiting
+  // for ARP at shutdown) go back through their MbufIo while that still exists.
+  stack_.release_buffers();
+}
 
 // Which share of client service `service` this core runs, if any. `connections`, `count`
 // and `rate` are totals over all cores, and one merged report describes the run

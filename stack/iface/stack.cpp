@@ -17,7 +17,9 @@ Stack::Stack(StackConfig cfg)
       reasm_(cfg.reassembly),
       rx_linear_(65535) {}
 
-Stack::~Stack() {
+Stack::~Stack() { release_buffers(); }
+
+void Stack::release_buffers() {
   // Frames still waiting for ARP belong to the interfaces' buffer pools: give them
   // back, or a stack torn down mid-resolution leaks them.
   for (auto& ifc : ifaces_) ifc->arp.clear(*ifc);
