@@ -190,6 +190,26 @@ constexpr const char* kSynCookieHelp =
     "SYN cookies: SYN,ACKs sent with one, ACKs that returned "
     "a valid one, ACKs whose cookie was forged or expired.";
 
+// IPv4 reassembly (stack/iface/reassembly.hpp): the table's bounded memory and what became
+// of the datagrams it held.
+constexpr FieldSeries<ReassemblyStats> kReassemblyMetrics[] = {
+    {&ReassemblyStats::entries_in_use, "wirespeed_ipv4_reassembly_entries",
+     "IPv4 datagrams in reassembly (at most the table size per core).", MetricType::kGauge},
+    {&ReassemblyStats::held_bytes, "wirespeed_ipv4_reassembly_held_bytes",
+     "Fragment payload bytes held for datagrams in reassembly.", MetricType::kGauge},
+    {&ReassemblyStats::buffer_bytes, "wirespeed_ipv4_reassembly_buffer_bytes",
+     "Reassembly buffer memory allocated (kept for reuse; bounded by the table size).",
+     MetricType::kGauge},
+    {&ReassemblyStats::fragments_in, "wirespeed_ipv4_reassembly_fragments_total",
+     "IPv4 fragments received for reassembly."},
+    {&ReassemblyStats::reassembled, "wirespeed_ipv4_reassembled_datagrams_total",
+     "IPv4 datagrams reassembled from fragments."},
+    {&ReassemblyStats::timed_out, "wirespeed_ipv4_reassembly_timeouts_total",
+     "Datagrams freed incomplete at the reassembly timeout."},
+    {&ReassemblyStats::evicted, "wirespeed_ipv4_reassembly_evictions_total",
+     "Datagrams in progress evicted by a newer one from a full table."},
+};
+
 constexpr FieldSeries<tcp::TcpCounters> kTcpMetrics[] = {
     {&tcp::TcpCounters::segments_in, "wirespeed_tcp_received_segments_total",
      "TCP segments received by connections and listeners.", MetricType::kCounter},
@@ -534,6 +554,7 @@ void Metrics::register_core_series(Registrar& r) {
                            "TCP loss recovery events by kind (docs/tcp.md, Loss recovery).",
                            MetricType::kCounter, "kind", kRecoveryKindNames, Scope::kPerCoreSum);
   r.fields(kTcpMetrics, {}, Scope::kPerCoreSum, tcp_);
+  r.fields(kReassemblyMetrics, {}, Scope::kPerCoreSum, reasm_);
   r.fields(kPipelineMetrics, {}, Scope::kPerCoreSum, pipeline_);
   // Gauges, 32-bit in PipelineCounters.
   pipeline_live_ =
@@ -592,6 +613,7 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     v[ports_[i].l4_errors.offset] = n;
     if (n != 0) l4_seen_[i].store(true, std::memory_order_relaxed);
   }
+  if (s.reassembly != nullptr) copy_fields(v, *s.reassembly, reasm_);
   pipeline::PipelineCounters pl;
   for (const Service* svc : s.services) {
     if (svc != nullptr) svc->add_pipeline_counters(pl);

@@ -31,6 +31,7 @@ struct CoreSample {
   const StackCounters* stack = nullptr;
   const DropCounters* drops = nullptr;
   const tcp::TcpStack* tcp = nullptr;
+  const ReassemblyStats* reassembly = nullptr;
   const SteerOutbox* steer = nullptr;
   const ipsec::EspLayer* esp = nullptr;
   std::vector<const Service*> services;
@@ -112,6 +113,7 @@ class Metrics {
   std::vector<stats::Slot> tcp_states_;    // from tcp::TcpState::kSynSent on
   std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
   FieldSlots<tcp::TcpCounters> tcp_;
+  FieldSlots<ReassemblyStats> reasm_;
   // TX batch pipelines: counters summed over every connection of the core's services.
   FieldSlots<pipeline::PipelineCounters> pipeline_;
   stats::Slot pipeline_live_, pipeline_in_use_;

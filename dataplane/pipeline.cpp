@@ -115,7 +115,11 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
   }
 }
 
-Pipeline::~Pipeline() = default;
+Pipeline::~Pipeline() {
+  // stack_ outlives ios_ (members die in reverse order): frames it still holds (waiting
+  // for ARP at shutdown) go back through their MbufIo while that still exists.
+  stack_.release_buffers();
+}
 
 // Which share of client service `service` this core runs, if any. `connections`, `count`
 // and `rate` are totals over all cores, and one merged report describes the run
@@ -182,6 +186,7 @@ bool Pipeline::start(std::string& error) {
   for (const auto& sc : cfg_.services) has_servers_ = has_servers_ || !config::is_client(sc.kind);
   sample_.stack = &stack_.counters();
   sample_.drops = &stack_.drops();
+  sample_.reassembly = &stack_.reassembly().stats();
   for (const auto& p : ports_)
     sample_.ports.push_back(&stack_.interface_counters(iface_of_port_[p.port_id]));
   sample_.tcp = &tcp_;

@@ -102,6 +102,8 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv6_reassembly_table_full",
     "ipv6_reassembly_too_many_fragments",
     "ipv6_reassembly_too_large",
+    "ipv4_reassembly_evicted",
+    "rx_truncated",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace
@@ -119,6 +121,7 @@ bool is_receive_drop(DropReason r) {
     case DropReason::kTxQueueFull:
     case DropReason::kFrameTooLong:
     case DropReason::kIpv4ReassemblyTimeout:
+    case DropReason::kIpv4ReassemblyEvicted:  // counted while another fragment is taken in
     case DropReason::kIpv4NoRoute:
     case DropReason::kIpv6NoRoute:
     case DropReason::kIpv6ReassemblyTimeout:

@@ -129,6 +129,12 @@ enum class DropReason : uint16_t {
   kIpv6ReassemblyTableFull,
   kIpv6ReassemblyTooManyFragments,
   kIpv6ReassemblyTooLarge,
+  // A datagram in progress evicted from a full reassembly table by a newer one.
+  kIpv4ReassemblyEvicted,
+  // An IPv4 packet whose total length runs past the frame although the frame is longer
+  // than the interface's MTU: cut short by the receive path (af_packet's ring after the
+  // kernel reassembled fragments), not malformed by its sender.
+  kRxTruncated,
   kCount
 };
 

@@ -26,7 +26,6 @@ bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
 
 void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta,
                        bool link_broadcast, Instant now) {
-  (void)ifc;
   // The header is read in place unless it straddles a segment boundary; then
   // only its bytes (at most 60) are pulled up.
   uint8_t hdr_buf[wire::Ipv4View::kMaxHeaderLen];
@@ -63,7 +62,13 @@ void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta
   //    beyond it is Ethernet padding, or the unused end of a chain, and is ignored).
   size_t total = ip->total_len();
   if (total < hl || total > pkt.size()) {
-    drops_.add(DropReason::kIpv4BadTotalLength);
+    // A packet longer than the MTU cannot have been sent whole on this link: the
+    // kernel under an af_packet port reassembled fragments (the PMD joins its
+    // sockets to a fanout group with PACKET_FANOUT_FLAG_DEFRAG) and the socket's
+    // ring cut the datagram at its frame size. Counted apart so that an operator
+    // can tell it from a malformed header (docs/troubleshooting.md).
+    drops_.add(total > hl && pkt.size() > ifc.cfg.mtu ? DropReason::kRxTruncated
+                                                      : DropReason::kIpv4BadTotalLength);
     return;
   }
   // 5. Header checksum, unless the NIC already verified it (RFC 1122 3.2.1.2).

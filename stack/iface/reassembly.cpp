@@ -24,12 +24,6 @@ size_t Reassembler::entries() const {
   return n;
 }
 
-size_t Reassembler::buffer_bytes() const {
-  size_t n = 0;
-  for (const auto& s : slots_) n += s.buf ? kHeadroom + cfg_.max_datagram : 0;
-  return n;
-}
-
 Reassembler::Slot* Reassembler::find(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t id) {
   for (auto& s : slots_) {
     if (s.state != State::kFree && s.id == id && s.src == src && s.dst == dst && s.proto == proto) {
@@ -39,16 +33,26 @@ Reassembler::Slot* Reassembler::find(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, 
   return nullptr;
 }
 
-Reassembler::Slot* Reassembler::allocate() {
+Reassembler::Slot* Reassembler::allocate(DropCounters& drops) {
+  Slot* oldest = nullptr;
   for (auto& s : slots_) {
     if (s.state == State::kFree) return &s;
+    if (oldest == nullptr || s.expires < oldest->expires) oldest = &s;
   }
-  return nullptr;
+  // Every slot has the same timeout, so the earliest deadline is the oldest datagram.
+  // A discarded slot's fragments were counted when it was discarded.
+  if (oldest->state == State::kActive) {
+    drops.add(DropReason::kIpv4ReassemblyEvicted, oldest->frags.size());
+  }
+  ++stats_.evicted;
+  release(*oldest);
+  return oldest;
 }
 
 void Reassembler::release(Slot& s) {
   s.state = State::kFree;
   s.frags.clear();  // keeps its capacity: a reused slot does not allocate
+  stats_.held_bytes -= s.received;
   s.received = 0;
   s.total = 0;
   s.have_last = false;
@@ -61,6 +65,7 @@ void Reassembler::discard(Slot& s, DropReason reason, DropCounters& drops) {
   s.state = State::kDiscarded;
   s.discard_reason = reason;
   s.frags.clear();
+  stats_.held_bytes -= s.received;
   s.received = 0;
   s.header_len = 0;
 }
@@ -110,11 +115,7 @@ std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8
     return std::nullopt;
   }
   if (s == nullptr) {
-    s = allocate();
-    if (s == nullptr) {
-      drops.add(DropReason::kIpv4ReassemblyTableFull);
-      return std::nullopt;
-    }
+    s = allocate(drops);
     s->state = State::kActive;
     s->src = ip->src();
     s->dst = ip->dst();
@@ -125,7 +126,10 @@ std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8
     s->expires = now + cfg_.timeout;
     next_deadline_ = earliest(next_deadline_, s->expires);
     ++stats_.entries_in_use;
-    if (!s->buf) s->buf = std::make_unique<uint8_t[]>(kHeadroom + cfg_.max_datagram);
+    if (!s->buf) {
+      s->buf = std::make_unique<uint8_t[]>(kHeadroom + cfg_.max_datagram);
+      stats_.buffer_bytes += kHeadroom + cfg_.max_datagram;
+    }
   }
 
   const uint32_t end = off + len;
@@ -163,6 +167,7 @@ std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8
   std::memcpy(s->buf.get() + kHeadroom + off, payload.data(), len);
   s->frags.insert(it, Frag{off, len});
   s->received += len;
+  stats_.held_bytes += len;
   if (!more) {
     s->have_last = true;
     s->total = end;

@@ -1,7 +1,10 @@
 // IPv4 fragment reassembly for one core (RFC 791 section 3.2, RFC 815, RFC 1122
 // section 3.3.2). A bounded table of datagrams in progress keyed by (source,
 // destination, protocol, identification); fragment payloads are copied into a
-// per-slot buffer, so the received frame can be freed at once. Overlaps are
+// per-slot buffer, so the received frame can be freed at once. When the table is
+// full, a new datagram evicts the one that started first: a flood of fragments that
+// never complete (random identifications) then costs legitimate datagrams, which
+// complete within a round trip, nothing but the bounded table. Overlaps are
 // treated strictly, in the spirit of RFC 5722: an exact duplicate is ignored,
 // any other overlap discards the whole datagram. No DPDK, no clock: time is a
 // parameter and poll() returns the next deadline.
@@ -33,7 +36,10 @@ struct ReassemblyStats {
   uint64_t reassembled = 0;     // datagrams completed
   uint64_t duplicates = 0;      // exact duplicates ignored
   uint64_t timed_out = 0;       // datagrams expired incomplete
-  uint64_t entries_in_use = 0;  // gauge
+  uint64_t evicted = 0;         // datagrams in progress evicted by a new one (table full)
+  uint64_t entries_in_use = 0;  // gauge: datagrams in progress (or discarded, until expiry)
+  uint64_t held_bytes = 0;      // gauge: payload bytes held for datagrams in progress
+  uint64_t buffer_bytes = 0;    // gauge: buffer memory allocated (kept for reuse)
 };
 
 class Reassembler {
@@ -65,7 +71,7 @@ class Reassembler {
   const ReassemblyStats& stats() const { return stats_; }
   const ReassemblyConfig& config() const { return cfg_; }
   // Bytes of payload buffer the table holds (grows to max_entries * max_datagram at most).
-  size_t buffer_bytes() const;
+  size_t buffer_bytes() const { return stats_.buffer_bytes; }
 
  private:
   // Room before the payload in a slot's buffer for the largest IPv4 header.
@@ -93,7 +99,9 @@ class Reassembler {
   };
 
   Slot* find(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t id);
-  Slot* allocate();
+  // A free slot, or the one whose datagram started first, evicted (counted under
+  // ipv4_reassembly_evicted with its fragments).
+  Slot* allocate(DropCounters& drops);
   // Discards a datagram in progress: its fragments and the one that arrived are
   // counted under `reason`; further fragments of it are discarded until it expires.
   void discard(Slot& s, DropReason reason, DropCounters& drops);

@@ -18,7 +18,9 @@ Stack::Stack(const StackConfig& cfg)
       reasm_(cfg.reassembly),
       rx_linear_(65535) {}
 
-Stack::~Stack() {
+Stack::~Stack() { release_buffers(); }
+
+void Stack::release_buffers() {
   // Frames still waiting for ARP belong to the interfaces' buffer pools: give them
   // back, or a stack torn down mid-resolution leaks them.
   for (auto& ifc : ifaces_) {

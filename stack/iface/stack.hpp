@@ -102,6 +102,10 @@ class Stack final : public L4Output {
  public:
   explicit Stack(const StackConfig& cfg = {});
   ~Stack() override;
+  // Gives every frame the stack holds (waiting for ARP, or for an ESP burst) back to its
+  // interface's PacketIo. The destructor does it too; an owner whose PacketIo objects
+  // die before the stack calls this first.
+  void release_buffers();
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 

@@ -267,6 +267,13 @@ void Connection::shutdown_write() {
 void Connection::close() {
   Tcb& t = self(this);
   t.app_closed = true;
+  // Half-closed earlier and already in FIN-WAIT-2: orphaned now, so it gets the bounded
+  // wait that a close() before the FIN was acknowledged gets (tcp_input.cpp), or a
+  // silent peer would hold it forever.
+  if (!t.released && t.state == TcpState::kFinWait2 && t.tw_at.is_never()) {
+    t.tw_at = t.stack.last_now() + t.stack.config().time_wait;
+    t.stack.schedule(&t);
+  }
   shutdown_write();
 }
 

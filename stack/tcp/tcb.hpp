@@ -249,6 +249,7 @@ class Tcb final : public Connection {
   Instant delack_at = Instant::never();
   Instant persist_at = Instant::never();
   uint32_t persist_backoff = 0;
+  uint32_t persist_unanswered = 0;  // zero-window probes since the peer's last ACK
   Instant keepalive_at = Instant::never();
   uint32_t keepalive_sent = 0;
   Instant tw_at = Instant::never();

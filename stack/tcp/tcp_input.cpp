@@ -105,6 +105,9 @@ static void challenge_ack(Tcb& c, Instant now) {
 }
 
 static void process_ack(Tcb& c, Segment& s, Instant now) {
+  // Any acceptable ACK answers the zero-window probes sent so far (RFC 9293 3.8.6.1:
+  // the connection stays open as long as the receiver acknowledges the probes).
+  c.persist_unanswered = 0;
   const uint32_t sacked_before = c.txlog.sacked_bytes();
   bool dsack = c.sack_ok && s.opts.sack_count > 0 && c.sack_update(s, now);
   bool dupack = false;

@@ -120,6 +120,15 @@ void Tcb::on_timers(Instant now) {
   }
   bool probed = false;
   if (now >= persist_at) {
+    // RFC 9293 3.8.6.1 lets a closed window last as long as the receiver acknowledges
+    // the probes; a receiver that has gone silent would hold the connection (and the
+    // data queued behind the window) forever. Give up as a retransmission timeout does
+    // (max_retries unanswered probes; Linux's tcp_retries2 for probes alike).
+    if (++persist_unanswered > cfg.max_retries) {
+      send_rst(now);
+      finish(CloseReason::kTimeout);
+      return;
+    }
     probed = true;  // output() re-arms the persist timer with the next backoff
     persist_at = Instant::never();
     ++persist_backoff;

@@ -17,6 +17,15 @@ sources go to the namespace (its gateway), which drops them.
 4. Blind injection (scapy) into an established connection, with sequence numbers inside
    the window: RST and SYN draw challenge ACKs, data with an unacceptable ACK is dropped;
    the connection survives and answers correctly afterwards.
+5. Fragment flood (a second data plane, on net_tap: under af_packet the kernel reassembles
+   fragments before the port sees them, docs/security.md): first fragments with random
+   identifications and sources, bounded in count and time, while a fragmented ping
+   (-s 2000) and new TCP connections run. The reassembly table and its memory stay within
+   their bounds (gauges sampled throughout), the flood is counted as evictions, the
+   legitimate datagrams are reassembled and answered, and the reassembly timeout frees
+   every entry afterwards.
+6. Over af_packet, a datagram the kernel reassembled beyond the socket ring's frame is
+   counted as rx_truncated (not as a malformed header).
 """
 import json
 import os
@@ -34,6 +43,14 @@ METRICS_PORT = 9592
 RST_LIMIT = 200
 SYN_FLOOD_S = 12
 PY = "/usr/bin/python3"
+TAP_DP_IP = "10.78.91.1"
+TAP_PEER_IP = "10.78.91.2"
+TAP_METRICS_PORT = 9593
+FRAG_FLOOD_S = 8
+FRAG_FLOOD_MAX = 400000
+REASM_ENTRIES = 64        # ReassemblyConfig::max_entries
+REASM_SLOT = 60 + 65535   # one slot's buffer
+REASM_TIMEOUT_S = 30
 
 SERVICES = ['{ name: web, kind: http, protocol: tcp, port: 80, responses: [ '
             '{ path: "/hello", body: "hello\\n" } ] }']
@@ -142,6 +159,37 @@ s.close()
 print(json.dumps({"first": first.decode("latin-1")[:12], "sent": len(pkts),
                   "after": [d.startswith(b"HTTP/1.1 200") and d.endswith(b"hello\n") and b"EVIL" not in d
                             for d in ok]}))
+'''
+
+
+# First fragments (MF set, offset 0, 64 bytes of UDP) with random identifications and
+# sources from 10.78.91.128/25, through a raw socket (IP_HDRINCL), as fast as one Python
+# process sends them, until `secs` or `count`. Prints how many were sent.
+FRAG_FLOOD = r'''
+import json, os, random, socket, struct, sys, time
+dst, secs, count = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+d = socket.inet_aton(dst)
+body = struct.pack("!HHHH", 40000, 9, 8 + 200, 0) + os.urandom(56)
+def csum(b):
+    n = sum(struct.unpack("!10H", b))
+    n = (n & 0xffff) + (n >> 16)
+    return (~((n & 0xffff) + (n >> 16))) & 0xffff
+sent, t0 = 0, time.monotonic()
+end = t0 + secs
+while sent < count and time.monotonic() < end:
+    for _ in range(256):
+        src = bytes([10, 78, 91, 128 + random.randrange(127)])
+        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), random.getrandbits(16),
+                        0x2000, 64, 17, 0, src, d)
+        h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+        try:
+            s.sendto(h + body, (dst, 0))
+            sent += 1
+        except OSError:
+            pass
+print(json.dumps({"sent": sent, "seconds": time.monotonic() - t0}))
 '''
 
 
@@ -331,10 +379,120 @@ def blind_injection(res, ns, tmp, ctl, peer_if):
     res.check(resets == 0 and chal > 0, f"no injected RST accepted; {chal:.0f} challenge ACKs")
 
 
+def reasm(ctl):
+    m = ctl.scrape()
+
+    def g(name):
+        return m.get((name, frozenset()), 0)
+
+    return {k: g(f"wirespeed_ipv4_{k}") for k in (
+        "reassembly_entries", "reassembly_held_bytes", "reassembly_buffer_bytes",
+        "reassembly_fragments_total", "reassembled_datagrams_total", "reassembly_timeouts_total",
+        "reassembly_evictions_total")}
+
+
+def frag_flood(res, tmp):
+    with h.TapPeer("hsf", TAP_PEER_IP) as peer:
+        ns = peer.ns
+        cfg = h.write_config(tmp, device=peer.device(), address=f"{TAP_DP_IP}/24",
+                             prefix="wst-hostile-tap", metrics_port=TAP_METRICS_PORT,
+                             services=SERVICES, gateway=TAP_PEER_IP)
+        dp = h.Dataplane(cfg, tmp)
+        with dp, h.Control(cfg, tmp, TAP_METRICS_PORT) as ctl:
+            peer.attach()
+            r = h.sh(f"ping -c 3 -i 0.2 -W 2 -s 2000 {TAP_DP_IP}", ns=ns, check=False)
+            res.check(" 0% packet loss" in r.stdout, "before the flood: fragmented ping -s 2000 answered",
+                      r.stdout[-300:])
+            r0 = reasm(ctl)
+            rss0 = rss_kb(dp.proc.pid)
+            fl = script(tmp, "fragflood.py", FRAG_FLOOD)
+            legit = script(tmp, "legit.py", LEGIT)
+            flood_p = popen(f"nice -n 19 {PY} {fl} {TAP_DP_IP} {FRAG_FLOOD_S} {FRAG_FLOOD_MAX}", ns)
+            time.sleep(1.0)
+            ping_p = popen(f"ping -c 20 -i 0.25 -W 2 -s 2000 {TAP_DP_IP}", ns)
+            tcp_p = popen(f"nice -n -5 {PY} {legit} {TAP_DP_IP} 30 0.1", ns)
+            peak = {"reassembly_entries": 0, "reassembly_held_bytes": 0, "reassembly_buffer_bytes": 0}
+            rss_max = rss0
+            while flood_p.poll() is None:
+                cur = reasm(ctl)
+                for k in peak:
+                    peak[k] = max(peak[k], cur[k])
+                rss_max = max(rss_max, rss_kb(dp.proc.pid))
+                time.sleep(0.2)
+            fres = json_of(flood_p, 10)
+            ping_out, _ = ping_p.communicate(timeout=30)
+            lres = json_of(tcp_p, 60)
+            r1 = reasm(ctl)
+            sent = fres.get("sent", 0)
+            frags = r1["reassembly_fragments_total"] - r0["reassembly_fragments_total"]
+            ev = r1["reassembly_evictions_total"] - r0["reassembly_evictions_total"]
+            done = r1["reassembled_datagrams_total"] - r0["reassembled_datagrams_total"]
+            rx = next((l for l in ping_out.splitlines() if "packets transmitted" in l), ping_out[-200:])
+            times = lres.get("times", [])
+            ok = sum(1 for t in times if t is not None and t <= 1.0)
+            print(f"  fragment flood {fres.get('seconds', 0):.1f} s: {sent} fragments sent, {frags:.0f} reached "
+                  f"reassembly, {ev:.0f} evictions, {done:.0f} datagrams reassembled; peak entries "
+                  f"{peak['reassembly_entries']:.0f}, held {peak['reassembly_held_bytes']:.0f} B, buffers "
+                  f"{peak['reassembly_buffer_bytes'] / 1024:.0f} KiB; RSS {rss0 / 1024:.1f} -> "
+                  f"{rss_max / 1024:.1f} MiB; ping -s 2000: {rx}; TCP: {ok}/{len(times)} within 1 s", flush=True)
+            res.check(sent > 10000 and frags >= 0.5 * sent and ev > 0.5 * frags,
+                      f"flood reached reassembly and was counted: {frags:.0f} of {sent} fragments, "
+                      f"{ev:.0f} evictions", str(fres))
+            res.check(peak["reassembly_entries"] <= REASM_ENTRIES
+                      and peak["reassembly_buffer_bytes"] <= REASM_ENTRIES * REASM_SLOT
+                      and peak["reassembly_held_bytes"] <= REASM_ENTRIES * 1480,
+                      f"reassembly bounded: at most {peak['reassembly_entries']:.0f} entries (<= {REASM_ENTRIES}), "
+                      f"{peak['reassembly_buffer_bytes']:.0f} B of buffers (<= {REASM_ENTRIES * REASM_SLOT})")
+            res.check(rss_max <= rss0 * 1.10 + REASM_ENTRIES * REASM_SLOT / 1024,
+                      f"data plane RSS {rss0 / 1024:.1f} MiB before, at most {rss_max / 1024:.1f} MiB during")
+            got = 0
+            for l in ping_out.splitlines():
+                if "packets transmitted" in l:
+                    got = int(l.split(",")[1].split()[0])
+            res.check(got >= 19, f"during the flood: {got} of 20 fragmented pings (-s 2000) answered", ping_out[-300:])
+            res.check(len(times) == 30 and ok >= 29,
+                      f"during the flood: {ok} of {len(times)} new TCP connections answered within 1 s",
+                      str(lres)[:400])
+            # The timeout frees what the flood left (RFC 1122 3.3.2), counted.
+            deadline = time.monotonic() + REASM_TIMEOUT_S + 10
+            while time.monotonic() < deadline and reasm(ctl)["reassembly_entries"] > 0:
+                time.sleep(1)
+            r2 = reasm(ctl)
+            tmo = r2["reassembly_timeouts_total"] - r1["reassembly_timeouts_total"]
+            print(f"  after the timeout: {r2['reassembly_entries']:.0f} entries, "
+                  f"{r2['reassembly_held_bytes']:.0f} B held, {tmo:.0f} timed out", flush=True)
+            res.check(r2["reassembly_entries"] == 0 and r2["reassembly_held_bytes"] == 0 and tmo > 0,
+                      f"reassembly timeout frees the table: {tmo:.0f} datagrams timed out, none held")
+            r = h.sh(f"ping -c 2 -i 0.2 -W 2 -s 2000 {TAP_DP_IP}", ns=ns, check=False)
+            res.check(" 0% packet loss" in r.stdout, "after the flood: fragmented ping answered", r.stdout[-300:])
+        res.check(dp.proc.returncode == 0, "tap data plane exits 0 on SIGINT",
+                  f"rc={dp.proc.returncode}\n{dp.output()[-1500:]}")
+
+
+def af_packet_truncation(res, ns, ctl):
+    d0 = ctl.drops()
+    r = h.sh(f"ping -c 1 -W 1 -s 2000 {DP_IP}", ns=ns, check=False)
+    d1 = ctl.drops()
+    trunc = d1.get("rx_truncated", 0) - d0.get("rx_truncated", 0)
+    bad = d1.get("ipv4_bad_total_length", 0) - d0.get("ipv4_bad_total_length", 0)
+    print(f"  af_packet, ping -s 2000 (kernel-reassembled, 2042 B > the 2048 B ring frame's room): "
+          f"rx_truncated {trunc:.0f}, ipv4_bad_total_length {bad:.0f}", flush=True)
+    res.check(trunc == 1 and bad == 0, "af_packet: a datagram cut by the socket ring is counted as rx_truncated",
+              r.stdout[-200:])
+
+
 def main():
     h.need_root()
     res = h.Results("hostile")
     tmp = tempfile.mkdtemp(prefix="ws-hostile-")
+    # `test_hostile.py fragments` runs part 5 alone (for development); no argument runs all.
+    if sys.argv[1:] != ["fragments"]:
+        af_packet_parts(res, tmp)
+    frag_flood(res, tmp)
+    return res.finish()
+
+
+def af_packet_parts(res, tmp):
     with h.VethPeer("hs", PEER_IP) as peer:
         ns = peer.ns
         cfg = h.write_config(tmp, device=peer.device(), address=f"{DP_IP}/24", prefix="wst-hostile",
@@ -346,11 +504,11 @@ def main():
             stateless_floods(res, ns, ctl)
             udp_flood(res, ns, ctl)
             blind_injection(res, ns, tmp, ctl, peer.peer_if)
+            af_packet_truncation(res, ns, ctl)
             r = h.sh(f"curl -s --max-time 5 http://{DP_IP}/hello", ns=ns, check=False)
             res.check(r.stdout == "hello\n", "still serving afterwards", r.stdout[:80])
         rcode = dp.proc.returncode
         res.check(rcode == 0, "data plane exits 0 on SIGINT", f"rc={rcode}\n{dp.output()[-1500:]}")
-    return res.finish()
 
 
 if __name__ == "__main__":

@@ -341,5 +341,51 @@ TEST(MaxConnections, RefusalCounted) {
   EXPECT_EQ(c.s.counters().syncookies_valid, 2u);
 }
 
+// A receiver that closes its window and then falls silent holds no connection forever:
+// zero-window probes left unanswered end it as retransmissions would (max_retries).
+TEST(ZeroWindow, SilentReceiverIsGivenUpOn) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  std::vector<uint8_t> data(4000, 7);
+  ASSERT_EQ(app.c->send(data), data.size());
+  s.clear();
+  auto zero = s.peer(kAck);
+  zero.ack = s.our_nxt + static_cast<uint32_t>(data.size());
+  zero.window = 0;
+  s.in(zero);  // everything acknowledged except what did not fit: the window is shut
+  ASSERT_EQ(app.c->send(data), data.size());
+  s.clear();
+  // A receiver that answers the probes keeps the connection open.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(s.advance(Duration::seconds(130), true));
+    s.clear();
+    s.in(zero);
+  }
+  EXPECT_EQ(s.s.connection_count(), 1u);
+  // Silent from now on.
+  s.advance(Duration::seconds(3600));
+  EXPECT_EQ(s.s.connection_count(), 0u);
+  EXPECT_EQ(app.reason, tcp::CloseReason::kTimeout);
+}
+
+// close() after a half-close whose FIN is already acknowledged (FIN-WAIT-2) orphans the
+// connection: it gets the bounded FIN-WAIT-2 wait, not an endless one.
+TEST(FinWait2, CloseAfterHalfCloseIsBounded) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  app.c->shutdown_write();
+  auto ack = s.peer(kAck);
+  ack.ack = s.our_nxt + 1;
+  s.in(ack);
+  ASSERT_EQ(app.c->state(), TcpState::kFinWait2);
+  s.advance(Duration::seconds(600));
+  EXPECT_EQ(s.s.connection_count(), 1u);  // half-closed, the application still reads
+  app.c->close();
+  s.advance(Duration::seconds(61));
+  EXPECT_EQ(s.s.connection_count(), 0u);
+}
+
 }  // namespace
 }  // namespace ws::sim

@@ -94,6 +94,8 @@ TEST(DropReason, NamesMatchEnumerators) {
       {DropReason::kTcpRstRateLimited, "tcp_rst_rate_limited"},
       {DropReason::kTcpTimeWaitRst, "tcp_time_wait_rst"},
       {DropReason::kTcpMaxConnections, "tcp_max_connections"},
+      {DropReason::kIpv4ReassemblyEvicted, "ipv4_reassembly_evicted"},
+      {DropReason::kRxTruncated, "rx_truncated"},
   };
   for (const auto& [r, name] : expected) {
     EXPECT_EQ(drop_reason_name(r), name) << static_cast<int>(r);

@@ -228,6 +228,18 @@ std::vector<DropCase> ipv4_drop_cases() {
                  f.pop_back();
                  return f;
                }});
+  // A datagram the kernel reassembled under an af_packet port, cut by the socket's
+  // ring: longer than the MTU (1500), shorter than its total length.
+  v.push_back({"cut_by_receiver_beyond_mtu", DropReason::kRxTruncated, [] {
+                 auto f = ping_with([](Ipv4Spec&) {}, 2000);
+                 f.resize(kEth + 1968);
+                 return f;
+               }});
+  v.push_back({"cut_short_at_mtu", DropReason::kIpv4BadTotalLength, [] {
+                 auto f = ping_with([](Ipv4Spec&) {}, 2000);
+                 f.resize(kEth + 1500);
+                 return f;
+               }});
   v.push_back({"header_checksum", DropReason::kIpv4BadChecksum,
                [] { return ping_with([](Ipv4Spec& s) { s.corrupt_checksum = true; }); }});
   v.push_back({"header_checksum_zero", DropReason::kIpv4BadChecksum,

@@ -256,22 +256,53 @@ TEST(Reassembler, ConfiguredMaximumDatagram) {
   EXPECT_GE(drops.get(DropReason::kIpv4ReassemblyTooLarge), 1u);
 }
 
-TEST_F(ReassemblerTest, TableFull) {
+TEST_F(ReassemblerTest, FullTableEvictsTheOldestDatagram) {
   auto d = pattern(8);
-  for (uint16_t id = 0; id < 64; ++id) EXPECT_FALSE(in(raw_fragment(0, true, d, id)));
+  for (uint16_t id = 0; id < 64; ++id) {
+    EXPECT_FALSE(in(raw_fragment(0, true, d, id)));
+    now += Duration::millis(1);
+  }
   EXPECT_EQ(r.entries(), 64u);
+  EXPECT_EQ(r.stats().held_bytes, 64u * 8u);
+  const size_t buffers = r.buffer_bytes();
+  // A new datagram takes the slot of the one that started first (id 0), whose
+  // fragment is counted as evicted; no buffer is allocated for it.
   EXPECT_FALSE(in(raw_fragment(0, true, d, 64)));
-  EXPECT_EQ(drops.get(DropReason::kIpv4ReassemblyTableFull), 1u);
-  // Fragments of datagrams already in the table still get in and complete them.
+  EXPECT_EQ(r.entries(), 64u);
+  EXPECT_EQ(r.stats().evicted, 1u);
+  EXPECT_EQ(drops.get(DropReason::kIpv4ReassemblyEvicted), 1u);
+  EXPECT_EQ(r.buffer_bytes(), buffers);
+  EXPECT_EQ(r.stats().held_bytes, 64u * 8u);
+  // Id 0 starts over (its first fragment is gone): its last fragment alone does not
+  // complete it, and it evicts id 1.
+  EXPECT_FALSE(in(raw_fragment(8, false, d, 0)));
+  EXPECT_EQ(r.stats().evicted, 2u);
+  // Fragments of datagrams still in the table complete them.
   auto w = in(raw_fragment(8, false, d, 3));
   ASSERT_TRUE(w);
   EXPECT_EQ(w->size(), 36u);
   EXPECT_EQ(r.entries(), 63u);
-  EXPECT_FALSE(in(raw_fragment(0, true, d, 64)));  // room again
+  EXPECT_EQ(r.stats().held_bytes, 63u * 8u);
+  // A flood of datagrams that never complete: the table and its memory stay bounded,
+  // and a datagram whose fragments arrive close together still completes.
+  for (uint16_t id = 1000; id < 11000; ++id) {
+    EXPECT_FALSE(in(raw_fragment(0, true, d, id)));
+    if (id % 1000 == 0) {
+      EXPECT_FALSE(in(raw_fragment(0, true, d, 7, kOtherIp)));
+      EXPECT_TRUE(in(raw_fragment(8, false, d, 7, kOtherIp)));
+    }
+  }
   EXPECT_EQ(r.entries(), 64u);
-  // The key includes the source: same id from another host is another datagram.
-  EXPECT_FALSE(in(raw_fragment(0, true, d, 5, kOtherIp)));
-  EXPECT_EQ(drops.get(DropReason::kIpv4ReassemblyTableFull), 2u);
+  EXPECT_EQ(r.buffer_bytes(), buffers);
+  EXPECT_LE(r.stats().held_bytes, 64u * 8u);
+  EXPECT_EQ(r.stats().reassembled, 11u);
+  EXPECT_EQ(drops.get(DropReason::kIpv4ReassemblyTableFull), 0u);
+  // Timeouts free the table.
+  now += Duration::seconds(31);
+  r.poll(now, drops);
+  EXPECT_EQ(r.entries(), 0u);
+  EXPECT_EQ(r.stats().held_bytes, 0u);
+  EXPECT_EQ(r.stats().timed_out, 64u);
 }
 
 TEST_F(ReassemblerTest, TimeoutFreesTheEntryAndCounts) {

@@ -201,6 +201,24 @@ TEST(StackArp, RetriesOnPollThenDropsAndCountsQueuedFrames) {
   }
 }
 
+// An owner whose PacketIo dies before the stack (the data plane's pipeline) gets the
+// frames waiting for ARP back first, through release_buffers().
+TEST(StackArp, ReleaseBuffersReturnsQueuedFrames) {
+  StackHarness h;
+  UdpSocket* s = h.stack.udp_bind(5555, [](UdpSocket&, const UdpDatagram&, Instant) {});
+  ASSERT_NE(s, nullptr);
+  std::vector<uint8_t> p{0xab};
+  ASSERT_TRUE(s->send_to(Endpoint{kPeerIp, 9}, p, h.now()));
+  ASSERT_TRUE(s->send_to(Endpoint{kPeerIp, 9}, p, h.now()));
+  EXPECT_EQ(h.io.outstanding(), 2u);  // both datagrams wait for ARP
+  h.stack.release_buffers();
+  EXPECT_EQ(h.io.outstanding(), 0u);
+  EXPECT_EQ(h.io.releases(), 2u);
+  EXPECT_EQ(h.drops(DropReason::kArpResolveFailed), 2u);
+  h.stack.release_buffers();  // nothing left: a second call (the destructor's) is a no-op
+  EXPECT_EQ(h.io.releases(), 2u);
+}
+
 TEST(StackArp, QueueFullIsCountedAndBufferReturned) {
   StackConfig cfg;
   cfg.arp.max_pending_per_entry = 2;
