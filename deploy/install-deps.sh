@@ -11,7 +11,7 @@ PACKAGES=(
   dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libyaml-cpp-dev nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
   # the shell tools the scripts use (present on most systems; listed so none is assumed)
-  bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf
+  bash dash coreutils grep sed findutils util-linux mount kmod procps dpkg apt debconf bc
   # the demo and integration tests: Linux peers in network namespaces
   iproute2 iputils-ping ethtool socat curl wrk nginx-light iperf3 sockperf
   nodejs npm
