@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Accepts one TCP connection on IP:PORT, reads it to the end and checks that it carried
+exactly COUNT length32 messages of SIZE bytes of the deterministic pattern
+(docs/framing.md), as `wsperf source` and wirespeed's `source` send them. Prints one JSON
+line: bytes, seconds from accept to the peer's FIN, and whether every byte matched.
+
+usage: pattern_recv.py IP PORT SIZE COUNT TIMEOUT_S
+"""
+import hashlib
+import json
+import socket
+import sys
+import time
+
+M64 = (1 << 64) - 1
+
+
+def pattern_key(seq):
+    z = (seq + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def expected_sha(size, count):
+    """SHA-256 of COUNT messages of SIZE pattern bytes, each after its 4-byte length."""
+    # Byte i of word w of a message is byte (i) of its key plus word_mix(w) (mod 256).
+    words = (size + 7) // 8
+    mixes = [((w * 0x9E3779B1) & 0xFFFFFFFF) >> 24 for w in range(words)]
+    h = hashlib.sha256()
+    for seq in range(count):
+        key = pattern_key(seq).to_bytes(8, "little")
+        variants = [bytes((k + m) & 0xFF for k in key) for m in range(256)]
+        payload = b"".join(variants[m] for m in mixes)[:size]
+        h.update(size.to_bytes(4, "big") + payload)
+    return h.hexdigest()
+
+
+def main():
+    ip, port, size, count, timeout = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
+                                      int(sys.argv[4]), float(sys.argv[5]))
+    want = expected_sha(size, count)
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((ip, port))
+    ls.listen(1)
+    ls.settimeout(timeout)
+    print("listening", file=sys.stderr, flush=True)
+    out = {"bytes": 0, "seconds": None, "intact": False, "error": None}
+    try:
+        s, _ = ls.accept()
+        t0 = time.monotonic()
+        s.settimeout(timeout)
+        h = hashlib.sha256()
+        while True:
+            b = s.recv(1 << 20)
+            if not b:
+                break
+            h.update(b)
+            out["bytes"] += len(b)
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"not finished in {timeout} s")
+        out["seconds"] = time.monotonic() - t0
+        out["intact"] = out["bytes"] == count * (size + 4) and h.hexdigest() == want
+        s.close()
+    except Exception as e:  # reported in the JSON: the caller counts a failed transfer
+        out["error"] = repr(e)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
