@@ -45,7 +45,12 @@ def tcp_timeouts(ns):
 
 
 class RelayNet:
-    """Creates the namespaces and links; removes them on exit, whatever happens."""
+    """Creates the namespaces and links; removes them on exit, whatever happens. Both
+    Linux endpoints use congestion control `linux_cc` (wirespeed's default is cubic; a
+    kernel's default may be another, bbr on some)."""
+
+    def __init__(self, linux_cc="cubic"):
+        self.linux_cc = linux_cc
 
     def __enter__(self):
         h.require("ip", "sysctl", "ethtool")
@@ -69,6 +74,7 @@ class RelayNet:
             h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=ns)
             # Each transfer starts from the defaults, not from what the last one learned.
             h.sh("sysctl -qw net.ipv4.tcp_no_metrics_save=1", ns=ns)
+            h.sh(f"sysctl -qw net.ipv4.tcp_congestion_control={self.linux_cc}", ns=ns)
         h.sh(f"ip link add {DP_IF} type veth peer name {RELAY_DP_IF}")
         h.sh(f"ip link set {RELAY_DP_IF} netns {NS_RELAY}")
         h.sh(f"sysctl -qw net.ipv6.conf.{DP_IF}.disable_ipv6=1")
