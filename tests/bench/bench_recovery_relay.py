@@ -45,9 +45,9 @@ def run_cell(loss, delay, reorder, args, tmp):
     imp = dict(loss=loss, delay_ms=delay, reorder=reorder, seed=args.seed)
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        with rn.RelayNet(args.linux_cc):
-            linux = rn.linux_pair(imp, args.count, args.timeout)
-            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp)
+        with rn.RelayNet():
+            linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc)
+            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc)
     return {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
 

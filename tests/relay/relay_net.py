@@ -8,9 +8,10 @@ cross the same kind of path in the same run.
     ns wsr-a (10.79.0.2) -- wsr-ra [ns wsr-relay: wsrelay] wsr-rb -- ns wsr-b (10.79.0.3)
                                                             wsr-rw -- wsr-dp (data plane, 10.79.0.1)
 
-Transfers are length32 messages of the deterministic pattern: `wsperf source` or the data
-plane's `source` sends them; A's receiver (pattern_recv.py) or `wsperf sink --verify`
-checks every byte, the data plane's `sink` counts them.
+Transfers are length32 messages of the deterministic pattern: pattern_peer.py (a Linux
+sender with the congestion control asked for) or the data plane's `source` sends them;
+pattern_peer.py on A or `wsperf sink --verify` on B checks every byte, the data plane's
+`sink` counts them.
 """
 import json
 import os
@@ -26,12 +27,12 @@ import harness as h  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 WSRELAY = os.path.join(h.BUILD, "tests", "relay", "wsrelay")
 WSPERF = os.path.join(h.BUILD, "tools", "wsperf", "wsperf")
-RECV = os.path.join(HERE, "pattern_recv.py")
+PEER = os.path.join(HERE, "pattern_peer.py")
 
 NS_A, NS_B, NS_RELAY = "wsr-a", "wsr-b", "wsr-relay"
 IP_A, IP_B, IP_DP = "10.79.0.2", "10.79.0.3", "10.79.0.1"
 DP_IF, RELAY_DP_IF = "wsr-dp", "wsr-rw"
-SINK_PORT, RECV_PORT = 9, 5002
+SINK_PORT, RECV_PORT, ECHO_PORT = 9, 5002, 7
 MESSAGE = 65536
 
 
@@ -45,12 +46,7 @@ def tcp_timeouts(ns):
 
 
 class RelayNet:
-    """Creates the namespaces and links; removes them on exit, whatever happens. Both
-    Linux endpoints use congestion control `linux_cc` (wirespeed's default is cubic; a
-    kernel's default may be another, bbr on some)."""
-
-    def __init__(self, linux_cc="cubic"):
-        self.linux_cc = linux_cc
+    """Creates the namespaces and links; removes them on exit, whatever happens."""
 
     def __enter__(self):
         h.require("ip", "sysctl", "ethtool")
@@ -74,7 +70,6 @@ class RelayNet:
             h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=ns)
             # Each transfer starts from the defaults, not from what the last one learned.
             h.sh("sysctl -qw net.ipv4.tcp_no_metrics_save=1", ns=ns)
-            h.sh(f"sysctl -qw net.ipv4.tcp_congestion_control={self.linux_cc}", ns=ns)
         h.sh(f"ip link add {DP_IF} type veth peer name {RELAY_DP_IF}")
         h.sh(f"ip link set {RELAY_DP_IF} netns {NS_RELAY}")
         h.sh(f"sysctl -qw net.ipv6.conf.{DP_IF}.disable_ipv6=1")
@@ -134,16 +129,17 @@ class Relay:
 
 
 class Receiver:
-    """pattern_recv.py in namespace `ns`, listening for one transfer of `count` messages."""
+    """pattern_peer.py recv in namespace `ns`, listening for one transfer of `count`
+    messages."""
 
     def __init__(self, ns, ip, count, timeout_s):
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns, "/usr/bin/python3", RECV, ip, str(RECV_PORT),
+            ["ip", "netns", "exec", ns, "/usr/bin/python3", PEER, "recv", ip, str(RECV_PORT),
              str(MESSAGE), str(count), str(timeout_s)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if "listening" not in self.proc.stderr.readline():
             self.proc.kill()
-            raise RuntimeError("pattern_recv.py did not start: " + self.proc.stderr.read())
+            raise RuntimeError("pattern_peer.py did not start: " + self.proc.stderr.read())
         self.timeout_s = timeout_s
 
     def result(self):
@@ -155,19 +151,17 @@ class Receiver:
             return {"bytes": 0, "seconds": None, "intact": False, "error": repr(e)}
 
 
-def wsperf_send(ns, dst, port, count, timeout_s):
-    """`wsperf source` from `ns`: its report (seconds until the receiver's FIN), or an
-    error entry."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as rep:
-        r = h.sh(f"{WSPERF} source --target {dst}:{port} --message-size {MESSAGE} --count {count}"
-                 f" --quiet --idle-timeout {int(timeout_s)} --report {rep.name}", ns=ns,
-                 check=False, timeout=timeout_s + 30)
-        try:
-            out = json.load(open(rep.name))
-        except ValueError:
-            return {"seconds": None, "error": (r.stdout + r.stderr)[-400:]}
-    if r.returncode != 0 or out.get("messages") != count:
-        out["error"] = f"exit {r.returncode}: {(r.stdout + r.stderr)[-300:]}"
+def linux_send(ns, dst, port, count, timeout_s, cc):
+    """pattern_peer.py send from `ns` with congestion control `cc`: seconds until the
+    receiver's FIN, or an error entry."""
+    r = h.sh(f"/usr/bin/python3 {PEER} send {dst} {port} {MESSAGE} {count} {timeout_s} {cc}",
+             ns=ns, check=False, timeout=timeout_s + 30)
+    try:
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"seconds": None, "error": (r.stdout + r.stderr)[-400:]}
+    if out.get("error") is None:
+        out.pop("error")
     return out
 
 
@@ -207,21 +201,22 @@ def _entry(seconds, stream_bytes, intact, error=None, **more):
     return e
 
 
-def linux_pair(imp, count, timeout_s):
+def linux_pair(imp, count, timeout_s, cc="cubic"):
     """Linux A <-> Linux B over the relay: A sends to B's verifying sink, then B sends to
-    A's verifying receiver. Each with the sender's namespace's RTO expirations."""
+    A's verifying receiver. Each with the sender's namespace's RTO expirations. The Linux
+    senders use congestion control `cc` (wirespeed's default is cubic)."""
     out = {}
     with Relay("b", **imp):
         sink = WsperfSink(timeout_s)
         t = tcp_timeouts(NS_A)
-        s = wsperf_send(NS_A, IP_B, SINK_PORT, count, timeout_s)
+        s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
         k = sink.stop()
         intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
         out["ws_receives"] = _entry(s.get("seconds"), count * (MESSAGE + 4), intact,
                                     s.get("error"), sender_timeouts=tcp_timeouts(NS_A) - t)
         rx = Receiver(NS_A, IP_A, count, timeout_s)
         t = tcp_timeouts(NS_B)
-        s = wsperf_send(NS_B, IP_A, RECV_PORT, count, timeout_s)
+        s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
         r = rx.result()
         out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
                                  sender_timeouts=tcp_timeouts(NS_B) - t)
@@ -232,15 +227,19 @@ def recovery(ctl):
     return {k: int(ctl.value("wirespeed_tcp_recovery_total", kind=k)) for k in KINDS}
 
 
-def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591):
+def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc="cubic"):
     """Linux A <-> the data plane over the relay: the data plane's `source` sends to A's
     verifying receiver as it starts, then A sends to its `sink`. RTO expirations are the
-    data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts."""
+    data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts.
+    `also(ctl)`, when given, runs last with the data plane still up (its byte echo
+    listens on ECHO_PORT)."""
     out = {}
     cfg = h.write_config(
         tmp, device=RelayNet.dp_device(), address=f"{IP_DP}/24", prefix="wsr",
         metrics_port=metrics_port,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % SINK_PORT,
+                  "{ name: echo, kind: echo, protocol: tcp, port: %d, framing: none }"
+                  % ECHO_PORT,
                   "{ name: source, kind: source, protocol: tcp, target: \"%s:%d\", "
                   "message_size: %d, count: %d, duration_s: %d }"
                   % (IP_A, RECV_PORT, MESSAGE, count, int(timeout_s) + 30)])
@@ -254,7 +253,7 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591):
                                      sender_timeouts=rec["rto"], recovery=rec)
             t = tcp_timeouts(NS_A)
             before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
-            s = wsperf_send(NS_A, IP_DP, SINK_PORT, count, timeout_s)
+            s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
             ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total",
                                            service="sink") - before >= count * (MESSAGE + 4), 3)
             got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
@@ -263,4 +262,6 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591):
                 s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE, s.get("error"),
                 sender_timeouts=tcp_timeouts(NS_A) - t,
                 wirespeed_rto=after["rto"] - rec["rto"])
+            if also:
+                out["also"] = also(ctl)
     return out
