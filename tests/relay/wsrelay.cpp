@@ -245,8 +245,8 @@ void print_counters(const Direction* dirs) {
         "\"duplicated\": %llu, \"reordered\": %llu, \"overflow\": %llu, \"send_errors\": %llu}",
         i ? ", " : "", dirs[i].name, static_cast<unsigned long long>(k.received),
         static_cast<unsigned long long>(k.forwarded), static_cast<unsigned long long>(k.dropped),
-        static_cast<unsigned long long>(k.duplicated),
-        static_cast<unsigned long long>(k.reordered), static_cast<unsigned long long>(k.overflow),
+        static_cast<unsigned long long>(k.duplicated), static_cast<unsigned long long>(k.reordered),
+        static_cast<unsigned long long>(k.overflow),
         static_cast<unsigned long long>(k.send_errors));
   }
   std::printf("}\n");

@@ -36,7 +36,7 @@ TEST(Congestion, SlowStartCountsStretchAcks) {
   c.on_loss(30000, t);  // ssthresh 21000, cwnd 21000
   c.set_cwnd(15000);    // below ssthresh again (as after a timeout's restart)
   c.on_ack(20000, 15000, t, Duration::millis(10));
-  EXPECT_GE(c.cwnd(), 21000u);  // slow start stopped at ssthresh...
+  EXPECT_GE(c.cwnd(), 21000u);          // slow start stopped at ssthresh...
   EXPECT_LE(c.cwnd(), 21000u * 3 / 2);  // ...and the rest grew it as CUBIC allows
 }
 
