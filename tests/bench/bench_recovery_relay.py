@@ -115,6 +115,8 @@ def main():
         return 2
     grid = QUICK if args.quick else [(l, d, r) for l in LOSS for d in DELAY_MS for r in REORDER]
     tmp = tempfile.mkdtemp(prefix="ws-recovery-")
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
     start = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()[0]
     cells = []
@@ -122,15 +124,12 @@ def main():
         c = run_cell(loss, delay, reorder, args, tmp)
         print(json.dumps(c), flush=True)
         cells.append(c)
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     doc = {"run": {
         "workload": "loss recovery over wsrelay",
         "section": "19",
         "measured": start.strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit,
-        "command": "sudo tests/bench/bench_recovery_relay.py" + (" --quick" if args.quick else "")
-        + (f" --linux-cc {args.linux_cc}" if args.linux_cc != "cubic" else ""),
+        "command": "sudo tests/bench/bench_recovery_relay.py " + " ".join(sys.argv[1:]),
         "load": f"{load0:.1f} / {os.getloadavg()[0]:.1f} (other work on the 2 CPUs)",
         "source": (f"written by bench_recovery_relay.py: {args.count} x 64 KiB per transfer, "
                    f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
