@@ -219,8 +219,13 @@ class Tcb final : public Connection {
   size_t held_bytes = 0;
   uint32_t holder_index = kNoPiece;  // place in TcpStack::holders_ while anything is held
   ByteRing rcvbuf;
-  SeqRanges<128> ooo;    // out-of-order data: one range per hole above RCV.NXT
-  SeqNum last_ooo_left;  // most recent out-of-order block (RFC 2018 section 4)
+  SeqRanges<128> ooo;  // out-of-order data: one range per hole above RCV.NXT
+  // Out-of-order segments received lately, newest first: their blocks lead the SACK
+  // option in that order (RFC 2018 section 4), so a block survives lost ACKs.
+  std::array<SeqNum, 4> sack_recent{};
+  uint8_t sack_recent_n = 0;
+  void note_ooo_segment(SeqNum seq);
+  size_t fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) const;
   std::optional<SeqNum> ooo_fin;
   bool fin_received = false;
 

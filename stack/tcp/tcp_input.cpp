@@ -271,7 +271,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     }
     c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
     st.ctr().rx_bytes_buffered += len;
-    c.last_ooo_left = seq;
+    c.note_ooo_segment(seq);
     // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
     c.ack_now = true;
     c.quickack = std::max<uint32_t>(c.quickack, 2);

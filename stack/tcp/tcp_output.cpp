@@ -25,6 +25,34 @@ uint16_t Tcb::window_field() {
   return static_cast<uint16_t>(field);
 }
 
+void Tcb::note_ooo_segment(SeqNum seq) {
+  // Move-to-front; an older entry inside the same block goes (emit() dedups the rest).
+  size_t n = std::min<size_t>(sack_recent_n, sack_recent.size() - 1);
+  for (size_t i = n; i > 0; --i) sack_recent[i] = sack_recent[i - 1];
+  sack_recent[0] = seq;
+  sack_recent_n = static_cast<uint8_t>(n + 1);
+}
+
+// RFC 2018 section 4: the block holding the most recent segment first, then the blocks
+// of the segments received before it, newest first (they repeat what earlier ACKs said,
+// which a lost ACK would otherwise take with it), then any other blocks, lowest first.
+size_t Tcb::fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) const {
+  const size_t first = k;
+  auto add = [&](const SeqRange& g) {
+    for (size_t j = first; j < k; ++j)
+      if (out[j].left == g.left) return;
+    out[k++] = {g.left, g.right};
+  };
+  for (size_t m = 0; m < sack_recent_n && k < out.size(); ++m)
+    for (size_t i = 0; i < ooo.count(); ++i)
+      if (ooo[i].left <= sack_recent[m] && sack_recent[m] < ooo[i].right) {
+        add(ooo[i]);
+        break;
+      }
+  for (size_t i = 0; i < ooo.count() && k < out.size(); ++i) add(ooo[i]);
+  return k;
+}
+
 bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts,
                uint32_t tso_segment) {
   wire::TcpRepr r;
@@ -55,15 +83,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     size_t k = 0;
     if (dsack_pending) r.sack[k++] = {dsack_left, dsack_right};
     dsack_pending = false;
-    const size_t recent = k;
-    for (size_t i = 0; i < ooo.count(); ++i)
-      if (ooo[i].left <= last_ooo_left && last_ooo_left < ooo[i].right) {
-        r.sack[k++] = {ooo[i].left, ooo[i].right};
-        break;
-      }
-    for (size_t i = 0; i < ooo.count() && k < r.sack.size(); ++i)
-      if (k == recent || !(ooo[i].left == r.sack[recent].left))
-        r.sack[k++] = {ooo[i].left, ooo[i].right};
+    k = fill_sack_blocks(r.sack, k);
     r.sack_count = static_cast<uint8_t>(k);
   }
   size_t hl = r.header_len();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "stack/tcp/mss.hpp"
@@ -523,6 +524,33 @@ TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->v.ack(), s.peer_nxt + 1448);
   EXPECT_EQ(f->o.sack_count, 0);
+}
+
+// RFC 2018 section 4: the block of the newest out-of-order segment first, then the blocks
+// of those before it, newest first, so that a block reported once is repeated in the
+// next ACKs even when newer holes keep opening above it (as under random loss).
+TEST(DelayedAck, SackBlocksRepeatTheNewestFirst) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto seg = bytes(1448);
+  const uint32_t m = 1448;
+  // Five islands, one segment each, arriving lowest first: 1, 3, 5, 7, 9 (holes between).
+  std::optional<decltype(s.pop())> last;
+  for (uint32_t i = 1; i <= 9; i += 2) {
+    auto r = s.peer(kAck);
+    r.seq = s.peer_nxt + i * m;
+    s.in(r, seg);
+    last = s.pop();
+    s.clear();
+  }
+  ASSERT_TRUE(last && *last);
+  const auto& o = (**last).o;
+  ASSERT_GE(o.sack_count, 3);
+  EXPECT_EQ(o.sack[0].left, s.peer_nxt + 9 * m);  // the newest
+  EXPECT_EQ(o.sack[1].left, s.peer_nxt + 7 * m);  // then the ones before it
+  EXPECT_EQ(o.sack[2].left, s.peer_nxt + 5 * m);
 }
 
 // --------------------------------------------------------- zero window

@@ -46,6 +46,17 @@ class CongestionControl {
   void set_cwnd(uint32_t c) { cwnd_ = c; }
 
  protected:
+  // Slow start (RFC 5681 3.1) counting every byte an ACK covers, up to ssthresh; returns
+  // the bytes left over for congestion avoidance. Unlike RFC 3465's limit of 2*SMSS per
+  // ACK (as Linux, tcp_slow_start): a receiver that ACKs a whole flight at once (GRO,
+  // or a delayed ACK while its application reads slowly) would otherwise turn the
+  // doubling per round trip into two segments per round trip.
+  uint32_t slow_start(uint32_t acked) {
+    const uint32_t grow = std::min(acked, ssthresh_ - cwnd_);
+    cwnd_ += grow;
+    return acked - grow;
+  }
+
   uint32_t mss_ = 536;
   uint32_t cwnd_ = 0;
   uint32_t ssthresh_ = UINT32_MAX;

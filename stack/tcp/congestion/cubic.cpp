@@ -11,11 +11,8 @@ double Cubic::w_cubic(double t) const {
 }
 
 void Cubic::on_ack(uint32_t acked, uint32_t, Instant now, Duration srtt) {
-  if (cwnd_ < ssthresh_) {
-    // Slow start as in RFC 5681 with RFC 3465 byte counting (RFC 9438 section 4.10).
-    cwnd_ += std::min(acked, 2 * mss_);
-    return;
-  }
+  // RFC 9438 section 4.10: slow start below ssthresh; what lies beyond it counts here.
+  if (cwnd_ < ssthresh_ && (acked = slow_start(acked)) == 0) return;
   double mss = static_cast<double>(mss_);
   if (!epoch_valid_) {
     epoch_ = now;

@@ -8,11 +8,7 @@
 namespace ws::tcp {
 
 void NewReno::on_ack(uint32_t acked, uint32_t, Instant, Duration) {
-  if (cwnd_ < ssthresh_) {
-    // RFC 3465: grow by the bytes acked, at most 2*SMSS per ACK.
-    cwnd_ += std::min(acked, 2 * mss_);
-    return;
-  }
+  if (cwnd_ < ssthresh_ && (acked = slow_start(acked)) == 0) return;
   // RFC 5681 (3): about one SMSS per RTT.
   ca_acc_ += acked;
   if (ca_acc_ >= cwnd_) {

@@ -20,6 +20,26 @@ TEST(Congestion, InitialWindowIsIw10) {
   EXPECT_EQ(r.cwnd(), 17896u);
 }
 
+// A stretch ACK (one ACK for a whole flight, as from a receiver with GRO or a slow
+// reader) grows the window by all it covers, as Linux's slow start does, not by the
+// 2*SMSS per ACK of RFC 3465; the part beyond ssthresh counts as congestion avoidance.
+TEST(Congestion, SlowStartCountsStretchAcks) {
+  NewReno r;
+  r.init(1000);
+  Instant t;
+  r.on_ack(10000, 10000, t, Duration::millis(10));
+  EXPECT_EQ(r.cwnd(), 20000u);  // doubled by one ACK of the whole flight
+  Cubic c;
+  c.init(1000);
+  c.on_ack(20000, 10000, t, Duration::millis(10));
+  EXPECT_EQ(c.cwnd(), 30000u);
+  c.on_loss(30000, t);  // ssthresh 21000, cwnd 21000
+  c.set_cwnd(15000);    // below ssthresh again (as after a timeout's restart)
+  c.on_ack(20000, 15000, t, Duration::millis(10));
+  EXPECT_GE(c.cwnd(), 21000u);          // slow start stopped at ssthresh...
+  EXPECT_LE(c.cwnd(), 21000u * 3 / 2);  // ...and the rest grew it as CUBIC allows
+}
+
 TEST(Congestion, NewRenoHalvesAndGrowsLinearly) {
   NewReno r;
   r.init(1000);

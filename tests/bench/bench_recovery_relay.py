@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Loss recovery over an impaired path, against Linux in the same run.
+
+For each cell of the matrix (loss x one-way delay x reordering, the same impairments in
+both directions of wsrelay, tests/relay/), four transfers of COUNT x 64 KiB messages:
+Linux -> Linux and Linux -> wirespeed (wirespeed receiving), Linux -> Linux and
+wirespeed -> Linux (wirespeed sending), interleaved cell by cell so the machine's load
+falls on both alike. Each records the transfer time, the goodput and the sender's RTO
+expirations: the data plane's wirespeed_tcp_recovery_total{kind="rto"}, a Linux sender's
+TcpExtTCPTimeouts in its namespace. Every byte a Linux endpoint or A's receiver gets is
+checked against the pattern; the data plane's sink counts them.
+
+Writes docs/results/DATE-recovery-relay.json (the per-cell data, and one record per cell
+and direction for the recovery table of docs/performance.md: run
+tests/bench/make_performance.py afterwards) and prints a markdown table.
+
+The namespaces have fixed names: each cell runs under the shared integration lock
+(/tmp/ws-integration.lock, taken here), which is released between cells.
+
+usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
+           [--quick] [--linux-cc cubic|bbr|reno] [--out FILE]
+"""
+import argparse
+import datetime
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "relay"))
+import relay_net as rn  # noqa: E402
+
+LOSS = (0.1, 1, 5, 10)
+DELAY_MS = (1, 20)
+REORDER = (0, 10, 25)
+QUICK = ((1, 20, 0), (5, 1, 10), (10, 20, 25))
+LOCK = "/tmp/ws-integration.lock"
+
+
+def run_cell(loss, delay, reorder, args, tmp):
+    imp = dict(loss=loss, delay_ms=delay, reorder=reorder, seed=args.seed)
+    with open(LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with rn.RelayNet():
+            linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc)
+            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc)
+    return {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
+            "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
+
+
+def goodput(entry, bytes_, timeout):
+    """The goodput, or for a transfer that did not finish a bound below it (it moved at most
+    the whole transfer in the time allowed); the flag says which."""
+    if entry["ok"]:
+        return entry["goodput_mbit"], False
+    return round(bytes_ * 8 / timeout / 1e6, 3), True
+
+
+def records(cells, args):
+    out = []
+    size = args.count * (rn.MESSAGE + 4)
+    for i, c in enumerate(cells):
+        for d, what in (("ws_sends", "wirespeed sends"), ("ws_receives", "wirespeed receives")):
+            ws, lx = c["wirespeed"][d], c["linux"][d]
+            ours, ws_bound = goodput(ws, size, args.timeout)
+            peer, lx_bound = goodput(lx, size, args.timeout)
+            rto = (f"RTOs: wirespeed {ws['sender_timeouts']}, Linux {lx['sender_timeouts']}"
+                   if d == "ws_sends" else
+                   f"Linux sender RTOs: {ws['sender_timeouts']} against wirespeed, "
+                   f"{lx['sender_timeouts']} against Linux")
+            late = "; did not finish (bound)" if ws_bound or lx_bound else ""
+            out.append({
+                "id": f"recovery-{c['loss_pct']}-{c['delay_ms']}-{c['reorder_pct']}-{d}",
+                "table": "recovery",
+                "figure": (f"loss {c['loss_pct']} %, delay {c['delay_ms']} ms, reordering "
+                           f"{c['reorder_pct']} %, {what} ({rto}{late})"),
+                "unit": "Mbit/s", "ours": ours, "peer": peer,
+                "peer_name": f"Linux {args.linux_cc} <-> Linux, same run", "better": "higher",
+                "ratio": round(ours / peer, 2), "readme": False, "headline": False,
+                "rank": 300 + 2 * i + (d == "ws_receives")})
+    return out
+
+
+def markdown(cells):
+    lines = ["| loss | delay | reorder | dir | Linux s (Mbit/s) | wirespeed s (Mbit/s) | "
+             "RTOs ws / Linux |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for c in cells:
+        for d in ("ws_sends", "ws_receives"):
+            ws, lx = c["wirespeed"][d], c["linux"][d]
+
+            def cell(e):
+                return f"{e['seconds']} ({e['goodput_mbit']})" if e["ok"] else "failed"
+            lines.append(f"| {c['loss_pct']} % | {c['delay_ms']} ms | {c['reorder_pct']} % | "
+                         f"{d} | {cell(lx)} | {cell(ws)} | "
+                         f"{ws['sender_timeouts']} / {lx['sender_timeouts']} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=64, help="64 KiB messages per transfer")
+    ap.add_argument("--timeout", type=float, default=60, help="seconds allowed per transfer")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="three cells only")
+    ap.add_argument("--linux-cc", default="cubic",
+                    help="the Linux endpoints' congestion control (wirespeed runs cubic)")
+    ap.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("bench_recovery_relay: needs root (namespaces)")
+        return 2
+    grid = QUICK if args.quick else [(l, d, r) for l in LOSS for d in DELAY_MS for r in REORDER]
+    tmp = tempfile.mkdtemp(prefix="ws-recovery-")
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    start = datetime.datetime.now(datetime.timezone.utc)
+    load0 = os.getloadavg()[0]
+    cells = []
+    for loss, delay, reorder in grid:
+        c = run_cell(loss, delay, reorder, args, tmp)
+        print(json.dumps(c), flush=True)
+        cells.append(c)
+    doc = {"run": {
+        "workload": "loss recovery over wsrelay",
+        "section": "19",
+        "measured": start.strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "command": "sudo tests/bench/bench_recovery_relay.py " + " ".join(sys.argv[1:]),
+        "load": f"{load0:.1f} / {os.getloadavg()[0]:.1f} (other work on the 2 CPUs)",
+        "source": (f"written by bench_recovery_relay.py: {args.count} x 64 KiB per transfer, "
+                   f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
+                   f"endpoints with {args.linux_cc}, wirespeed with cubic; Linux and "
+                   "wirespeed interleaved cell by cell over the same relay")},
+        "records": records(cells, args), "cells": cells}
+    out = args.out or os.path.join(ROOT, "docs", "results",
+                                   start.strftime("%Y-%m-%d") + "-recovery-relay.json")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(markdown(cells))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""The impaired path of the loss-recovery test and benchmark: Linux endpoint A in one
+namespace, wsrelay in another, and behind the relay either Linux endpoint B (a third
+namespace, the kernel stack on both ends) or the data plane's af_packet port (veth in the
+root namespace). The relay forwards between A's side and one of the two at a time, with
+the same impairments both ways, so a Linux <-> Linux and a Linux <-> wirespeed transfer
+cross the same kind of path in the same run.
+
+    ns wsr-a (10.79.0.2) -- wsr-ra [ns wsr-relay: wsrelay] wsr-rb -- ns wsr-b (10.79.0.3)
+                                                            wsr-rw -- wsr-dp (data plane, 10.79.0.1)
+
+Transfers are length32 messages of the deterministic pattern: pattern_peer.py (a Linux
+sender with the congestion control asked for) or the data plane's `source` sends them;
+pattern_peer.py on A or `wsperf sink --verify` on B checks every byte, the data plane's
+`sink` counts them.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+import harness as h  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WSRELAY = os.path.join(h.BUILD, "tests", "relay", "wsrelay")
+WSPERF = os.path.join(h.BUILD, "tools", "wsperf", "wsperf")
+PEER = os.path.join(HERE, "pattern_peer.py")
+
+NS_A, NS_B, NS_RELAY = "wsr-a", "wsr-b", "wsr-relay"
+IP_A, IP_B, IP_DP = "10.79.0.2", "10.79.0.3", "10.79.0.1"
+DP_IF, RELAY_DP_IF = "wsr-dp", "wsr-rw"
+SINK_PORT, RECV_PORT, ECHO_PORT = 9, 5002, 7
+MESSAGE = 65536
+
+
+def tcp_timeouts(ns):
+    """The namespace's TcpExtTCPTimeouts (RTO expirations of all its connections)."""
+    text = h.sh("cat /proc/net/netstat", ns=ns).stdout.splitlines()
+    for names, values in zip(text[::2], text[1::2]):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split()[1:], values.split()[1:]))["TCPTimeouts"])
+    raise RuntimeError(f"no TcpExt line in {ns}'s /proc/net/netstat")
+
+
+class RelayNet:
+    """Creates the namespaces and links; removes them on exit, whatever happens."""
+
+    def __enter__(self):
+        h.require("ip", "sysctl", "ethtool")
+        for p in (WSRELAY, WSPERF):
+            if not os.path.exists(p):
+                raise RuntimeError(f"{p} is not built: meson compile -C {h.BUILD}")
+        self.teardown()
+        for ns in (NS_A, NS_B, NS_RELAY):
+            h.sh(f"ip netns add {ns}")
+            h.sh("ip link set lo up", ns=ns)
+        for ns, ip, end, relay_end in ((NS_A, IP_A, "wsr-a", "wsr-ra"),
+                                       (NS_B, IP_B, "wsr-b", "wsr-rb")):
+            h.sh(f"ip link add {end} type veth peer name {relay_end}")
+            h.sh(f"ip link set {end} netns {ns}")
+            h.sh(f"ip link set {relay_end} netns {NS_RELAY}")
+            h.sh(f"sysctl -qw net.ipv6.conf.{end}.disable_ipv6=1", ns=ns)
+            h.sh(f"ip addr add {ip}/24 dev {end}", ns=ns)
+            h.sh(f"ip link set {end} up", ns=ns)
+            # Frames of at most one MTU with finished checksums: the relay forwards frames
+            # as they are, and a raw socket cannot send a 64 KiB GSO frame.
+            h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=ns)
+            # Each transfer starts from the defaults, not from what the last one learned.
+            h.sh("sysctl -qw net.ipv4.tcp_no_metrics_save=1", ns=ns)
+        h.sh(f"ip link add {DP_IF} type veth peer name {RELAY_DP_IF}")
+        h.sh(f"ip link set {RELAY_DP_IF} netns {NS_RELAY}")
+        h.sh(f"sysctl -qw net.ipv6.conf.{DP_IF}.disable_ipv6=1")
+        h.sh(f"ip link set {DP_IF} up")
+        h.sh(f"ethtool -K {DP_IF} tx off tso off gso off gro off")
+        for end in ("wsr-ra", "wsr-rb", RELAY_DP_IF):
+            h.sh(f"sysctl -qw net.ipv6.conf.{end}.disable_ipv6=1", ns=NS_RELAY)
+            h.sh(f"ip link set {end} up", ns=NS_RELAY)
+            h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=NS_RELAY)
+        return self
+
+    def teardown(self):
+        for ns in (NS_A, NS_B, NS_RELAY):
+            h.sh(f"ip netns del {ns}", check=False)
+        h.sh(f"ip link del {DP_IF}", check=False)
+
+    def __exit__(self, *exc):
+        self.teardown()
+
+    @staticmethod
+    def dp_device():
+        return (f"net_af_packet_wsr,iface={DP_IF},blocksz=4096,framesz=2048,framecnt=8192,"
+                "qpairs=1")
+
+
+class Relay:
+    """wsrelay between A and `far` ("b" or "dp"); stop() returns its counters."""
+
+    def __init__(self, far, loss=0.0, delay_ms=0.0, reorder=0.0, dup=0.0, seed=1,
+                 rate_mbit=0.0, max_seconds=900):
+        far_if = "wsr-rb" if far == "b" else RELAY_DP_IF
+        self.argv = ["ip", "netns", "exec", NS_RELAY, WSRELAY, "--a", "wsr-ra", "--b", far_if,
+                     "--loss", str(loss), "--delay-ms", str(delay_ms), "--reorder", str(reorder),
+                     "--dup", str(dup), "--seed", str(seed), "--rate-mbit", str(rate_mbit),
+                     "--max-seconds", str(max_seconds)]
+        self.proc = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stderr.readline()
+        if "relaying" not in line:
+            self.proc.wait(5)
+            raise RuntimeError(f"wsrelay did not start: {line}{self.proc.stderr.read()}")
+        return self
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=10)
+        self.counters = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+        return self.counters
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.returncode is None:
+            self.stop()
+
+
+class Receiver:
+    """pattern_peer.py recv in namespace `ns`, listening for one transfer of `count`
+    messages."""
+
+    def __init__(self, ns, ip, count, timeout_s):
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, "/usr/bin/python3", PEER, "recv", ip, str(RECV_PORT),
+             str(MESSAGE), str(count), str(timeout_s)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if "listening" not in self.proc.stderr.readline():
+            self.proc.kill()
+            raise RuntimeError("pattern_peer.py did not start: " + self.proc.stderr.read())
+        self.timeout_s = timeout_s
+
+    def result(self):
+        try:
+            out, _ = self.proc.communicate(timeout=self.timeout_s + 30)
+            return json.loads(out.strip().splitlines()[-1])
+        except Exception as e:  # a receiver that hung or printed nothing: a failed transfer
+            self.proc.kill()
+            return {"bytes": 0, "seconds": None, "intact": False, "error": repr(e)}
+
+
+def linux_send(ns, dst, port, count, timeout_s, cc):
+    """pattern_peer.py send from `ns` with congestion control `cc`: seconds until the
+    receiver's FIN, or an error entry."""
+    r = h.sh(f"/usr/bin/python3 {PEER} send {dst} {port} {MESSAGE} {count} {timeout_s} {cc}",
+             ns=ns, check=False, timeout=timeout_s + 30)
+    try:
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"seconds": None, "error": (r.stdout + r.stderr)[-400:]}
+    if out.get("error") is None:
+        out.pop("error")
+    return out
+
+
+class WsperfSink:
+    """`wsperf sink --verify` in namespace B for the Linux <-> Linux transfer from A."""
+
+    def __init__(self, timeout_s):
+        self.rep = tempfile.NamedTemporaryFile(suffix=".json")
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", NS_B, WSPERF, "sink", "--listen", f"{IP_B}:{SINK_PORT}",
+             "--verify", "--quiet", "--duration", str(int(timeout_s) + 30), "--report",
+             self.rep.name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if "listening" not in self.proc.stdout.readline():
+            self.proc.kill()
+            raise RuntimeError("wsperf sink did not start: " + self.proc.stdout.read())
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.communicate(timeout=10)
+        try:
+            return json.load(open(self.rep.name))
+        finally:
+            self.rep.close()
+
+
+KINDS = ("fast", "rack", "tlp", "rto", "spurious")
+
+
+def _entry(seconds, stream_bytes, intact, error=None, **more):
+    ok = seconds is not None and intact and not error
+    e = {"seconds": round(seconds, 4) if ok else None,
+         "goodput_mbit": round(stream_bytes * 8 / seconds / 1e6, 2) if ok else None,
+         "ok": ok}
+    if error:
+        e["error"] = str(error)[-300:]
+    e.update(more)
+    return e
+
+
+def linux_pair(imp, count, timeout_s, cc="cubic"):
+    """Linux A <-> Linux B over the relay: A sends to B's verifying sink, then B sends to
+    A's verifying receiver. Each with the sender's namespace's RTO expirations. The Linux
+    senders use congestion control `cc` (wirespeed's default is cubic)."""
+    out = {}
+    with Relay("b", **imp):
+        sink = WsperfSink(timeout_s)
+        t = tcp_timeouts(NS_A)
+        s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
+        k = sink.stop()
+        intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
+        out["ws_receives"] = _entry(s.get("seconds"), count * (MESSAGE + 4), intact,
+                                    s.get("error"), sender_timeouts=tcp_timeouts(NS_A) - t)
+        rx = Receiver(NS_A, IP_A, count, timeout_s)
+        t = tcp_timeouts(NS_B)
+        s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
+        r = rx.result()
+        out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
+                                 sender_timeouts=tcp_timeouts(NS_B) - t)
+    return out
+
+
+def recovery(ctl):
+    return {k: int(ctl.value("wirespeed_tcp_recovery_total", kind=k)) for k in KINDS}
+
+
+def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc="cubic"):
+    """Linux A <-> the data plane over the relay: the data plane's `source` sends to A's
+    verifying receiver as it starts, then A sends to its `sink`. RTO expirations are the
+    data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts.
+    `also(ctl)`, when given, runs last with the data plane still up (its byte echo
+    listens on ECHO_PORT)."""
+    out = {}
+    cfg = h.write_config(
+        tmp, device=RelayNet.dp_device(), address=f"{IP_DP}/24", prefix="wsr",
+        metrics_port=metrics_port,
+        services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % SINK_PORT,
+                  "{ name: echo, kind: echo, protocol: tcp, port: %d, framing: none }"
+                  % ECHO_PORT,
+                  "{ name: source, kind: source, protocol: tcp, target: \"%s:%d\", "
+                  "message_size: %d, count: %d, duration_s: %d }"
+                  % (IP_A, RECV_PORT, MESSAGE, count, int(timeout_s) + 30)])
+    with Relay("dp", **imp):
+        rx = Receiver(NS_A, IP_A, count, timeout_s)
+        dp = h.Dataplane(cfg, tmp)
+        with dp, h.Control(cfg, tmp, metrics_port) as ctl:
+            r = rx.result()
+            rec = recovery(ctl)
+            out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"],
+                                     sender_timeouts=rec["rto"], recovery=rec)
+            t = tcp_timeouts(NS_A)
+            before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
+            s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
+            ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total",
+                                           service="sink") - before >= count * (MESSAGE + 4), 3)
+            got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
+            after = recovery(ctl)
+            out["ws_receives"] = _entry(
+                s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE, s.get("error"),
+                sender_timeouts=tcp_timeouts(NS_A) - t,
+                wirespeed_rto=after["rto"] - rec["rto"])
+            if also:
+                out["also"] = also(ctl)
+    return out
