@@ -6,8 +6,8 @@
 #include <string>
 
 #include "control/config/config.hpp"
-#include "stack/core/flow_owner.hpp"
 #include "stack/ipsec/esp_layer.hpp"
+#include "stack/steer/flow_owner.hpp"
 
 namespace ws::dp {
 

@@ -21,8 +21,8 @@
 #include "dataplane/unmap_guard.hpp"
 #include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/tcp_stack.hpp"
-#include "stack/tcp/transport.hpp"
 
 namespace ws::dp {
 

@@ -10,7 +10,7 @@
 #include "control/config/config.hpp"
 #include "stack/core/addr.hpp"
 #include "stack/core/packet.hpp"
-#include "stack/core/toeplitz.hpp"
+#include "stack/steer/toeplitz.hpp"
 
 namespace ws::dp {
 

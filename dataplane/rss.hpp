@@ -1,12 +1,12 @@
 // Reads what a started port's RSS does (key, redirection table, hashed fields) into a
 // RssTable, so that connections a core opens can pick local ports that the NIC steers
-// back to that core (stack/core/toeplitz.hpp).
+// back to that core (stack/steer/toeplitz.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "stack/core/toeplitz.hpp"
+#include "stack/steer/toeplitz.hpp"
 
 namespace ws::dp {
 

@@ -19,7 +19,7 @@
 
 #include "control/config/config.hpp"
 #include "dataplane/port.hpp"
-#include "stack/core/flow_owner.hpp"
+#include "stack/steer/flow_owner.hpp"
 
 namespace ws::dp {
 

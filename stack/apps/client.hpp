@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "stack/apps/framing.hpp"
 #include "stack/apps/service.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/core/addr.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 

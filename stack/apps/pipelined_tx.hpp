@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/core/time.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 #include "stack/tcp/api.hpp"

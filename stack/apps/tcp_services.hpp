@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
 #include "stack/apps/service.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws {

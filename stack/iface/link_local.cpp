@@ -1,6 +1,6 @@
 #include "stack/iface/link_local.hpp"
 
-#include "stack/tcp/isn.hpp"
+#include "stack/core/siphash.hpp"
 
 namespace ws {
 
@@ -42,7 +42,7 @@ Ipv6Addr stable_link_local(const MacAddr& mac, const std::array<uint8_t, 16>& se
     for (size_t i = 0; i < 8; ++i) msg[i] = kLinkLocalPrefix.b[i];
     mac.to_bytes(msg + 8);
     msg[14] = static_cast<uint8_t>(counter);
-    const uint64_t iid = tcp::siphash24(secret, msg, sizeof msg);
+    const uint64_t iid = siphash24(secret, msg, sizeof msg);
     Ipv6Addr a = kLinkLocalPrefix;
     for (size_t i = 0; i < 8; ++i) a.b[8 + i] = static_cast<uint8_t>(iid >> (56 - 8 * i));
     if (!reserved_iid(a)) return a;

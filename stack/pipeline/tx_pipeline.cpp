@@ -6,7 +6,7 @@
 #include <new>
 #include <utility>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 
 namespace ws::pipeline {
 

@@ -1,7 +1,7 @@
 // Per-connection TX batch pipeline (docs/pipeline.md: segment and batch size from the MTU,
 // batching with deterministic backoff).
 //
-// Applications push whole messages; the pipeline frames them (length32, stack/apps/framing)
+// Applications push whole messages; the pipeline frames them (length32, stack/codec/framing)
 // into batches whose fill limit is a whole multiple of the connection's send MSS, and tells
 // the TX step (the owner's loop, which moves bytes into Connection::send) when to pull.
 //
@@ -351,7 +351,7 @@ class TxPipeline {
   const PipelineParams& params() const { return params_; }
 
  private:
-  // The length32 header is 4 bytes (stack/apps/framing.hpp, kFrameHeaderBytes); spelled
+  // The length32 header is 4 bytes (stack/codec/framing.hpp, kFrameHeaderBytes); spelled
   // here so the inline bulk path needs no framing include.
   static constexpr uint64_t kFrameBytesOverhead = 4;
   struct Batch;

@@ -6,12 +6,12 @@
 #include <cstdint>
 
 #include "stack/core/addr.hpp"
+#include "stack/core/siphash.hpp"
 #include "stack/core/time.hpp"
 
 namespace ws::tcp {
 
-// SipHash-2-4 (Aumasson & Bernstein) of a short message under a 128-bit key.
-uint64_t siphash24(const std::array<uint8_t, 16>& key, const uint8_t* msg, size_t len);
+using ::ws::siphash24;
 
 class IsnGenerator {
  public:

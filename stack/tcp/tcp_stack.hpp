@@ -12,9 +12,9 @@
 
 #include "stack/core/addr.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/core/l4_output.hpp"
 #include "stack/core/time.hpp"
 #include "stack/core/token_bucket.hpp"
-#include "stack/iface/l4_output.hpp"
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/conn_table.hpp"
 #include "stack/tcp/isn.hpp"

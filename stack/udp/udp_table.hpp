@@ -11,8 +11,8 @@
 
 #include "stack/core/addr.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/core/l4_output.hpp"
 #include "stack/core/time.hpp"
-#include "stack/iface/l4_output.hpp"
 
 namespace ws {
 

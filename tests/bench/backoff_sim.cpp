@@ -22,8 +22,8 @@
 #include <memory>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
 #include "stack/apps/tcp_clients.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/iface/stack.hpp"
 #include "tests/sim/apps.hpp"
 

@@ -13,13 +13,13 @@
 #include <span>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/core/addr.hpp"
 #include "stack/core/checksum.hpp"
-#include "stack/core/flow_owner.hpp"
 #include "stack/core/packet.hpp"
 #include "stack/core/time.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/steer/flow_owner.hpp"
 
 namespace {
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/core/time.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 

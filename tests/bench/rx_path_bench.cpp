@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "stack/iface/stack.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/tcp_stack.hpp"
-#include "stack/tcp/transport.hpp"
 
 #if __has_include("stack/core/packet_view.hpp")
 #include "stack/core/packet_view.hpp"

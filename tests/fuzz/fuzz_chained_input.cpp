@@ -13,8 +13,8 @@
 
 #include "stack/core/packet_view.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/tcp_stack.hpp"
-#include "stack/tcp/transport.hpp"
 #include "tests/fuzz/null_io.hpp"
 #include "tests/fuzz/seeds.hpp"
 

@@ -10,6 +10,10 @@
   dataplane/  includes no prometheus-cpp header: metrics leave the data plane through the
               segment, and only wirespeed-control serves them.
 
+Inside stack/, each folder includes only its own headers and those of lower ranks
+(STACK_RANKS): core < wire < codec, steer < udp, tcp, ipsec < iface < pipeline < apps.
+Folders of one rank do not include each other.
+
 Includes are read with comments removed; clock reads with comments and string literals
 removed, so a comment may still explain why the stack takes no clock.
 
@@ -45,6 +49,26 @@ def blank(pattern, text, keep_strings):
     return pattern.sub(sub, text)
 
 
+# Lower ranks are used by higher ones, never the other way round.
+STACK_RANKS = {"core": 0, "wire": 1, "codec": 2, "steer": 2, "udp": 3, "tcp": 3, "ipsec": 3,
+               "iface": 4, "pipeline": 5, "apps": 6}
+STACK_INCLUDE = re.compile(r"^stack/(\w+)/")
+
+
+def stack_rank_problem(rel, inc):
+    """Why `rel` (a file under stack/) may not include `inc`, or None."""
+    parts = rel.split(os.sep)
+    own = parts[1] if len(parts) > 2 else None
+    m = STACK_INCLUDE.match(inc)
+    if own is None or m is None or m.group(1) == own:
+        return None
+    if own not in STACK_RANKS or m.group(1) not in STACK_RANKS:
+        return f"stack/{own if own not in STACK_RANKS else m.group(1)}/ has no rank in STACK_RANKS"
+    if STACK_RANKS[m.group(1)] >= STACK_RANKS[own]:
+        return f"stack/{own}/ includes stack/{m.group(1)}/, which is not below it"
+    return None
+
+
 def include_rules(layer):
     rules = []
     if layer in ("stack", "control"):
@@ -68,6 +92,9 @@ def check_file(path, rel, layer):
         for test, what in include_rules(layer):
             if test(m.group(1)):
                 problems.append(f"{rel}:{line}: {layer}/ {what}: {m.group(1)}")
+        why = stack_rank_problem(rel, m.group(1)) if layer == "stack" else None
+        if why:
+            problems.append(f"{rel}:{line}: {why}: {m.group(1)}")
     if layer == "stack":
         code = blank(COMMENT_OR_STRING, text, keep_strings=False)
         for n, line in enumerate(code.splitlines(), 1):
@@ -116,8 +143,12 @@ PLANTED = {
     "control/h.cpp": '#include "dataplane/metrics.hpp"\n',
     "control/i.cpp": "#include <rte_ethdev.h>\n",
     "dataplane/j.cpp": "#include <prometheus/counter.h>\n",
+    "stack/pipeline/k.cpp": '#include "stack/apps/framing.hpp"\n',
+    "stack/tcp/l.hpp": '#include "stack/udp/udp_table.hpp"\n',
+    "stack/core/m.hpp": '#include "stack/wire/ipv4.hpp"\n',
 }
 CLEAN = {
+    "stack/iface/ok.cpp": '#include "stack/tcp/tcp_stack.hpp"\n#include "stack/iface/a.hpp"\n',
     "stack/ok.cpp": ('#include "stack/core/time.hpp"\n'
                      "// no steady_clock here: time(nullptr) would break the simulator\n"
                      'const char* s = "clock_gettime";\n'

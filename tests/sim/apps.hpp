@@ -6,7 +6,7 @@
 #include <functional>
 #include <optional>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "tests/sim/sim.hpp"
 
 namespace ws::sim {

@@ -16,8 +16,8 @@
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/core/drops.hpp"
+#include "stack/core/l4_output.hpp"
 #include "stack/core/packet_view.hpp"
-#include "stack/iface/l4_output.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 #include "stack/wire/tcp.hpp"
 

@@ -13,7 +13,7 @@
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/core/drops.hpp"
-#include "stack/iface/l4_output.hpp"
+#include "stack/core/l4_output.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::test {

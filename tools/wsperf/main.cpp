@@ -1,5 +1,5 @@
 // wsperf: the kernel-sockets twin of wirespeed's echo, sink, source and ping
-// services. Same framing (stack/apps/framing), same workloads, same summary
+// services. Same framing (stack/codec/framing), same workloads, same summary
 // line and JSON report, so the kernel and wirespeed can be measured with the
 // same workload and a Linux host can talk to wirespeed services.
 #include <sched.h>

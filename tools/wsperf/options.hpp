@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 
 namespace wsperf {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "tools/wsperf/net.hpp"
 #include "tools/wsperf/options.hpp"
 #include "tools/wsperf/report.hpp"

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <span>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "tools/wsperf/options.hpp"
 #include "tools/wsperf/report.hpp"
 

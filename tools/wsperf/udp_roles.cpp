@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "tools/wsperf/roles.hpp"
 #include "tools/wsperf/run.hpp"
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 
 namespace ws {
 namespace {

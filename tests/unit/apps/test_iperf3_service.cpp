@@ -14,7 +14,7 @@
 #include "stack/apps/iperf3_udp.hpp"
 #include "stack/core/bytes.hpp"
 #include "stack/iface/stack.hpp"
-#include "stack/tcp/transport.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "tests/support/fake_io.hpp"
 
 namespace ws {

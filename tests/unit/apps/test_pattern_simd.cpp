@@ -1,4 +1,4 @@
-// The vector paths of the payload pattern (stack/apps/pattern_simd) against the
+// The vector paths of the payload pattern (stack/codec/pattern_simd) against the
 // byte-wise definition: long fills at every alignment, word indices that wrap the
 // 32 bits the mix term uses, and the check finding every wrong byte.
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
-#include "stack/apps/pattern_simd.hpp"
+#include "stack/codec/framing.hpp"
+#include "stack/codec/pattern_simd.hpp"
 #include "stack/core/cpu.hpp"
 
 namespace ws {

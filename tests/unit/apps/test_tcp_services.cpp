@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
 #include "stack/apps/tcp_clients.hpp"
 #include "stack/apps/tcp_services.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/iface/stack.hpp"
 #include "tests/sim/apps.hpp"
 

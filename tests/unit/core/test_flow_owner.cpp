@@ -1,4 +1,4 @@
-// Software RSS ownership (stack/core/flow_owner.hpp): symmetric, spread, and the same
+// Software RSS ownership (stack/steer/flow_owner.hpp): symmetric, spread, and the same
 // owner for every frame of a flow whichever direction and shape it has.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "stack/core/bytes.hpp"
-#include "stack/core/flow_owner.hpp"
-#include "stack/core/toeplitz.hpp"
+#include "stack/steer/flow_owner.hpp"
+#include "stack/steer/toeplitz.hpp"
 #include "stack/wire/arp.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/icmp.hpp"

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "stack/core/toeplitz.hpp"
+#include "stack/steer/toeplitz.hpp"
 
 namespace ws {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "stack/apps/udp_services.hpp"
 #include "stack/core/bytes.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/tcp_stack.hpp"
-#include "stack/tcp/transport.hpp"
 #include "tests/support/stack_harness.hpp"
 
 namespace ws::test {

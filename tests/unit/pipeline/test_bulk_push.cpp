@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 
 namespace ws::pipeline {

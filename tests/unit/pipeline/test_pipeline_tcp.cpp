@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
 #include "tests/sim/sim.hpp"
 

@@ -12,9 +12,9 @@
 
 #include "stack/core/bytes.hpp"
 #include "stack/iface/stack.hpp"
+#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/mss.hpp"
 #include "stack/tcp/tcp_stack.hpp"
-#include "stack/tcp/transport.hpp"
 #include "stack/tcp/tso.hpp"
 #include "stack/wire/ipv4.hpp"
 #include "stack/wire/tcp.hpp"

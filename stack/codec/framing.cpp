@@ -1,11 +1,11 @@
-#include "stack/apps/framing.hpp"
+#include "stack/codec/framing.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <new>
 
-#include "stack/apps/pattern_simd.hpp"
+#include "stack/codec/pattern_simd.hpp"
 #include "stack/core/bytes.hpp"
 
 namespace ws {

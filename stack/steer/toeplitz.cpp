@@ -1,4 +1,4 @@
-#include "stack/core/toeplitz.hpp"
+#include "stack/steer/toeplitz.hpp"
 
 namespace ws {
 

@@ -1,4 +1,4 @@
-#include "stack/core/flow_owner.hpp"
+#include "stack/steer/flow_owner.hpp"
 
 #include <algorithm>
 

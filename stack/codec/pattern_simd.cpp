@@ -1,4 +1,4 @@
-#include "stack/apps/pattern_simd.hpp"
+#include "stack/codec/pattern_simd.hpp"
 
 #include "stack/core/cpu.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "stack/core/addr.hpp"
-#include "stack/core/flow_owner.hpp"
+#include "stack/steer/flow_owner.hpp"
 
 namespace ws {
 
