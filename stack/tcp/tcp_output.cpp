@@ -10,6 +10,120 @@ namespace ws::tcp {
 
 using namespace wire::tcpflag;
 
+namespace {
+
+// The header fields and options of one segment (emit's first step): MSS, window scale
+// and SACK-permitted on a SYN, timestamps, and the SACK blocks an ACK reports.
+[[gnu::always_inline]] inline void header_fields(Tcb& c, wire::TcpRepr& r, SeqNum seq,
+                                                 uint8_t flags, Instant now, bool syn_opts) {
+  r.src_port = c.t.lport;
+  r.dst_port = c.t.rport;
+  r.seq = seq;
+  r.flags = flags;
+  if (flags & kAck) r.ack = c.rcv_nxt;
+  if (syn_opts) {
+    // RFC 9293 3.7.1 MSS; RFC 7323 2.2 window scale and 3.2 timestamps; RFC 2018 SACK.
+    r.mss = static_cast<uint16_t>(std::min<uint32_t>(c.our_mss, 65535));
+    if (c.ws_ok) r.wscale = c.rcv_wscale;
+    r.sack_permitted = c.sack_ok;
+    // The window of a SYN is never scaled (RFC 7323 2.2).
+    uint32_t w = std::min<uint32_t>(static_cast<uint32_t>(c.rcvbuf.capacity()), 65535);
+    r.window = static_cast<uint16_t>(w);
+    c.rcv_adv = c.rcv_nxt + w;
+  } else {
+    r.window = c.window_field();
+  }
+  if (c.ts_ok) {
+    r.ts_val = c.ts_now(now);
+    r.ts_ecr = (flags & kAck) ? c.ts_recent : 0;
+  }
+  if (c.sack_ok && !syn_opts && (c.dsack_pending || !c.ooo.empty()) && (flags & kAck)) {
+    // RFC 2883 section 4: a D-SACK block first, reporting a duplicate once; then (RFC
+    // 2018 section 4) the block holding the most recently received segment.
+    size_t k = 0;
+    if (c.dsack_pending) r.sack[k++] = {c.dsack_left, c.dsack_right};
+    c.dsack_pending = false;
+    k = c.fill_sack_blocks(r.sack, k);
+    r.sack_count = static_cast<uint8_t>(k);
+  }
+}
+
+// Transmit buffers ran short towards the peer, or came back: then reopen the window
+// and wake the writer.
+[[gnu::always_inline]] inline void update_pressure(Tcb& c) {
+  if (c.pressured && !c.stack.tx_pressure(c.t.raddr)) {
+    c.pressured = false;
+    c.ack_now = true;
+  } else if (!c.pressured && c.stack.tx_pressure(c.t.raddr)) {
+    c.pressured = true;
+  }
+}
+
+// Bookkeeping after a data segment went out: retransmission counts and Karn's rule
+// (RFC 6298 3), or an RTT sample started; the FIN it carried takes a sequence number.
+[[gnu::always_inline]] inline void note_data_sent(Tcb& c, SeqNum end, uint32_t len, bool fin,
+                                                  bool rexmit, Instant now) {
+  if (rexmit) {
+    ++c.stat_retrans;
+    ++c.stack.ctr().retransmits;
+    c.rtt_timing = false;  // Karn
+  } else if (!c.rtt_timing) {
+    c.rtt_timing = true;
+    c.rtt_seq = c.snd_nxt;
+    c.rtt_time = now;
+  }
+  if (!rexmit) c.stat_sent += len;
+  c.snd_nxt += len;
+  if (fin) {
+    c.fin_sent = true;
+    c.fin_seq = end;
+    c.snd_nxt += 1;
+  }
+  c.snd_max = seq_max(c.snd_max, c.snd_nxt);
+  c.arm_rto(now);
+}
+
+// A FIN on its own, after the last byte of data went out (RFC 9293 3.6). False when
+// no buffer was free.
+[[gnu::always_inline]] inline bool send_fin(Tcb& c, SeqNum end, Instant now) {
+  if (!c.emit(c.snd_nxt, 0, kAck | kFin, now)) return false;
+  if (c.fin_sent && c.snd_max > c.snd_nxt) {
+    ++c.stat_retrans;
+    ++c.stack.ctr().retransmits;
+  }
+  c.fin_sent = true;
+  c.fin_seq = end;
+  c.snd_nxt = end + 1;
+  c.snd_max = seq_max(c.snd_max, c.snd_nxt);
+  c.arm_rto(now);
+  return true;
+}
+
+// What may be sent now: the least of the peer's window and the congestion window
+// (RFC 5681 2), the latter against the pipe with SACK (RFC 6675 SetPipe).
+[[gnu::always_inline]] inline int64_t usable_window(Tcb& c) {
+  int64_t rwnd_left = static_cast<int64_t>(c.snd_una + c.snd_wnd - c.snd_nxt);
+  int64_t cwnd_left = c.sack_ok
+                          ? static_cast<int64_t>(c.cc->cwnd()) - static_cast<int64_t>(c.pipe())
+                          : static_cast<int64_t>(c.cc->cwnd()) - (c.snd_nxt - c.snd_una);
+  return std::min(rwnd_left, cwnd_left);
+}
+
+[[gnu::always_inline]] inline void arm_persist(Tcb& c, uint32_t mps, Instant now) {
+  // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
+  // flight, so no ACK will come to reopen it.
+  if (c.data_end() > c.snd_nxt && c.snd_max == c.snd_una && c.snd_wnd < mps) {
+    if (c.persist_at.is_never()) {
+      Duration d = c.rto * (int64_t{1} << std::min<uint32_t>(c.persist_backoff, 10));
+      c.persist_at = now + std::min(d, c.stack.config().rto_max);
+    }
+  } else {
+    c.persist_at = Instant::never();
+  }
+}
+
+}  // namespace
+
 // pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
 uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
 
@@ -56,36 +170,7 @@ size_t Tcb::fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) cons
 bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts,
                uint32_t tso_segment) {
   wire::TcpRepr r;
-  r.src_port = t.lport;
-  r.dst_port = t.rport;
-  r.seq = seq;
-  r.flags = flags;
-  if (flags & kAck) r.ack = rcv_nxt;
-  if (syn_opts) {
-    // RFC 9293 3.7.1 MSS; RFC 7323 2.2 window scale and 3.2 timestamps; RFC 2018 SACK.
-    r.mss = static_cast<uint16_t>(std::min<uint32_t>(our_mss, 65535));
-    if (ws_ok) r.wscale = rcv_wscale;
-    r.sack_permitted = sack_ok;
-    // The window of a SYN is never scaled (RFC 7323 2.2).
-    uint32_t w = std::min<uint32_t>(static_cast<uint32_t>(rcvbuf.capacity()), 65535);
-    r.window = static_cast<uint16_t>(w);
-    rcv_adv = rcv_nxt + w;
-  } else {
-    r.window = window_field();
-  }
-  if (ts_ok) {
-    r.ts_val = ts_now(now);
-    r.ts_ecr = (flags & kAck) ? ts_recent : 0;
-  }
-  if (sack_ok && !syn_opts && (dsack_pending || !ooo.empty()) && (flags & kAck)) {
-    // RFC 2883 section 4: a D-SACK block first, reporting a duplicate once; then (RFC
-    // 2018 section 4) the block holding the most recently received segment.
-    size_t k = 0;
-    if (dsack_pending) r.sack[k++] = {dsack_left, dsack_right};
-    dsack_pending = false;
-    k = fill_sack_blocks(r.sack, k);
-    r.sack_count = static_cast<uint8_t>(k);
-  }
+  header_fields(*this, r, seq, flags, now, syn_opts);
   size_t hl = r.header_len();
   // Options beyond the timestamp take room from the payload so that no datagram
   // exceeds the path MTU (RFC 9293 3.7.1).
@@ -188,13 +273,7 @@ void Tcb::output(Instant now) {
     if (ack_now) send_ack(now);
     return;
   }
-  if (pressured && !stack.tx_pressure(t.raddr)) {
-    // Transmit buffers came back: reopen the window and wake the writer.
-    pressured = false;
-    ack_now = true;
-  } else if (!pressured && stack.tx_pressure(t.raddr)) {
-    pressured = true;
-  }
+  update_pressure(*this);
   // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
@@ -218,10 +297,7 @@ void Tcb::output(Instant now) {
   const uint32_t tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
   for (;;) {
     SeqNum end = data_end();
-    int64_t rwnd_left = static_cast<int64_t>(snd_una + snd_wnd - snd_nxt);
-    int64_t cwnd_left = sack_ok ? static_cast<int64_t>(cc->cwnd()) - static_cast<int64_t>(pipe())
-                                : static_cast<int64_t>(cc->cwnd()) - (snd_nxt - snd_una);
-    int64_t usable = std::min(rwnd_left, cwnd_left);
+    const int64_t usable = usable_window(*this);
     if (snd_nxt < end) {
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
@@ -251,36 +327,10 @@ void Tcb::output(Instant now) {
         len = last_emit_len;
         fin = false;
       }
-      if (rexmit) {
-        ++stat_retrans;
-        ++stack.ctr().retransmits;
-        rtt_timing = false;  // Karn
-      } else if (!rtt_timing) {
-        rtt_timing = true;
-        rtt_seq = snd_nxt;
-        rtt_time = now;
-      }
-      if (!rexmit) stat_sent += len;
-      snd_nxt += len;
-      if (fin) {
-        fin_sent = true;
-        fin_seq = end;
-        snd_nxt += 1;
-      }
-      snd_max = seq_max(snd_max, snd_nxt);
-      arm_rto(now);
+      note_data_sent(*this, end, len, fin, rexmit, now);
       sent = true;
     } else if (can_fin && snd_nxt == end) {
-      if (!emit(snd_nxt, 0, kAck | kFin, now)) break;
-      if (fin_sent && snd_max > snd_nxt) {
-        ++stat_retrans;
-        ++stack.ctr().retransmits;
-      }
-      fin_sent = true;
-      fin_seq = end;
-      snd_nxt = end + 1;
-      snd_max = seq_max(snd_max, snd_nxt);
-      arm_rto(now);
+      if (!send_fin(*this, end, now)) break;
       sent = true;
     } else {
       break;
@@ -288,16 +338,7 @@ void Tcb::output(Instant now) {
   }
   if (ack_now && !sent) send_ack(now);
   if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
-  // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
-  // flight, so no ACK will come to reopen it.
-  if (data_end() > snd_nxt && snd_max == snd_una && snd_wnd < mps) {
-    if (persist_at.is_never()) {
-      Duration d = rto * (int64_t{1} << std::min<uint32_t>(persist_backoff, 10));
-      persist_at = now + std::min(d, stack.config().rto_max);
-    }
-  } else {
-    persist_at = Instant::never();
-  }
+  arm_persist(*this, mps, now);
   tlp_rearm(now);
   stack.schedule(this);
 }
