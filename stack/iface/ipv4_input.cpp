@@ -1,7 +1,6 @@
 // IPv4 input, validated step by step (RFC 791 section 3.2, RFC 1122 section
 // 3.2.1, RFC 1812 section 5.2.2); every failed step is counted under its reason.
 #include <algorithm>
-#include <optional>
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
@@ -25,31 +24,31 @@ bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
   return false;
 }
 
-namespace {
-
-// Steps 1 to 3 of the input checks: the header, options included, as one span. It
-// is read in place unless it straddles a segment boundary; then only its bytes (at
-// most 60) are pulled up into `hdr_buf`. Empty, with the reason, when it is malformed.
-[[gnu::always_inline]] inline std::optional<wire::Ipv4View> read_header(
-    const PacketView& pkt, uint8_t (&hdr_buf)[wire::Ipv4View::kMaxHeaderLen], uint64_t& pullups,
-    DropReason& why) {
+// Splitting the header read out cost 3 instructions per packet (callgrind, rx_path_bench).
+// long: the RFC 1122 3.2.1 checks in their order, on the per-packet receive path
+void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta,
+                       bool link_broadcast, Instant now) {
+  // The header is read in place unless it straddles a segment boundary; then
+  // only its bytes (at most 60) are pulled up.
+  uint8_t hdr_buf[wire::Ipv4View::kMaxHeaderLen];
   // 1. The fixed header must be there.
-  auto fixed = pkt.pullup(std::min(pkt.size(), wire::Ipv4View::kMinHeaderLen), hdr_buf, pullups);
+  auto fixed = pkt.pullup(std::min(pkt.size(), wire::Ipv4View::kMinHeaderLen), hdr_buf,
+                          counters_.rx_header_pullups);
   auto ip = wire::Ipv4View::parse(fixed);
   if (!ip) {
-    why = DropReason::kIpv4Truncated;
-    return std::nullopt;
+    drops_.add(DropReason::kIpv4Truncated);
+    return;
   }
   // 2. Version 4 (RFC 791 3.1).
   if (ip->version() != 4) {
-    why = DropReason::kIpv4BadVersion;
-    return std::nullopt;
+    drops_.add(DropReason::kIpv4BadVersion);
+    return;
   }
   // 3. IHL: at least 5 words, and the header fits in what arrived.
   size_t hl = ip->header_len();
   if (hl < wire::Ipv4View::kMinHeaderLen || hl > pkt.size()) {
-    why = DropReason::kIpv4BadIhl;
-    return std::nullopt;
+    drops_.add(DropReason::kIpv4BadIhl);
+    return;
   }
   if (hl > fixed.size()) {
     // Options: the whole header in one span. If the fixed part was pulled up
@@ -58,24 +57,9 @@ namespace {
       pkt.copy_out(fixed.size(), std::span(hdr_buf).subspan(fixed.size(), hl - fixed.size()));
       ip = wire::Ipv4View::parse(std::span<const uint8_t>(hdr_buf, hl));
     } else {
-      ip = wire::Ipv4View::parse(pkt.pullup(hl, hdr_buf, pullups));
+      ip = wire::Ipv4View::parse(pkt.pullup(hl, hdr_buf, counters_.rx_header_pullups));
     }
   }
-  return ip;
-}
-
-}  // namespace
-
-void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta,
-                       bool link_broadcast, Instant now) {
-  uint8_t hdr_buf[wire::Ipv4View::kMaxHeaderLen];
-  DropReason why{};
-  auto ip = read_header(pkt, hdr_buf, counters_.rx_header_pullups, why);
-  if (!ip) {
-    drops_.add(why);
-    return;
-  }
-  const size_t hl = ip->header_len();
   // 4. Total length covers the header and does not exceed the frame (anything
   //    beyond it is Ethernet padding, or the unused end of a chain, and is ignored).
   size_t total = ip->total_len();

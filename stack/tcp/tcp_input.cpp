@@ -482,6 +482,26 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   return true;
 }
 
+// RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
+[[gnu::always_inline]] static inline void note_ts_recent(Tcb& c, const Segment& s, Instant now) {
+  if (c.ts_ok && s.opts.ts_val && s.seq <= c.last_ack_sent &&
+      static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0) {
+    c.ts_recent = *s.opts.ts_val;
+    c.ts_recent_time = now;
+  }
+}
+
+// RFC 5961 section 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT]; any
+// other is dropped and answered with a challenge ACK.
+[[gnu::always_inline]] static inline bool ack_acceptable(Tcb& c, const Segment& s, Instant now) {
+  if (s.ack > c.snd_max || s.ack < c.snd_una - std::max<uint32_t>(c.max_snd_wnd, 1)) {
+    c.stack.drops().add(DropReason::kTcpBadAck);
+    challenge_ack(c, now);
+    return false;
+  }
+  return true;
+}
+
 void Tcb::input(Segment& s, Instant now) {
   TcpStack& st = stack;
   if (predicted(*this, s)) return input_predicted(s, now);
@@ -512,12 +532,7 @@ void Tcb::input(Segment& s, Instant now) {
   keepalive_sent = 0;
   if (keepalive_at != Instant::never() || st.config().keepalive)
     keepalive_at = st.config().keepalive ? now + st.config().keepalive_idle : Instant::never();
-  // RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
-  if (ts_ok && s.opts.ts_val && s.seq <= last_ack_sent &&
-      static_cast<int32_t>(*s.opts.ts_val - ts_recent) >= 0) {
-    ts_recent = *s.opts.ts_val;
-    ts_recent_time = now;
-  }
+  note_ts_recent(*this, s, now);
   // Second check: RST (RFC 5961 section 3.2: exact match resets, in-window challenges).
   if (s.rst()) {
     rst_input(*this, s, now);
@@ -537,17 +552,7 @@ void Tcb::input(Segment& s, Instant now) {
   if (state == TcpState::kSynReceived) {
     if (!syn_received_ack(*this, s, now)) return;
   }
-  // RFC 5961 section 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT].
-  if (s.ack > snd_max) {
-    st.drops().add(DropReason::kTcpBadAck);
-    challenge_ack(*this, now);
-    return;
-  }
-  if (s.ack < snd_una - std::max<uint32_t>(max_snd_wnd, 1)) {
-    st.drops().add(DropReason::kTcpBadAck);
-    challenge_ack(*this, now);
-    return;
-  }
+  if (!ack_acceptable(*this, s, now)) return;
   process_ack(*this, s, now);
   if (released) return;
   if (!fin_acked_step(*this, now)) return;
