@@ -111,13 +111,8 @@ void parse_http_client(Diagnostics& d, const MapView& m, HttpClientConfig& h) {
   m.boolean("check_body", h.check_body);
 }
 
-void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceOrigin& o) {
-  MapView m(d, item,
-            {"name", "kind", "protocol", "port", "target", "message_size", "connections",
-             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses", "path",
-             "requests_per_connection", "expect_status", "expect_body_bytes", "check_body"});
-  if (!m.is_map()) return;
-
+// Kind and protocol come first: every later key is checked against them.
+std::string parse_kind_protocol(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrigin& o) {
   o.name = m.name(s.name, 64);
   if (m.require("kind")) {
     o.kind_ok = m.enumeration<ServiceKind>("kind", s.kind,
@@ -135,7 +130,7 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
   // `http` with a target is the load generator, a client kind.
   if (o.kind_ok && s.kind == ServiceKind::http && m.has("target"))
     s.kind = ServiceKind::http_client;
-  const std::string kind_name(to_string(s.kind));
+  std::string kind_name(to_string(s.kind));
 
   // iperf3 and HTTP are TCP protocols; the others work over either transport.
   if (o.kind_ok && o.protocol_ok && s.protocol == Protocol::udp &&
@@ -145,11 +140,12 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
             m.key_path("protocol") + ": a '" + kind_name + "' service runs over tcp only");
     o.protocol_ok = false;
   }
+  return kind_name;
+}
 
-  const bool client = o.kind_ok && is_client(s.kind);
-  const bool server = o.kind_ok && !is_client(s.kind);
-
-  // port / target, by side.
+// A server listens on 'port'; a client connects to 'target'.
+void parse_side(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrigin& o, bool server,
+                bool client, const std::string& kind_name) {
   if (server) {
     if (m.has("target")) {
       d.error(m.key_pos("target"), m.key_path("target") + ": '" + kind_name +
@@ -173,7 +169,11 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
     m.uint("port", 1, 65535, s.port);
     if (auto v = m.get("target")) read_endpoint(d, *v);
   }
+}
 
+// The keys that shape a client's traffic; a server kind rejects them.
+void parse_client_keys(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrigin& o, bool server,
+                       bool client, const std::string& kind_name) {
   if (server) {
     for (auto key : kClientKeys) {
       if (m.has(key)) {
@@ -209,18 +209,10 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
               m.key_path("reconnect") + ": 'reconnect' applies to ping over tcp only");
     }
   }
+}
 
-  if (o.kind_ok && s.kind == ServiceKind::http_client) {
-    parse_http_client(d, m, s.http_client);
-  } else {
-    for (auto key : kHttpClientKeys) {
-      if (m.has(key)) {
-        d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
-                                    "' is only for http clients (kind http with a 'target')");
-      }
-    }
-  }
-
+void parse_framing(Diagnostics& d, MapView& m, ServiceConfig& s, const ServiceOrigin& o,
+                   const std::string& kind_name) {
   if (auto v = m.get("framing")) {
     const bool framed_kind =
         !o.kind_ok || (s.kind != ServiceKind::iperf3 && s.kind != ServiceKind::http &&
@@ -236,7 +228,24 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
       }
     }
   }
+}
 
+void parse_http_client_keys(Diagnostics& d, MapView& m, ServiceConfig& s, const ServiceOrigin& o) {
+  if (o.kind_ok && s.kind == ServiceKind::http_client) {
+    parse_http_client(d, m, s.http_client);
+  } else {
+    for (auto key : kHttpClientKeys) {
+      if (m.has(key)) {
+        d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
+                                    "' is only for http clients (kind http with a 'target')");
+      }
+    }
+  }
+}
+
+// 'responses' belongs to an http server, which needs at least one.
+void parse_responses_key(Diagnostics& d, MapView& m, ServiceConfig& s, const ServiceOrigin& o,
+                         const std::string& kind_name) {
   if (auto v = m.get("responses")) {
     if (o.kind_ok && s.kind == ServiceKind::http_client) {
       d.error(m.key_pos("responses"),
@@ -254,6 +263,23 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
                          ": missing required key 'responses' (an http service needs at "
                          "least one)");
   }
+}
+
+void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceOrigin& o) {
+  MapView m(d, item,
+            {"name", "kind", "protocol", "port", "target", "message_size", "connections",
+             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses", "path",
+             "requests_per_connection", "expect_status", "expect_body_bytes", "check_body"});
+  if (!m.is_map()) return;
+
+  const std::string kind_name = parse_kind_protocol(d, m, s, o);
+  const bool client = o.kind_ok && is_client(s.kind);
+  const bool server = o.kind_ok && !is_client(s.kind);
+  parse_side(d, m, s, o, server, client, kind_name);
+  parse_client_keys(d, m, s, o, server, client, kind_name);
+  parse_http_client_keys(d, m, s, o);
+  parse_framing(d, m, s, o, kind_name);
+  parse_responses_key(d, m, s, o, kind_name);
 }
 
 }  // namespace

@@ -143,6 +143,88 @@ HttpService::Answer make_answer(uint16_t status, std::string_view content_type,
           prepare(status, content_type, body, body_bytes, false, extra)};
 }
 
+// The request line (RFC 9112 3): method SP request-target SP HTTP-version.
+struct RequestLine {
+  std::string_view method;
+  std::string_view path;
+  bool http11 = false;
+};
+
+bool parse_request_line(std::string_view line, RequestLine& r) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return false;
+  const std::string_view method = line.substr(0, sp1);
+  std::string_view rest = line.substr(sp1 + 1);
+  const size_t sp2 = rest.find(' ');
+  if (sp2 == std::string_view::npos || sp2 == 0) return false;
+  std::string_view target = rest.substr(0, sp2);
+  const std::string_view version = rest.substr(sp2 + 1);
+  if (!is_token(method)) return false;
+  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." || version[7] < '0' ||
+      version[7] > '9')
+    return false;
+  r.method = method;
+  r.http11 = version[7] != '0';
+  for (char ch : target)
+    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return false;
+
+  // origin-form, absolute-form (RFC 9112 3.2.2) or asterisk-form.
+  std::string_view path;
+  if (target.front() == '/' || target == "*") {
+    path = target;
+  } else if (size_t scheme = target.find("://");
+             scheme != std::string_view::npos && scheme > 0 && is_token(target.substr(0, scheme))) {
+    std::string_view after = target.substr(scheme + 3);
+    const size_t slash = after.find('/');
+    path = slash == std::string_view::npos ? std::string_view("/") : after.substr(slash);
+  } else {
+    return false;
+  }
+  r.path = path.substr(0, std::min(path.find('?'), path.find('#')));
+  return true;
+}
+
+// What the header fields say about framing and persistence.
+struct RequestHeaders {
+  bool conn_close = false, conn_keep = false, has_length = false, chunked = false;
+  uint64_t length = 0;
+  int hosts = 0;
+};
+
+// Header fields from `pos` up to the empty line; false on a malformed field.
+bool parse_headers(std::string_view b, size_t pos, RequestHeaders& h) {
+  while (pos < b.size()) {
+    size_t e = b.find('\n', pos);
+    if (e == std::string_view::npos) e = b.size();
+    std::string_view f = b.substr(pos, e - pos);
+    pos = e + 1;
+    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
+    if (f.empty()) break;
+    if (f.front() == ' ' || f.front() == '\t') return false;  // obsolete line folding
+    const size_t colon = f.find(':');
+    if (colon == std::string_view::npos) return false;
+    const std::string_view name = f.substr(0, colon);
+    if (!is_token(name)) return false;
+    const std::string_view value = trim(f.substr(colon + 1));
+    if (iequals(name, "content-length")) {
+      uint64_t v = 0;
+      if (!http::parse_length(value, v)) return false;
+      if (h.has_length && v != h.length) return false;
+      h.has_length = true;
+      h.length = v;
+    } else if (iequals(name, "transfer-encoding")) {
+      h.chunked = true;
+    } else if (iequals(name, "host")) {
+      ++h.hosts;
+    } else if (iequals(name, "connection")) {
+      h.conn_close = h.conn_close || http::has_token(value, "close");
+      h.conn_keep = h.conn_keep || http::has_token(value, "keep-alive");
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // Per-connection state, in Connection::user. The header buffer is allocated only when
@@ -372,86 +454,25 @@ void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view 
   ++st.requests;
   auto bad = [&] { begin_response(st, bad_request_, false, false); };
 
-  size_t eol = b.find('\n');
-  std::string_view line = b.substr(0, eol);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const size_t sp1 = line.find(' ');
-  if (sp1 == std::string_view::npos) return bad();
-  const std::string_view method = line.substr(0, sp1);
-  std::string_view rest = line.substr(sp1 + 1);
-  const size_t sp2 = rest.find(' ');
-  if (sp2 == std::string_view::npos || sp2 == 0) return bad();
-  std::string_view target = rest.substr(0, sp2);
-  const std::string_view version = rest.substr(sp2 + 1);
-  if (!is_token(method)) return bad();
-  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." || version[7] < '0' ||
-      version[7] > '9')
-    return bad();
-  const bool http11 = version[7] != '0';
-  for (char ch : target)
-    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return bad();
-
-  // origin-form, absolute-form (RFC 9112 3.2.2) or asterisk-form.
-  std::string_view path;
-  if (target.front() == '/' || target == "*") {
-    path = target;
-  } else if (size_t scheme = target.find("://");
-             scheme != std::string_view::npos && scheme > 0 && is_token(target.substr(0, scheme))) {
-    std::string_view after = target.substr(scheme + 3);
-    const size_t slash = after.find('/');
-    path = slash == std::string_view::npos ? std::string_view("/") : after.substr(slash);
-  } else {
-    return bad();
-  }
-  path = path.substr(0, std::min(path.find('?'), path.find('#')));
-
-  // Header fields.
-  bool conn_close = false, conn_keep = false, has_length = false, chunked = false;
-  uint64_t length = 0;
-  int hosts = 0;
-  size_t pos = eol + 1;
-  while (pos < b.size()) {
-    size_t e = b.find('\n', pos);
-    if (e == std::string_view::npos) e = b.size();
-    std::string_view f = b.substr(pos, e - pos);
-    pos = e + 1;
-    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
-    if (f.empty()) break;
-    if (f.front() == ' ' || f.front() == '\t') return bad();  // obsolete line folding
-    const size_t colon = f.find(':');
-    if (colon == std::string_view::npos) return bad();
-    const std::string_view name = f.substr(0, colon);
-    if (!is_token(name)) return bad();
-    const std::string_view value = trim(f.substr(colon + 1));
-    if (iequals(name, "content-length")) {
-      uint64_t v = 0;
-      if (!http::parse_length(value, v)) return bad();
-      if (has_length && v != length) return bad();
-      has_length = true;
-      length = v;
-    } else if (iequals(name, "transfer-encoding")) {
-      chunked = true;
-    } else if (iequals(name, "host")) {
-      ++hosts;
-    } else if (iequals(name, "connection")) {
-      conn_close = conn_close || http::has_token(value, "close");
-      conn_keep = conn_keep || http::has_token(value, "keep-alive");
-    }
-  }
+  const size_t eol = b.find('\n');
+  RequestLine r;
+  if (!parse_request_line(b.substr(0, eol), r)) return bad();
+  RequestHeaders h;
+  if (!parse_headers(b, eol + 1, h)) return bad();
   // Request bodies are skipped by length only: a chunked body cannot be framed here
   // (RFC 9112 6.1 would have us answer 501; the connection cannot continue either way).
-  if (chunked) return bad();
+  if (h.chunked) return bad();
   // RFC 9112 3.2: exactly one Host in HTTP/1.1.
-  if (http11 ? hosts != 1 : hosts > 1) return bad();
+  if (r.http11 ? h.hosts != 1 : h.hosts > 1) return bad();
 
-  bool keep = http11 ? !conn_close : (conn_keep && !conn_close);
+  bool keep = r.http11 ? !h.conn_close : (h.conn_keep && !h.conn_close);
   if (st.requests >= limits_.max_requests_per_connection) keep = false;
-  st.skip = length;
+  st.skip = h.length;
 
-  const bool head = method == "HEAD";
-  if (!head && method != "GET") return begin_response(st, not_allowed_, keep, false);
+  const bool head = r.method == "HEAD";
+  if (!head && r.method != "GET") return begin_response(st, not_allowed_, keep, false);
   for (size_t i = 0; i < routes_.size(); ++i) {
-    if (routes_[i].path == path) return begin_response(st, answers_[i], keep, head);
+    if (routes_[i].path == r.path) return begin_response(st, answers_[i], keep, head);
   }
   begin_response(st, not_found_, keep, head);
 }

@@ -34,6 +34,24 @@ void read_ports(uint8_t proto, std::span<const uint8_t> l4, uint16_t& src, uint1
   dst = load_be16(l4.data() + 2);
 }
 
+// The frame's sequence number (RFC 4303 3.3.3), or the reason it has none: the next
+// block is not reserved yet, or the SA has used them all and must be rekeyed.
+bool take_sequence(ipsec::OutboundSa& sa, ipsec::EspSeq& seq, DropReason& why) {
+  switch (sa.seq.take(seq)) {
+    case ipsec::OutboundSequence::Take::ok:
+      return true;
+    case ipsec::OutboundSequence::Take::wait:
+      why = DropReason::kIpsecSeqUnreserved;
+      return false;
+    case ipsec::OutboundSequence::Take::exhausted:
+      sa.counters.add(ipsec::SaError::sequence_exhausted);
+      why = DropReason::kIpsecSaError;
+      return false;
+  }
+  why = DropReason::kIpsecSaError;
+  return false;
+}
+
 }  // namespace
 
 bool Stack::begin_esp_frame(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
@@ -98,16 +116,9 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
     return;
   }
   ipsec::EspSeq seq;
-  switch (sa.seq.take(seq)) {
-    case ipsec::OutboundSequence::Take::ok:
-      break;
-    case ipsec::OutboundSequence::Take::wait:
-      drop(DropReason::kIpsecSeqUnreserved);
-      return;
-    case ipsec::OutboundSequence::Take::exhausted:
-      sa.counters.add(ipsec::SaError::sequence_exhausted);
-      drop(DropReason::kIpsecSaError);
-      return;
+  if (DropReason why; !take_sequence(sa, seq, why)) {
+    drop(why);
+    return;
   }
   fill_l4_checksum(ifc, f, false, false);
   const auto l4_len = static_cast<uint16_t>(f.l4_size());

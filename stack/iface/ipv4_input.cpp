@@ -24,6 +24,8 @@ bool Stack::is_local(Ipv4Addr a, bool& broadcast) const {
   return false;
 }
 
+// Splitting the header read out cost 3 instructions per packet (callgrind, rx_path_bench).
+// long: the RFC 1122 3.2.1 checks in their order, on the per-packet receive path
 void Stack::ipv4_input(Interface& ifc, const PacketView& pkt, const RxMeta& meta,
                        bool link_broadcast, Instant now) {
   // The header is read in place unless it straddles a segment boundary; then

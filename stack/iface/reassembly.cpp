@@ -77,6 +77,90 @@ void Reassembler::recompute_deadline() {
   }
 }
 
+Reassembler::Slot* Reassembler::open(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t id,
+                                     Instant now, DropCounters& drops) {
+  Slot* s = allocate(drops);
+  s->state = State::kActive;
+  s->src = src;
+  s->dst = dst;
+  s->proto = proto;
+  s->id = id;
+  // RFC 1122 3.3.2: the timer starts with the first fragment to arrive and is
+  // not extended by later ones.
+  s->expires = now + cfg_.timeout;
+  next_deadline_ = earliest(next_deadline_, s->expires);
+  ++stats_.entries_in_use;
+  if (!s->buf) {
+    s->buf = std::make_unique<uint8_t[]>(kHeadroom + cfg_.max_datagram);
+    stats_.buffer_bytes += kHeadroom + cfg_.max_datagram;
+  }
+  return s;
+}
+
+bool Reassembler::place(Slot& s, uint32_t off, std::span<const uint8_t> payload, bool more,
+                        DropCounters& drops) {
+  const auto len = static_cast<uint32_t>(payload.size());
+  const uint32_t end = off + len;
+  // The last fragment fixes the length; nothing may lie beyond it and a second
+  // "last" fragment must agree (RFC 815's hole descriptor "infinity" case).
+  if (!more) {
+    if ((s.have_last && s.total != end) ||
+        (!s.frags.empty() && s.frags.back().off + s.frags.back().len > end)) {
+      discard(s, DropReason::kIpv4ReassemblyOverlap, drops);
+      return false;
+    }
+  } else if (s.have_last && end > s.total) {
+    discard(s, DropReason::kIpv4ReassemblyOverlap, drops);
+    return false;
+  }
+
+  // Overlap check against the sorted fragment list: the first fragment that ends
+  // after our start is the only candidate for the insertion point.
+  auto it = std::find_if(s.frags.begin(), s.frags.end(),
+                         [off](const Frag& f) { return f.off + f.len > off; });
+  if (it != s.frags.end() && it->off < end) {
+    uint8_t* held = s.buf.get() + kHeadroom + off;
+    if (it->off == off && it->len == len && std::memcmp(held, payload.data(), len) == 0) {
+      ++stats_.duplicates;  // an exact duplicate (RFC 5722 errata): ignore it
+      return false;
+    }
+    discard(s, DropReason::kIpv4ReassemblyOverlap, drops);
+    return false;
+  }
+  if (s.frags.size() >= cfg_.max_fragments) {
+    discard(s, DropReason::kIpv4ReassemblyTooManyFragments, drops);
+    return false;
+  }
+
+  std::memcpy(s.buf.get() + kHeadroom + off, payload.data(), len);
+  s.frags.insert(it, Frag{off, len});
+  s.received += len;
+  stats_.held_bytes += len;
+  if (!more) {
+    s.have_last = true;
+    s.total = end;
+  }
+  return true;
+}
+
+std::optional<std::span<const uint8_t>> Reassembler::complete(Slot& s, DropCounters& drops) {
+  const size_t fhl = s.header_len;
+  if (fhl + s.total > cfg_.max_datagram) {  // the first header had options
+    discard(s, DropReason::kIpv4ReassemblyTooLarge, drops);
+    return std::nullopt;
+  }
+  uint8_t* h = s.buf.get() + kHeadroom - fhl;
+  store_be16(h + Ipv4View::kTotalLenOff, static_cast<uint16_t>(fhl + s.total));
+  store_be16(h + Ipv4View::kFlagsFragOff, 0);
+  store_be16(h + Ipv4View::kChecksumOff, 0);
+  store_be16(h + Ipv4View::kChecksumOff, internet_checksum({h, fhl}));
+  std::span<const uint8_t> whole{h, fhl + s.total};
+  ++stats_.reassembled;
+  release(s);  // the buffer keeps its bytes until the slot is reused
+  recompute_deadline();
+  return whole;
+}
+
 std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8_t> pkt,
                                                            Instant now, DropCounters& drops) {
   ++stats_.fragments_in;
@@ -114,64 +198,8 @@ std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8
     }
     return std::nullopt;
   }
-  if (s == nullptr) {
-    s = allocate(drops);
-    s->state = State::kActive;
-    s->src = ip->src();
-    s->dst = ip->dst();
-    s->proto = ip->protocol();
-    s->id = ip->ident();
-    // RFC 1122 3.3.2: the timer starts with the first fragment to arrive and is
-    // not extended by later ones.
-    s->expires = now + cfg_.timeout;
-    next_deadline_ = earliest(next_deadline_, s->expires);
-    ++stats_.entries_in_use;
-    if (!s->buf) {
-      s->buf = std::make_unique<uint8_t[]>(kHeadroom + cfg_.max_datagram);
-      stats_.buffer_bytes += kHeadroom + cfg_.max_datagram;
-    }
-  }
-
-  const uint32_t end = off + len;
-  // The last fragment fixes the length; nothing may lie beyond it and a second
-  // "last" fragment must agree (RFC 815's hole descriptor "infinity" case).
-  if (!more) {
-    if ((s->have_last && s->total != end) ||
-        (!s->frags.empty() && s->frags.back().off + s->frags.back().len > end)) {
-      discard(*s, DropReason::kIpv4ReassemblyOverlap, drops);
-      return std::nullopt;
-    }
-  } else if (s->have_last && end > s->total) {
-    discard(*s, DropReason::kIpv4ReassemblyOverlap, drops);
-    return std::nullopt;
-  }
-
-  // Overlap check against the sorted fragment list: the first fragment that ends
-  // after our start is the only candidate for the insertion point.
-  auto it = std::find_if(s->frags.begin(), s->frags.end(),
-                         [off](const Frag& f) { return f.off + f.len > off; });
-  if (it != s->frags.end() && it->off < end) {
-    uint8_t* held = s->buf.get() + kHeadroom + off;
-    if (it->off == off && it->len == len && std::memcmp(held, payload.data(), len) == 0) {
-      ++stats_.duplicates;  // an exact duplicate (RFC 5722 errata): ignore it
-      return std::nullopt;
-    }
-    discard(*s, DropReason::kIpv4ReassemblyOverlap, drops);
-    return std::nullopt;
-  }
-  if (s->frags.size() >= cfg_.max_fragments) {
-    discard(*s, DropReason::kIpv4ReassemblyTooManyFragments, drops);
-    return std::nullopt;
-  }
-
-  std::memcpy(s->buf.get() + kHeadroom + off, payload.data(), len);
-  s->frags.insert(it, Frag{off, len});
-  s->received += len;
-  stats_.held_bytes += len;
-  if (!more) {
-    s->have_last = true;
-    s->total = end;
-  }
+  if (s == nullptr) s = open(ip->src(), ip->dst(), ip->protocol(), ip->ident(), now, drops);
+  if (!place(*s, off, payload, more, drops)) return std::nullopt;
   if (off == 0) {
     // RFC 791 3.2: the reassembled datagram carries the first fragment's header
     // (options included).
@@ -180,22 +208,7 @@ std::optional<std::span<const uint8_t>> Reassembler::input(std::span<const uint8
   }
 
   if (!s->have_last || s->header_len == 0 || s->received != s->total) return std::nullopt;
-
-  const size_t fhl = s->header_len;
-  if (fhl + s->total > cfg_.max_datagram) {  // the first header had options
-    discard(*s, DropReason::kIpv4ReassemblyTooLarge, drops);
-    return std::nullopt;
-  }
-  uint8_t* h = s->buf.get() + kHeadroom - fhl;
-  store_be16(h + Ipv4View::kTotalLenOff, static_cast<uint16_t>(fhl + s->total));
-  store_be16(h + Ipv4View::kFlagsFragOff, 0);
-  store_be16(h + Ipv4View::kChecksumOff, 0);
-  store_be16(h + Ipv4View::kChecksumOff, internet_checksum({h, fhl}));
-  std::span<const uint8_t> whole{h, fhl + s->total};
-  ++stats_.reassembled;
-  release(*s);  // the buffer keeps its bytes until the slot is reused
-  recompute_deadline();
-  return whole;
+  return complete(*s, drops);
 }
 
 Instant Reassembler::poll(Instant now, DropCounters& drops, const ExpiredFn& on_expired) {

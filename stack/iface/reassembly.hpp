@@ -107,6 +107,13 @@ class Reassembler {
   void discard(Slot& s, DropReason reason, DropCounters& drops);
   void release(Slot& s);
   void recompute_deadline();
+  // The steps of input(): a slot for a new datagram, one fragment placed in it (false
+  // when it is not kept), and the datagram once every byte is there.
+  Slot* open(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint16_t id, Instant now,
+             DropCounters& drops);
+  bool place(Slot& s, uint32_t off, std::span<const uint8_t> payload, bool more,
+             DropCounters& drops);
+  std::optional<std::span<const uint8_t>> complete(Slot& s, DropCounters& drops);
 
   ReassemblyConfig cfg_;
   std::vector<Slot> slots_;

@@ -183,6 +183,47 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   return consumed;
 }
 
+// In-order bytes behind others already in the ring: appended, then out-of-order data
+// that has become contiguous is pulled in.
+[[gnu::always_inline]] static inline void buffer_in_order(Tcb& c, const PacketView& p, size_t len) {
+  TcpStack& st = c.stack;
+  c.rcvbuf.write_at(c.rcvbuf.size(), p);
+  c.rcvbuf.commit(len);
+  st.ctr().rx_bytes_buffered += len;
+  c.rcv_nxt += static_cast<uint32_t>(len);
+  c.stat_recv += len;
+  // Pull in out-of-order data that is now contiguous.
+  c.ooo.trim_below(c.rcv_nxt);
+  while (!c.ooo.empty() && c.ooo[0].left == c.rcv_nxt) {
+    uint32_t extra = c.ooo[0].len();
+    c.rcvbuf.commit(extra);
+    c.rcv_nxt += extra;
+    c.stat_recv += extra;
+    c.ooo.trim_below(c.rcv_nxt);
+  }
+}
+
+// A segment beyond rcv_nxt: its bytes wait in the ring at their offset, recorded in
+// the out-of-order list that the SACK blocks report.
+[[gnu::always_inline]] static inline void queue_out_of_order(Tcb& c, SeqNum seq,
+                                                             const PacketView& p, size_t off,
+                                                             size_t len) {
+  TcpStack& st = c.stack;
+  if (c.ooo.covers(seq, seq + static_cast<uint32_t>(len)))
+    note_duplicate(c, seq, seq + static_cast<uint32_t>(len));
+  if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
+    st.drops().add(DropReason::kTcpReceiveBufferFull);
+    c.ack_now = true;
+    return;
+  }
+  c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
+  st.ctr().rx_bytes_buffered += len;
+  c.note_ooo_segment(seq);
+  // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
+  c.ack_now = true;
+  c.quickack = std::max<uint32_t>(c.quickack, 2);
+}
+
 static void receive_data(Tcb& c, Segment& s, Instant now) {
   TcpStack& st = c.stack;
   SeqNum seq = s.seq;
@@ -247,34 +288,9 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
       c.stat_recv += len;
       return;
     }
-    c.rcvbuf.write_at(c.rcvbuf.size(), p);
-    c.rcvbuf.commit(len);
-    st.ctr().rx_bytes_buffered += len;
-    c.rcv_nxt += static_cast<uint32_t>(len);
-    c.stat_recv += len;
-    // Pull in out-of-order data that is now contiguous.
-    c.ooo.trim_below(c.rcv_nxt);
-    while (!c.ooo.empty() && c.ooo[0].left == c.rcv_nxt) {
-      uint32_t extra = c.ooo[0].len();
-      c.rcvbuf.commit(extra);
-      c.rcv_nxt += extra;
-      c.stat_recv += extra;
-      c.ooo.trim_below(c.rcv_nxt);
-    }
+    buffer_in_order(c, p, len);
   } else {
-    if (c.ooo.covers(seq, seq + static_cast<uint32_t>(len)))
-      note_duplicate(c, seq, seq + static_cast<uint32_t>(len));
-    if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
-      st.drops().add(DropReason::kTcpReceiveBufferFull);
-      c.ack_now = true;
-      return;
-    }
-    c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
-    st.ctr().rx_bytes_buffered += len;
-    c.note_ooo_segment(seq);
-    // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
-    c.ack_now = true;
-    c.quickack = std::max<uint32_t>(c.quickack, 2);
+    queue_out_of_order(c, seq, p, off, len);
   }
 }
 
@@ -368,6 +384,124 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   deliver_and_wake(*this, now);
 }
 
+// First check failed (RFC 9293 3.10.7.4): the segment is outside the window. It is
+// dropped, and answered with an ACK unless it is a RST.
+[[gnu::always_inline]] static inline void out_of_window(Tcb& c, const Segment& s, Instant now) {
+  TcpStack& st = c.stack;
+  st.drops().add(DropReason::kTcpOutOfWindow);
+  if (!s.rst()) c.ack_now = true;
+  if (!s.payload.empty() && s.seq + static_cast<uint32_t>(s.payload.size()) <= c.rcv_nxt)
+    note_duplicate(c, s.seq, s.seq + static_cast<uint32_t>(s.payload.size()));
+  // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
+  // the 2 MSL timeout.
+  if (c.state == TcpState::kTimeWait && s.fin() && !s.rst()) {
+    c.tw_at = now + st.config().time_wait;
+    st.schedule(&c);
+  }
+  // A probe into a closed window: offer what is queued again, as any arrival
+  // does ("offered again when more data arrives", api.hpp), or an application
+  // that reads part of each offer could sit on a full buffer for ever.
+  if (!s.payload.empty() && c.rcv_queued() > 0) c.deliver(now);
+}
+
+// Second check: RST (RFC 5961 section 3.2: exact match resets, in-window challenges).
+[[gnu::always_inline]] static inline void rst_input(Tcb& c, const Segment& s, Instant now) {
+  TcpStack& st = c.stack;
+  // RFC 1337 (TIME-WAIT assassination, hazard H1): a RST does not end TIME-WAIT
+  // early, or old duplicates could reach the tuple's next connection.
+  if (c.state == TcpState::kTimeWait) {
+    st.drops().add(DropReason::kTcpTimeWaitRst);
+    return;
+  }
+  if (s.seq == c.rcv_nxt) {
+    ++st.ctr().resets_received;
+    // NOLINTNEXTLINE(bugprone-branch-clone): two reasons to release, each with its comment
+    if (c.state == TcpState::kSynReceived && c.passive) {
+      st.release(&c);  // back to LISTEN: the half-open connection goes away
+    } else {
+      c.finish(CloseReason::kReset);
+    }
+  } else {
+    st.drops().add(DropReason::kTcpRstInvalid);
+    challenge_ack(c, now);
+  }
+}
+
+// The ACK that completes the handshake in SYN-RECEIVED (RFC 9293 3.10.7.4, fifth
+// check): acceptable only for our SYN. False when input() must stop here.
+[[gnu::always_inline]] static inline bool syn_received_ack(Tcb& c, const Segment& s, Instant now) {
+  TcpStack& st = c.stack;
+  if (!(c.snd_una < s.ack && s.ack <= c.snd_max)) {
+    st.drops().add(DropReason::kTcpBadAck);
+    st.send_reset_for(c.t, s, now);
+    return false;
+  }
+  c.snd_wnd = static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0);
+  c.max_snd_wnd = std::max(c.max_snd_wnd, c.snd_wnd);
+  c.snd_wl1 = s.seq;
+  c.snd_wl2 = s.ack;
+  c.rto_at = Instant::never();
+  bool fin_pending = c.fin_queued;
+  c.fin_queued = false;  // become_established handles a queued shutdown itself
+  c.become_established(now);
+  if (c.released) return false;
+  if (fin_pending) {
+    c.fin_queued = true;
+    if (c.state == TcpState::kEstablished) c.set_state(TcpState::kFinWait1);
+  }
+  return true;
+}
+
+// The states that wait for our FIN to be acknowledged move on when it is (RFC 9293
+// 3.10.7.4, fifth check). False when the connection is done with input.
+[[gnu::always_inline]] static inline bool fin_acked_step(Tcb& c, Instant now) {
+  TcpStack& st = c.stack;
+  switch (c.state) {
+    case TcpState::kFinWait1:
+      if (c.fin_acked()) {
+        c.set_state(TcpState::kFinWait2);
+        // An orphaned FIN-WAIT-2 does not wait forever (cf. Linux tcp_fin_timeout).
+        if (c.app_closed) c.tw_at = now + st.config().time_wait;
+      }
+      break;
+    case TcpState::kClosing:
+      if (c.fin_acked()) {
+        c.enter_time_wait(now);
+        return false;
+      }
+      break;
+    case TcpState::kLastAck:
+      if (c.fin_acked()) {
+        c.finish(CloseReason::kNormal);
+        return false;
+      }
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+// RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
+[[gnu::always_inline]] static inline void note_ts_recent(Tcb& c, const Segment& s, Instant now) {
+  if (c.ts_ok && s.opts.ts_val && s.seq <= c.last_ack_sent &&
+      static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0) {
+    c.ts_recent = *s.opts.ts_val;
+    c.ts_recent_time = now;
+  }
+}
+
+// RFC 5961 section 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT]; any
+// other is dropped and answered with a challenge ACK.
+[[gnu::always_inline]] static inline bool ack_acceptable(Tcb& c, const Segment& s, Instant now) {
+  if (s.ack > c.snd_max || s.ack < c.snd_una - std::max<uint32_t>(c.max_snd_wnd, 1)) {
+    c.stack.drops().add(DropReason::kTcpBadAck);
+    challenge_ack(c, now);
+    return false;
+  }
+  return true;
+}
+
 void Tcb::input(Segment& s, Instant now) {
   TcpStack& st = stack;
   if (predicted(*this, s)) return input_predicted(s, now);
@@ -391,52 +525,17 @@ void Tcb::input(Segment& s, Instant now) {
   }
   // First check: sequence number.
   if (!seq_acceptable(*this, s)) {
-    st.drops().add(DropReason::kTcpOutOfWindow);
-    if (!s.rst()) ack_now = true;
-    if (!s.payload.empty() && s.seq + static_cast<uint32_t>(s.payload.size()) <= rcv_nxt)
-      note_duplicate(*this, s.seq, s.seq + static_cast<uint32_t>(s.payload.size()));
-    // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
-    // the 2 MSL timeout.
-    if (state == TcpState::kTimeWait && s.fin() && !s.rst()) {
-      tw_at = now + st.config().time_wait;
-      st.schedule(this);
-    }
-    // A probe into a closed window: offer what is queued again, as any arrival
-    // does ("offered again when more data arrives", api.hpp), or an application
-    // that reads part of each offer could sit on a full buffer for ever.
-    if (!s.payload.empty() && rcv_queued() > 0) deliver(now);
+    out_of_window(*this, s, now);
     return;
   }
   last_rx = now;
   keepalive_sent = 0;
   if (keepalive_at != Instant::never() || st.config().keepalive)
     keepalive_at = st.config().keepalive ? now + st.config().keepalive_idle : Instant::never();
-  // RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
-  if (ts_ok && s.opts.ts_val && s.seq <= last_ack_sent &&
-      static_cast<int32_t>(*s.opts.ts_val - ts_recent) >= 0) {
-    ts_recent = *s.opts.ts_val;
-    ts_recent_time = now;
-  }
+  note_ts_recent(*this, s, now);
   // Second check: RST (RFC 5961 section 3.2: exact match resets, in-window challenges).
   if (s.rst()) {
-    // RFC 1337 (TIME-WAIT assassination, hazard H1): a RST does not end TIME-WAIT
-    // early, or old duplicates could reach the tuple's next connection.
-    if (state == TcpState::kTimeWait) {
-      st.drops().add(DropReason::kTcpTimeWaitRst);
-      return;
-    }
-    if (s.seq == rcv_nxt) {
-      ++st.ctr().resets_received;
-      // NOLINTNEXTLINE(bugprone-branch-clone): two reasons to release, each with its comment
-      if (state == TcpState::kSynReceived && passive) {
-        st.release(this);  // back to LISTEN: the half-open connection goes away
-      } else {
-        finish(CloseReason::kReset);
-      }
-    } else {
-      st.drops().add(DropReason::kTcpRstInvalid);
-      challenge_ack(*this, now);
-    }
+    rst_input(*this, s, now);
     return;
   }
   // Fourth check: SYN in a synchronized state (RFC 5961 section 4.2): challenge ACK.
@@ -451,61 +550,12 @@ void Tcb::input(Segment& s, Instant now) {
     return;
   }
   if (state == TcpState::kSynReceived) {
-    if (!(snd_una < s.ack && s.ack <= snd_max)) {
-      st.drops().add(DropReason::kTcpBadAck);
-      st.send_reset_for(t, s, now);
-      return;
-    }
-    snd_wnd = static_cast<uint32_t>(s.wnd) << (ws_ok ? snd_wscale : 0);
-    max_snd_wnd = std::max(max_snd_wnd, snd_wnd);
-    snd_wl1 = s.seq;
-    snd_wl2 = s.ack;
-    rto_at = Instant::never();
-    bool fin_pending = fin_queued;
-    fin_queued = false;  // become_established handles a queued shutdown itself
-    become_established(now);
-    if (released) return;
-    if (fin_pending) {
-      fin_queued = true;
-      if (state == TcpState::kEstablished) set_state(TcpState::kFinWait1);
-    }
+    if (!syn_received_ack(*this, s, now)) return;
   }
-  // RFC 5961 section 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT].
-  if (s.ack > snd_max) {
-    st.drops().add(DropReason::kTcpBadAck);
-    challenge_ack(*this, now);
-    return;
-  }
-  if (s.ack < snd_una - std::max<uint32_t>(max_snd_wnd, 1)) {
-    st.drops().add(DropReason::kTcpBadAck);
-    challenge_ack(*this, now);
-    return;
-  }
+  if (!ack_acceptable(*this, s, now)) return;
   process_ack(*this, s, now);
   if (released) return;
-  switch (state) {
-    case TcpState::kFinWait1:
-      if (fin_acked()) {
-        set_state(TcpState::kFinWait2);
-        // An orphaned FIN-WAIT-2 does not wait forever (cf. Linux tcp_fin_timeout).
-        if (app_closed) tw_at = now + st.config().time_wait;
-      }
-      break;
-    case TcpState::kClosing:
-      if (fin_acked()) {
-        enter_time_wait(now);
-        return;
-      }
-      break;
-    case TcpState::kLastAck:
-      if (fin_acked()) {
-        finish(CloseReason::kNormal);
-        return;
-      }
-      break;
-    default:
-      break;
-  }
+  if (!fin_acked_step(*this, now)) return;
   // Seventh: segment text.
   bool can_receive = state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
                      state == TcpState::kFinWait2;

@@ -10,6 +10,84 @@ namespace ws::tcp {
 
 using namespace wire::tcpflag;
 
+namespace {
+
+// Transmit buffers ran short towards the peer, or came back: then reopen the window
+// and wake the writer.
+[[gnu::always_inline]] inline void update_pressure(Tcb& c) {
+  if (c.pressured && !c.stack.tx_pressure(c.t.raddr)) {
+    c.pressured = false;
+    c.ack_now = true;
+  } else if (!c.pressured && c.stack.tx_pressure(c.t.raddr)) {
+    c.pressured = true;
+  }
+}
+
+// Bookkeeping after a data segment went out: retransmission counts and Karn's rule
+// (RFC 6298 3), or an RTT sample started; the FIN it carried takes a sequence number.
+[[gnu::always_inline]] inline void note_data_sent(Tcb& c, SeqNum end, uint32_t len, bool fin,
+                                                  bool rexmit, Instant now) {
+  if (rexmit) {
+    ++c.stat_retrans;
+    ++c.stack.ctr().retransmits;
+    c.rtt_timing = false;  // Karn
+  } else if (!c.rtt_timing) {
+    c.rtt_timing = true;
+    c.rtt_seq = c.snd_nxt;
+    c.rtt_time = now;
+  }
+  if (!rexmit) c.stat_sent += len;
+  c.snd_nxt += len;
+  if (fin) {
+    c.fin_sent = true;
+    c.fin_seq = end;
+    c.snd_nxt += 1;
+  }
+  c.snd_max = seq_max(c.snd_max, c.snd_nxt);
+  c.arm_rto(now);
+}
+
+// A FIN on its own, after the last byte of data went out (RFC 9293 3.6). False when
+// no buffer was free.
+[[gnu::always_inline]] inline bool send_fin(Tcb& c, SeqNum end, Instant now) {
+  if (!c.emit(c.snd_nxt, 0, kAck | kFin, now)) return false;
+  if (c.fin_sent && c.snd_max > c.snd_nxt) {
+    ++c.stat_retrans;
+    ++c.stack.ctr().retransmits;
+  }
+  c.fin_sent = true;
+  c.fin_seq = end;
+  c.snd_nxt = end + 1;
+  c.snd_max = seq_max(c.snd_max, c.snd_nxt);
+  c.arm_rto(now);
+  return true;
+}
+
+// What may be sent now: the least of the peer's window and the congestion window
+// (RFC 5681 2), the latter against the pipe with SACK (RFC 6675 SetPipe).
+[[gnu::always_inline]] inline int64_t usable_window(Tcb& c) {
+  int64_t rwnd_left = static_cast<int64_t>(c.snd_una + c.snd_wnd - c.snd_nxt);
+  int64_t cwnd_left = c.sack_ok
+                          ? static_cast<int64_t>(c.cc->cwnd()) - static_cast<int64_t>(c.pipe())
+                          : static_cast<int64_t>(c.cc->cwnd()) - (c.snd_nxt - c.snd_una);
+  return std::min(rwnd_left, cwnd_left);
+}
+
+[[gnu::always_inline]] inline void arm_persist(Tcb& c, uint32_t mps, Instant now) {
+  // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
+  // flight, so no ACK will come to reopen it.
+  if (c.data_end() > c.snd_nxt && c.snd_max == c.snd_una && c.snd_wnd < mps) {
+    if (c.persist_at.is_never()) {
+      Duration d = c.rto * (int64_t{1} << std::min<uint32_t>(c.persist_backoff, 10));
+      c.persist_at = now + std::min(d, c.stack.config().rto_max);
+    }
+  } else {
+    c.persist_at = Instant::never();
+  }
+}
+
+}  // namespace
+
 // pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
 uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
 
@@ -53,6 +131,8 @@ size_t Tcb::fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) cons
   return k;
 }
 
+// Moving the header fields into a helper cost an instruction per ACK (rx_path_bench).
+// long: options, header and payload of one segment, sent for every ACK on the receive path
 bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_opts,
                uint32_t tso_segment) {
   wire::TcpRepr r;
@@ -202,13 +282,7 @@ void Tcb::output(Instant now) {
     if (ack_now) send_ack(now);
     return;
   }
-  if (pressured && !stack.tx_pressure(t.raddr)) {
-    // Transmit buffers came back: reopen the window and wake the writer.
-    pressured = false;
-    ack_now = true;
-  } else if (!pressured && stack.tx_pressure(t.raddr)) {
-    pressured = true;
-  }
+  update_pressure(*this);
   // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
@@ -233,10 +307,7 @@ void Tcb::output(Instant now) {
   const bool idle_start = snd_max == snd_una;  // may draw on the reserve (tx_pressure)
   for (;;) {
     SeqNum end = data_end();
-    int64_t rwnd_left = static_cast<int64_t>(snd_una + snd_wnd - snd_nxt);
-    int64_t cwnd_left = sack_ok ? static_cast<int64_t>(cc->cwnd()) - static_cast<int64_t>(pipe())
-                                : static_cast<int64_t>(cc->cwnd()) - (snd_nxt - snd_una);
-    int64_t usable = std::min(rwnd_left, cwnd_left);
+    const int64_t usable = usable_window(*this);
     if (snd_nxt < end) {
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
@@ -266,36 +337,10 @@ void Tcb::output(Instant now) {
         len = last_emit_len;
         fin = false;
       }
-      if (rexmit) {
-        ++stat_retrans;
-        ++stack.ctr().retransmits;
-        rtt_timing = false;  // Karn
-      } else if (!rtt_timing) {
-        rtt_timing = true;
-        rtt_seq = snd_nxt;
-        rtt_time = now;
-      }
-      if (!rexmit) stat_sent += len;
-      snd_nxt += len;
-      if (fin) {
-        fin_sent = true;
-        fin_seq = end;
-        snd_nxt += 1;
-      }
-      snd_max = seq_max(snd_max, snd_nxt);
-      arm_rto(now);
+      note_data_sent(*this, end, len, fin, rexmit, now);
       sent = true;
     } else if (can_fin && snd_nxt == end) {
-      if (!emit(snd_nxt, 0, kAck | kFin, now)) break;
-      if (fin_sent && snd_max > snd_nxt) {
-        ++stat_retrans;
-        ++stack.ctr().retransmits;
-      }
-      fin_sent = true;
-      fin_seq = end;
-      snd_nxt = end + 1;
-      snd_max = seq_max(snd_max, snd_nxt);
-      arm_rto(now);
+      if (!send_fin(*this, end, now)) break;
       sent = true;
     } else {
       break;
@@ -303,16 +348,7 @@ void Tcb::output(Instant now) {
   }
   if (ack_now && !sent && !hold_ack(now)) send_ack(now);
   if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
-  // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
-  // flight, so no ACK will come to reopen it.
-  if (data_end() > snd_nxt && snd_max == snd_una && snd_wnd < mps) {
-    if (persist_at.is_never()) {
-      Duration d = rto * (int64_t{1} << std::min<uint32_t>(persist_backoff, 10));
-      persist_at = now + std::min(d, stack.config().rto_max);
-    }
-  } else {
-    persist_at = Instant::never();
-  }
+  arm_persist(*this, mps, now);
   tlp_rearm(now);
   stack.schedule(this);
 }

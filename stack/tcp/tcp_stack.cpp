@@ -34,6 +34,33 @@ constexpr size_t kFirstSendRing = 16384;
 // what is kept below that: the recent live population (see compact_timers()).
 constexpr size_t kMaxFreeSlots = 1024;
 constexpr size_t kMinSpare = 64;
+
+// The header (20..60 bytes, RFC 9293 3.1) as one span: read in place, or pulled up
+// into `hdr_buf` when it straddles segments; the payload stays where it arrived.
+// Empty, with the reason, when the segment is too short for its data offset.
+[[gnu::always_inline]] inline std::span<const uint8_t> read_header(
+    const PacketView& seg, uint8_t (&hdr_buf)[wire::TcpView::kMaxHeaderLen], uint64_t& pullups,
+    DropReason& why) {
+  auto fixed = seg.pullup(std::min(seg.size(), wire::TcpView::kMinHeaderLen), hdr_buf, pullups);
+  if (fixed.size() < wire::TcpView::kMinHeaderLen) {
+    why = DropReason::kTcpTruncated;
+    return {};
+  }
+  const size_t hl = size_t{static_cast<uint8_t>(fixed[wire::TcpView::kDataOffOff] >> 4)} * 4;
+  if (hl < wire::TcpView::kMinHeaderLen || hl > seg.size()) {
+    why = DropReason::kTcpBadDataOffset;
+    return {};
+  }
+  // Options: the whole header in one span; if the fixed part was pulled up
+  // already, the options are added behind it (one pull-up counted).
+  if (hl > fixed.size() && fixed.data() == hdr_buf) {
+    seg.copy_out(fixed.size(), std::span(hdr_buf).subspan(fixed.size(), hl - fixed.size()));
+    return std::span<const uint8_t>(hdr_buf, hl);
+  }
+  if (hl > fixed.size()) return seg.pullup(hl, hdr_buf, pullups);
+  return fixed;
+}
+
 }  // namespace
 
 TcpStack::~TcpStack() {
@@ -143,29 +170,14 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
                      Instant now) {
   Guard g(*this);
   now_ = now;
-  // The header (20..60 bytes) is read in place, or pulled up when it straddles
-  // segments; the payload stays where it arrived.
   uint8_t hdr_buf[wire::TcpView::kMaxHeaderLen];
-  auto fixed = seg.pullup(std::min(seg.size(), wire::TcpView::kMinHeaderLen), hdr_buf,
-                          ctr_.rx_header_pullups);
-  if (fixed.size() < wire::TcpView::kMinHeaderLen) {
-    drops_.add(DropReason::kTcpTruncated);
+  DropReason why{};
+  const std::span<const uint8_t> header = read_header(seg, hdr_buf, ctr_.rx_header_pullups, why);
+  if (header.empty()) {
+    drops_.add(why);
     return;
   }
-  const size_t hl = size_t{static_cast<uint8_t>(fixed[wire::TcpView::kDataOffOff] >> 4)} * 4;
-  if (hl < wire::TcpView::kMinHeaderLen || hl > seg.size()) {
-    drops_.add(DropReason::kTcpBadDataOffset);
-    return;
-  }
-  // Options: the whole header in one span; if the fixed part was pulled up
-  // already, the options are added behind it (one pull-up counted).
-  std::span<const uint8_t> header = fixed;
-  if (hl > fixed.size() && fixed.data() == hdr_buf) {
-    seg.copy_out(fixed.size(), std::span(hdr_buf).subspan(fixed.size(), hl - fixed.size()));
-    header = std::span<const uint8_t>(hdr_buf, hl);
-  } else if (hl > fixed.size()) {
-    header = seg.pullup(hl, hdr_buf, ctr_.rx_header_pullups);
-  }
+  const size_t hl = header.size();
   auto v = wire::TcpView::parse(header);
   if (!v) {  // unreachable: the data offset was checked above
     drops_.add(DropReason::kTcpBadDataOffset);
