@@ -311,9 +311,8 @@ void Tcb::output(Instant now) {
     if (snd_nxt < end) {
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
-      // The port's transmit queue is backing up: hold data here rather than have
-      // the segment dropped at a full ring and sent again later. The loop's
-      // next poll resumes once frames drain.
+      // The port's transmit queue is backing up: hold data rather than have it dropped at a
+      // full ring and sent again; the next poll resumes once frames drain.
       if (stack.tx_pressure(t.raddr, idle_start)) break;
       if (ProbeStep p = mtu_probe(pending, usable, now); p != ProbeStep::kNone) {
         if (p == ProbeStep::kWait) break;  // RFC 4821 probe of a larger size (pmtu.cpp)
