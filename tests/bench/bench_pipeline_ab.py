@@ -12,6 +12,7 @@ tests/bench/pipeline_cost under callgrind for instructions per message).
 
   tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
                                    [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
+                                   [--mtu 9000]
 
 Reports msg/s over the second half of each run (from the client's progress lines, as
 bench.py's "2nd half" columns). Needs root. Uses its own memif socket, DPDK file prefixes
@@ -35,7 +36,7 @@ SOCK = "/run/wirespeed-pipeline-ab.sock"
 PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
 
 
-def config(path, *, prefix, lcore, role, addr, services, pipeline):
+def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500):
     svc = "\n".join(f"  - {s}" for s in services)
     pl = f"pipeline: {pipeline}\n" if pipeline else ""
     with open(path, "w") as f:
@@ -49,7 +50,7 @@ dataplane:
 ports:
   - name: p0
     device: "net_memif0,role={role},socket={SOCK},id=0"
-    mtu: 1500
+    mtu: {mtu}
     address: {addr}/24
 services:
 {svc}
@@ -91,13 +92,13 @@ def perf_stat(path):
     return out
 
 
-def one_run(tmp, label, build, pipeline, size, dur, ping):
+def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500):
     dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
     tag = f"{label}-{size}"
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     scfg = config(os.path.join(tmp, f"{tag}-s.yaml"), prefix="wspab-srv", lcore=0, role="server",
-                  addr="10.98.0.1", pipeline=pipeline,
+                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu,
                   services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
                             "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
     slog = os.path.join(tmp, f"{tag}-s.log")
@@ -110,7 +111,7 @@ def one_run(tmp, label, build, pipeline, size, dur, ping):
         kind = "ping" if ping else "source"
         port = 7 if ping else 9
         ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
-                      addr="10.98.0.2", pipeline=pipeline,
+                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu,
                       services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
                                 f"message_size: {size}, duration_s: {dur}, report: {rep} }}"])
         stat = os.path.join(tmp, f"{tag}-stat.csv")
@@ -145,6 +146,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=3)
     ap.add_argument("--ping", action="store_true", help="ping -> echo instead of source -> sink")
+    ap.add_argument("--mtu", type=int, default=1500, help="the MTU of both memif ports")
     a = ap.parse_args()
     variants = []
     for v in a.variant:
@@ -161,7 +163,7 @@ def main():
             for size in sizes:
                 for label, build, pipeline in order:
                     try:
-                        r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping)
+                        r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu)
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
