@@ -171,9 +171,7 @@ size_t Connection::send_space() const {
   if (t.state != TcpState::kEstablished && t.state != TcpState::kCloseWait &&
       t.state != TcpState::kSynSent && t.state != TcpState::kSynReceived)
     return 0;
-  // Under transmit pressure only a connection with nothing in flight takes more: it may
-  // send from the reserve (TcpStack::tx_pressure).
-  if (t.pressured && t.snd_max != t.snd_una) return 0;
+  if (t.pressured) return 0;
   return t.snd_buf_limit > t.sndbuf.size() ? t.snd_buf_limit - t.sndbuf.size() : 0;
 }
 

@@ -76,7 +76,6 @@ class Tcb final : public Connection {
   void output(Instant now);
   void send_syn(Instant now);
   void send_ack(Instant now);
-  bool hold_ack(Instant now);
   void send_rst(Instant now);
   // A keepalive / zero-window probe: SEG.SEQ = SND.UNA - 1, no data (RFC 1122 4.2.3.6).
   void send_probe(Instant now);
@@ -259,8 +258,7 @@ class Tcb final : public Connection {
   Instant keepalive_at = Instant::never();
   uint32_t keepalive_sent = 0;
   Instant tw_at = Instant::never();
-  Instant retry_at = Instant::never();        // no buffer at last output: try again
-  Instant ack_hold_until = Instant::never();  // a pure ACK held under transmit pressure
+  Instant retry_at = Instant::never();  // no buffer at last output: try again
   Instant last_rx;
 
   // Congestion control and loss recovery (recovery.cpp, rack.cpp).

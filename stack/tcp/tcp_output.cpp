@@ -221,7 +221,6 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     unacked_bytes = 0;
     delack_at = Instant::never();
     last_ack_sent = rcv_nxt;
-    ack_hold_until = Instant::never();
   }
   last_emit_len = len;
   return true;
@@ -247,19 +246,6 @@ void Tcb::send_syn(Instant now) {
 // for retransmission: the peer has possibly received everything up to it, and would
 // discard a segment whose sequence number lies below its RCV.NXT (with its ACK).
 void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
-
-// A pure ACK waits while the port's transmit queue is backing up, for at most the
-// delayed-ACK time (RFC 1122 4.2.3.2 allows that much), then goes regardless. Otherwise
-// the ACKs of busy receivers take every slot the queue frees and keep it above the mark
-// at which data is held back (tx_pressure): data, an echo's reply say, would wait for
-// good. Held, the ACKs of a connection coalesce into one, the queue drains below the
-// mark and data moves again. `pressured` re-polls the connection every millisecond.
-bool Tcb::hold_ack(Instant now) {
-  if (!stack.tx_pressure(t.raddr)) return false;
-  pressured = true;
-  if (ack_hold_until.is_never()) ack_hold_until = now + stack.config().delayed_ack;
-  return now < ack_hold_until;
-}
 
 void Tcb::send_rst(Instant now) {
   if (emit(snd_max, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
@@ -304,7 +290,6 @@ void Tcb::output(Instant now) {
   const TsoLimits tso = stack.out().tso_limits_to(t.raddr);
   const uint32_t tso_header = kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0);
   const uint32_t tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
-  const bool idle_start = snd_max == snd_una;  // may draw on the reserve (tx_pressure)
   for (;;) {
     SeqNum end = data_end();
     const int64_t usable = usable_window(*this);
@@ -313,7 +298,7 @@ void Tcb::output(Instant now) {
       if (usable <= 0) break;
       // The port's transmit queue is backing up: hold data rather than have it dropped at a
       // full ring and sent again; the next poll resumes once frames drain.
-      if (stack.tx_pressure(t.raddr, idle_start)) break;
+      if (stack.tx_pressure(t.raddr)) break;
       if (ProbeStep p = mtu_probe(pending, usable, now); p != ProbeStep::kNone) {
         if (p == ProbeStep::kWait) break;  // RFC 4821 probe of a larger size (pmtu.cpp)
         sent = true;
@@ -345,7 +330,7 @@ void Tcb::output(Instant now) {
       break;
     }
   }
-  if (ack_now && !sent && !hold_ack(now)) send_ack(now);
+  if (ack_now && !sent) send_ack(now);
   if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
   arm_persist(*this, mps, now);
   tlp_rearm(now);

@@ -142,8 +142,8 @@ void TcpStack::recycle_rings(Tcb& t) {
   give_ring(spare_snd_, t.sndbuf);
 }
 
-bool TcpStack::tx_pressure(Ipv4Addr dst, bool idle) const {
-  return out_.free_buffers_to(dst) < (idle ? cfg_.low_buffers / 4 : cfg_.low_buffers);
+bool TcpStack::tx_pressure(Ipv4Addr dst) const {
+  return out_.free_buffers_to(dst) < cfg_.low_buffers;
 }
 
 bool TcpStack::challenge_ack_allowed(Instant now) {

@@ -206,12 +206,7 @@ class TcpStack {
   // send_reset_for() for a segment to no connection (or to a listener), within
   // tcp.rst_rate_limit; over it the RST is not sent and counted.
   void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
-  // The port toward `dst` is short of transmit buffers: fewer than tcp.low_buffers free,
-  // or, for a connection with nothing in flight (`idle`), fewer than a quarter of that.
-  // The difference is a reserve that busy connections cannot take: they are clocked by
-  // ACKs and refill every slot the queue frees, and a connection that only sends now
-  // and then (a ping, an echo's reply) would otherwise wait for good behind them.
-  bool tx_pressure(Ipv4Addr dst, bool idle = false) const;
+  bool tx_pressure(Ipv4Addr dst) const;
   void conn_output(Tcb* t) { pending_output_.push_back(t); }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
