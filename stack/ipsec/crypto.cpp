@@ -25,10 +25,23 @@ void make_nonce(const SaKeys& k, const uint8_t iv[8], uint8_t nonce[12]) {
 
 CryptoEngine::CryptoEngine() {
   mgr_ = alloc_mb_mgr(0);
-  if (mgr_ != nullptr) init_mb_mgr_auto(mgr_, &arch_);
+  if (mgr_ == nullptr) return;
+  init_mb_mgr_auto(mgr_, &arch_);
+  narrow_ = mgr_;
+  // The SSE manager needs what every wider arch implies (AES-NI, SSE4.2); it uses the SHA
+  // extensions when the CPU has them.
+  if (arch_ == IMB_ARCH_AVX || arch_ == IMB_ARCH_AVX2 || arch_ == IMB_ARCH_AVX512) {
+    narrow_ = alloc_mb_mgr(0);
+    if (narrow_ == nullptr) {
+      narrow_ = mgr_;
+    } else {
+      init_mb_mgr_sse(narrow_);
+    }
+  }
 }
 
 CryptoEngine::~CryptoEngine() {
+  if (narrow_ != nullptr && narrow_ != mgr_) free_mb_mgr(narrow_);
   if (mgr_ != nullptr) free_mb_mgr(mgr_);
 }
 
@@ -190,7 +203,7 @@ void complete(IMB_JOB* job) {
 
 // The manager may hold jobs back to fill its lanes; completed ones come out in order.
 void run_cbc(const CryptoEngine& e, std::span<CbcHmacOp> ops, bool seal) {
-  IMB_MGR* m = e.mgr();
+  IMB_MGR* m = e.mgr_for(ops.size());
   for (auto& op : ops) {
     op.done = false;
     IMB_JOB* job = IMB_GET_NEXT_JOB(m);

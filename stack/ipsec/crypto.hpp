@@ -15,7 +15,8 @@
 
 namespace ws::ipsec {
 
-// One IMB_MGR. Not thread-safe, so each lcore owns its own.
+// One IMB_MGR, plus a narrow one for small job bursts. Not thread-safe, so each lcore owns
+// its own.
 class CryptoEngine {
  public:
   CryptoEngine();
@@ -27,8 +28,18 @@ class CryptoEngine {
   IMB_MGR* mgr() const { return mgr_; }
   std::string_view arch() const;  // "sse", "avx", "avx2", "avx512" (what the CPU allowed)
 
+  // Fewer CBC + HMAC jobs than this at once go to the narrow manager. The AVX-512 manager
+  // runs HMAC-SHA-256 16 lanes wide and a flush pays for every lane, while the SSE one
+  // hashes with the SHA extensions two lanes wide: measured on this CPU (docs/benchmarks.md
+  // table 17), the SSE manager is 2.5-4.5x faster for bursts of 1-4 at 1456 and 8976 bytes
+  // and the wide one wins from 8 (seal) or 12 (open) on.
+  static constexpr size_t kWideBurst = 8;
+  // The manager for a burst of `jobs` CBC + HMAC jobs.
+  IMB_MGR* mgr_for(size_t jobs) const { return jobs < kWideBurst ? narrow_ : mgr_; }
+
  private:
   IMB_MGR* mgr_ = nullptr;
+  IMB_MGR* narrow_ = nullptr;  // mgr_ itself where the auto-detected arch is already SSE
   IMB_ARCH arch_ = IMB_ARCH_NONE;
 };
 

@@ -268,6 +268,21 @@ TEST_F(Engine, CbcHmacSealAndOpen) {
     ASSERT_TRUE(op.done);
     EXPECT_TRUE(constant_time_equal(computed, tag, kIcvBytes));
     EXPECT_EQ(hex(std::span(buf).subspan(24)), pt);
+    // The same packet as a burst wide enough for the engine's wide manager (one op alone
+    // went to the narrow one): the same ciphertext and tag from each lane.
+    std::vector<std::vector<uint8_t>> copies(CryptoEngine::kWideBurst, buf);
+    std::vector<std::array<uint8_t, kIcvBytes>> tags(copies.size());
+    std::vector<CbcHmacOp> ops;
+    for (size_t i = 0; i < copies.size(); ++i) {
+      ops.push_back({keys.get(), copies[i].data(), copies[i].size(), 24, 64, copies[i].data() + 8,
+                     tags[i].data()});
+    }
+    cbc_hmac_seal(engine_, ops);
+    for (size_t i = 0; i < copies.size(); ++i) {
+      ASSERT_TRUE(ops[i].done) << i;
+      EXPECT_EQ(hex(std::span(copies[i]).subspan(24)), v.ct) << i;
+      EXPECT_EQ(hex(tags[i]), v.tag) << i;
+    }
   }
 }
 
