@@ -283,9 +283,8 @@ void Stack::esp_input(Interface& ifc, const PacketView& whole, const wire::Ipv4V
     return;
   }
   uint8_t* e = scratch.data() + ipsec::EspLayer::kScratchHeadroom;
-  esp.copy_out(0, {e, n});
   ipsec::Opened o;
-  const ipsec::OpenError err = ipsec::esp_open(esp_->engine(), *sa->keys, seq, sa->esn, e, n, o);
+  const ipsec::OpenError err = ipsec::esp_open(esp_->engine(), *sa->keys, seq, sa->esn, esp, e, o);
   uint8_t outer[60];
   whole.copy_out(0, {outer, hl});
   esp_deliver(ifc, *sa, seq, err, o, e, {outer, hl}, meta, now);

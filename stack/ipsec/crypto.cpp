@@ -141,7 +141,8 @@ void gcm_seal(const CryptoEngine& e, const SaKeys& k, const uint8_t iv[8],
 }
 
 bool gcm_open(const CryptoEngine& e, const SaKeys& k, const uint8_t iv[8],
-              std::span<const uint8_t> aad, Segments data, const uint8_t tag[kIcvBytes]) {
+              std::span<const uint8_t> aad, ConstSegments src, uint8_t* dst,
+              const uint8_t tag[kIcvBytes]) {
   IMB_MGR* m = e.mgr();
   uint8_t nonce[12];
   make_nonce(k, iv, nonce);
@@ -149,23 +150,29 @@ bool gcm_open(const CryptoEngine& e, const SaKeys& k, const uint8_t iv[8],
   struct gcm_context_data ctx;
   uint8_t computed[kIcvBytes];
   const bool k128 = is_128(k.cipher);
-  if (data.size() == 1) {
-    uint8_t* p = data[0].data();
-    const uint64_t n = data[0].size();
+  if (src.size() == 1) {
+    const uint8_t* p = src[0].data();
+    const uint64_t n = src[0].size();
     if (k128) {
-      IMB_AES128_GCM_DEC(m, &k.gcm, &ctx, p, p, n, nonce, aad.data(), aad.size(), computed,
+      IMB_AES128_GCM_DEC(m, &k.gcm, &ctx, dst, p, n, nonce, aad.data(), aad.size(), computed,
                          kIcvBytes);
     } else {
-      IMB_AES256_GCM_DEC(m, &k.gcm, &ctx, p, p, n, nonce, aad.data(), aad.size(), computed,
+      IMB_AES256_GCM_DEC(m, &k.gcm, &ctx, dst, p, n, nonce, aad.data(), aad.size(), computed,
                          kIcvBytes);
     }
   } else if (k128) {
     IMB_AES128_GCM_INIT(m, &k.gcm, &ctx, nonce, aad.data(), aad.size());
-    for (auto s : data) IMB_AES128_GCM_DEC_UPDATE(m, &k.gcm, &ctx, s.data(), s.data(), s.size());
+    for (auto s : src) {
+      IMB_AES128_GCM_DEC_UPDATE(m, &k.gcm, &ctx, dst, s.data(), s.size());
+      dst += s.size();
+    }
     IMB_AES128_GCM_DEC_FINALIZE(m, &k.gcm, &ctx, computed, kIcvBytes);
   } else {
     IMB_AES256_GCM_INIT(m, &k.gcm, &ctx, nonce, aad.data(), aad.size());
-    for (auto s : data) IMB_AES256_GCM_DEC_UPDATE(m, &k.gcm, &ctx, s.data(), s.data(), s.size());
+    for (auto s : src) {
+      IMB_AES256_GCM_DEC_UPDATE(m, &k.gcm, &ctx, dst, s.data(), s.size());
+      dst += s.size();
+    }
     IMB_AES256_GCM_DEC_FINALIZE(m, &k.gcm, &ctx, computed, kIcvBytes);
   }
   return constant_time_equal(computed, tag, kIcvBytes);

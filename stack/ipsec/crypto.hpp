@@ -79,10 +79,16 @@ using Segments = std::span<const std::span<uint8_t>>;
 // place. One call for one segment; init/update/finalize across several.
 void gcm_seal(const CryptoEngine& e, const SaKeys& k, const uint8_t iv[8],
               std::span<const uint8_t> aad, Segments data, uint8_t tag[kIcvBytes]);
-// Decrypts `data` in place and checks `tag` in constant time. On false the data is garbage
-// and must be dropped.
+// Read-only pieces of a packet (a received chain, unchanged).
+using ConstSegments = std::span<const std::span<const uint8_t>>;
+
+// Decrypts the ciphertext held in `src`'s pieces into `dst` (their total length, contiguous;
+// `dst` may be the one piece itself, decrypting in place) and checks `tag` in constant time.
+// Out of place, a received packet is read once, not copied first. On false `dst` holds
+// garbage and must be dropped.
 bool gcm_open(const CryptoEngine& e, const SaKeys& k, const uint8_t iv[8],
-              std::span<const uint8_t> aad, Segments data, const uint8_t tag[kIcvBytes]);
+              std::span<const uint8_t> aad, ConstSegments src, uint8_t* dst,
+              const uint8_t tag[kIcvBytes]);
 
 // One AES-CBC + HMAC-SHA-256-128 operation on a contiguous buffer: the cipher runs over
 // [cipher_offset, cipher_offset + cipher_len) of `buf` (whole blocks, in place), the HMAC over

@@ -1,5 +1,6 @@
 #include "stack/ipsec/esp.hpp"
 
+#include <array>
 #include <cstring>
 
 namespace ws::ipsec {
@@ -144,6 +145,28 @@ OpenError esp_open_cbc_finish(const CbcHmacOp& op, const uint8_t received[kIcvBy
   return read_trailer(head, {op.buf + head, op.cipher_len}, out);
 }
 
+namespace {
+
+// GCM's half of opening: the header, IV and ICV are at `esp` already; the ciphertext, in
+// `ct`'s pieces (`ct_len` bytes), is decrypted to esp + esp_head_len().
+OpenError open_gcm(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
+                   ConstSegments ct, uint32_t ct_len, Opened& out) {
+  const uint32_t head = esp_head_len(k.cipher);
+  uint8_t* payload = esp + head;
+  const uint32_t spi = load_be32(esp + wire::EspView::kSpiOff);
+  // The low half as received, so the AAD covers the header bytes themselves.
+  seq = EspSeq::from_halves(seq.high(), load_be32(esp + wire::EspView::kSeqOff));
+  uint8_t aad[12];
+  const uint32_t aad_len = make_aad(spi, seq, esn, aad);
+  if (!gcm_open(e, k, esp + wire::EspView::kHeaderLen, {aad, aad_len}, ct, payload,
+                payload + ct_len)) {
+    return OpenError::auth_failed;
+  }
+  return read_trailer(head, {payload, ct_len}, out);
+}
+
+}  // namespace
+
 OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
                    uint32_t len, Opened& out) {
   if (!is_gcm(k.cipher)) {
@@ -157,19 +180,25 @@ OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn,
   }
   uint32_t ct_len = 0;
   if (!ciphertext_len(k.cipher, len, ct_len)) return OpenError::malformed;
-  const uint32_t head = esp_head_len(k.cipher);
-  uint8_t* payload = esp + head;
-  const uint32_t spi = load_be32(esp + wire::EspView::kSpiOff);
-  // The low half as received, so the AAD covers the header bytes themselves.
-  seq = EspSeq::from_halves(seq.high(), load_be32(esp + wire::EspView::kSeqOff));
-  uint8_t aad[12];
-  const uint32_t aad_len = make_aad(spi, seq, esn, aad);
-  std::span<uint8_t> seg(payload, ct_len);
-  if (!gcm_open(e, k, esp + wire::EspView::kHeaderLen, {aad, aad_len}, std::span(&seg, 1),
-                payload + ct_len)) {
-    return OpenError::auth_failed;
+  const std::span<const uint8_t> ct(esp + esp_head_len(k.cipher), ct_len);
+  return open_gcm(e, k, seq, esn, esp, std::span(&ct, 1), ct_len, out);
+}
+
+OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn,
+                   const PacketView& esp, uint8_t* dst, Opened& out) {
+  const auto len = static_cast<uint32_t>(esp.size());
+  uint32_t ct_len = 0;
+  if (!is_gcm(k.cipher) || !ciphertext_len(k.cipher, len, ct_len)) {
+    esp.copy_out(0, {dst, len});
+    return esp_open(e, k, seq, esn, dst, len, out);
   }
-  return read_trailer(head, {payload, ct_len}, out);
+  const uint32_t head = esp_head_len(k.cipher);
+  esp.copy_out(0, {dst, head});
+  esp.copy_out(head + ct_len, {dst + head + ct_len, kIcvBytes});
+  std::array<PacketView::Segment, PacketView::kMaxSegments> pieces;
+  const size_t n = esp.tail(head).first(ct_len).pieces(pieces);
+  if (n == 0) return OpenError::malformed;  // more pieces than any received view holds
+  return open_gcm(e, k, seq, esn, dst, {pieces.data(), n}, ct_len, out);
 }
 
 }  // namespace ws::ipsec

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "stack/core/packet_view.hpp"
 #include "stack/ipsec/crypto.hpp"
 #include "stack/ipsec/replay.hpp"
 #include "stack/wire/esp.hpp"
@@ -61,6 +62,12 @@ struct Opened {
 // carries the high half the caller inferred; the low half is read from the header.
 OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn, uint8_t* esp,
                    uint32_t len, Opened& out);
+// The same for a received packet still in its buffers (`esp`, possibly chained), opened into
+// `dst` (esp.size() bytes of room): header, IV and ICV are copied and GCM decrypts the
+// ciphertext on its way out of the buffers, so the packet is read once rather than copied and
+// then decrypted. CBC + HMAC copies, then opens in place.
+OpenError esp_open(const CryptoEngine& e, const SaKeys& k, EspSeq seq, bool esn,
+                   const PacketView& esp, uint8_t* dst, Opened& out);
 
 // CBC + HMAC opening in two steps, so that a burst of received packets goes to the job API at
 // once: prepare checks the lengths, saves the received ICV to `received` and fills `op`

@@ -119,7 +119,13 @@ void check_gcm(const CryptoEngine& e, const GcmVector& v, const std::vector<size
   gcm_seal(e, *keys, iv, aad, segs, tag);
   EXPECT_EQ(hex(data), v.ct);
   EXPECT_EQ(hex(tag), v.tag);
-  ASSERT_TRUE(gcm_open(e, *keys, iv, aad, segs, tag));
+  // Opened out of place from the same pieces, then in place as one piece.
+  std::vector<std::span<const uint8_t>> pieces(segs.begin(), segs.end());
+  std::vector<uint8_t> out(data.size());
+  ASSERT_TRUE(gcm_open(e, *keys, iv, aad, pieces, out.data(), tag));
+  EXPECT_EQ(hex(out), v.pt);
+  const std::span<const uint8_t> whole(data);
+  ASSERT_TRUE(gcm_open(e, *keys, iv, aad, std::span(&whole, 1), data.data(), tag));
   EXPECT_EQ(hex(data), v.pt);
 }
 
@@ -147,8 +153,8 @@ TEST_F(Engine, GcmOpenRejectsAnyFlippedBit) {
   const auto tag = unhex(v.tag);
   auto open = [&](std::vector<uint8_t> c, std::vector<uint8_t> a, std::vector<uint8_t> t,
                   const uint8_t* nonce_iv) {
-    std::span<uint8_t> seg(c);
-    return gcm_open(engine_, *keys, nonce_iv, a, std::span(&seg, 1), t.data());
+    const std::span<const uint8_t> seg(c);
+    return gcm_open(engine_, *keys, nonce_iv, a, std::span(&seg, 1), c.data(), t.data());
   };
   ASSERT_TRUE(open(ct, aad, tag, iv));
   for (size_t bit = 0; bit < ct.size() * 8; bit += 7) {

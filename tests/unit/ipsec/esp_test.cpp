@@ -75,6 +75,40 @@ TEST_P(Esp, RoundTripsEverySizeWithAndWithoutEsn) {
   }
 }
 
+// A received packet in pieces (a chained buffer), cut at every offset into two and at a
+// few into three: opened out of its buffers into a separate one, the same payload, and the
+// buffers unchanged; a flipped bit in the last piece fails.
+TEST_P(Esp, OpensOutOfChainedBuffersCutAnywhere) {
+  const auto b = seal(300, EspSeq(9), false);
+  const auto n = b.size();
+  auto open_cut = [&](const std::vector<uint8_t>& pkt, std::vector<size_t> cuts) {
+    cuts.push_back(n);
+    std::vector<PacketView::Segment> segs;
+    size_t from = 0;
+    for (size_t c : cuts) {
+      segs.emplace_back(pkt.data() + from, c - from);
+      from = c;
+    }
+    std::vector<uint8_t> out(n);
+    Opened o;
+    const OpenError err =
+        esp_open(engine_, *keys_, EspSeq(9), false, PacketView(segs, n), out.data(), o);
+    if (err == OpenError::none) {
+      EXPECT_EQ(o.payload_len, 300u);
+      for (uint32_t i = 0; i < 300; ++i) EXPECT_EQ(out[o.payload_off + i], static_cast<uint8_t>(i));
+    }
+    return err;
+  };
+  for (size_t a = 0; a <= n; ++a) ASSERT_EQ(open_cut(b, {a}), OpenError::none) << a;
+  for (size_t a = 1; a + 40 < n; a += 37) {
+    ASSERT_EQ(open_cut(b, {a, a + 17, a + 40}), OpenError::none) << a;
+  }
+  EXPECT_EQ(b, seal(300, EspSeq(9), false));  // read only
+  auto c = b;
+  c[n - kIcvBytes - 5] ^= 0x80;
+  EXPECT_EQ(open_cut(c, {20, n - 30}), OpenError::auth_failed);
+}
+
 TEST_P(Esp, IvsNeverRepeatAcrossSequenceNumbers) {
   auto a = seal(10, EspSeq(1), false);
   auto b = seal(10, EspSeq(2), false);
