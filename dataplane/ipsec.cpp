@@ -13,12 +13,6 @@ namespace ws::dp {
 
 namespace {
 
-// Outbound CBC + HMAC frames wait at most this long for a burst wide enough for the AVX-512
-// manager: about the time the SSE manager takes to seal two 9000-byte frames (table 17 in
-// docs/benchmarks.md), so a jumbo flow gains more than it waits, and a lone small frame is
-// late by no more than a few round trips over memif.
-constexpr Duration kCbcHold = Duration::micros(40);
-
 uint8_t protocol_number(config::PolicyProtocol p) {
   switch (p) {
     case config::PolicyProtocol::tcp:
@@ -68,7 +62,6 @@ std::unique_ptr<ipsec::EspLayer> make_esp_layer(const config::Config& cfg, uint3
   auto layer = std::make_unique<ipsec::EspLayer>();
   std::vector<std::string> warnings;
   if (!layer->init(sas, policies, c.state_dir, error, warnings)) return nullptr;
-  layer->set_cbc_hold(kCbcHold);
   for (const auto& w : warnings) std::fprintf(stderr, "wirespeed: ipsec: %s\n", w.c_str());
   if (core != 0) return layer;
   std::printf("wirespeed: ipsec: %zu SAs, %zu policies, ipsec-mb %s (%.*s)\n", sas.size(),

@@ -228,7 +228,7 @@ void Pipeline::run(bool main) {
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
     const bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
-                        loop.deadline <= now || faults_.holding() || stack_.holding_esp();
+                        loop.deadline <= now || faults_.holding();
     book_time(now, worked, loop);
   }
 }

@@ -162,7 +162,6 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
     send_routed(ifc, b, ip.dst, now);
     return;
   }
-  if (burst.n == 0) burst.since = now;
   burst.frames[burst.n++] = {b, f.iface, ip.dst};
   if (burst.n == ipsec::CbcBurst::kMax) flush_esp(now);
 }
@@ -171,15 +170,8 @@ void Stack::flush(Instant now) {
   if (esp_ == nullptr) return;
   // Received first: what they are answered with joins the outbound burst.
   if (esp_->cbc_rx_burst().n != 0) flush_esp_rx(now);
-  const ipsec::CbcBurst& tx = esp_->cbc_burst();
-  // A burst too small for the wide manager waits for more, up to the hold time.
-  if (tx.n != 0 &&
-      (tx.n >= ipsec::CryptoEngine::kWideBurst || now >= tx.since + esp_->cbc_hold())) {
-    flush_esp(now);
-  }
+  if (esp_->cbc_burst().n != 0) flush_esp(now);
 }
-
-bool Stack::holding_esp() const { return esp_ != nullptr && esp_->cbc_burst().n != 0; }
 
 void Stack::release_held_esp() {
   if (esp_ == nullptr) return;

@@ -128,12 +128,8 @@ class Stack final : public L4Output {
   // Runs timers (ARP, transports); returns the earliest next deadline.
   Instant poll(Instant now);
   // Sends frames held for a burst (CBC + HMAC ESP frames sealed together); the data plane
-  // calls it before flushing its ports. poll() flushes too. A burst smaller than the wide
-  // crypto manager's may stay held up to the ESP layer's cbc_hold().
+  // calls it before flushing its ports. poll() flushes too.
   void flush(Instant now);
-  // True while outbound frames wait for a burst: the caller must call flush() again soon
-  // (a data plane core must not sleep).
-  bool holding_esp() const;
 
   UdpSocket* udp_bind(uint16_t port, UdpSocket::Handler handler) {
     return udp_.bind(port, std::move(handler));

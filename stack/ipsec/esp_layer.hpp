@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "stack/core/packet.hpp"
-#include "stack/core/time.hpp"
 #include "stack/ipsec/sa.hpp"
 
 namespace ws::ipsec {
@@ -28,7 +27,6 @@ struct CbcBurst {
   std::array<std::array<uint8_t, kIcvBytes>, kMax> tags{};
   std::array<Frame, kMax> frames{};
   size_t n = 0;
-  Instant since;  // when the first waiting frame was laid out
 };
 
 // Received CBC + HMAC ESP packets, checked against the window and copied out, waiting for
@@ -109,13 +107,6 @@ class EspLayer {
   std::span<uint8_t> rx_scratch() { return rx_scratch_; }
   std::span<uint8_t> tx_scratch() { return tx_scratch_; }
   CbcBurst& cbc_burst() { return cbc_burst_; }
-  // How long outbound CBC + HMAC frames may wait for a burst that fills the wide manager
-  // (CryptoEngine::kWideBurst) before they are sealed anyway; zero (the default): sealed at
-  // every flush. A jumbo frame takes long enough that a loop iteration lays out only one or
-  // two: held a little, they are sealed 16 lanes wide at up to 3x less cost per byte
-  // (docs/benchmarks.md table 17).
-  Duration cbc_hold() const { return cbc_hold_; }
-  void set_cbc_hold(Duration d) { cbc_hold_ = d; }
   CbcRxBurst& cbc_rx_burst() { return cbc_rx_burst_; }
   std::span<const std::unique_ptr<OutboundSa>> outbound() const { return outbound_; }
   std::span<const std::unique_ptr<InboundSa>> inbound() const { return inbound_; }
@@ -130,7 +121,6 @@ class EspLayer {
   std::vector<uint8_t> tx_scratch_;
   CbcBurst cbc_burst_;
   CbcRxBurst cbc_rx_burst_;
-  Duration cbc_hold_{};
 };
 
 }  // namespace ws::ipsec

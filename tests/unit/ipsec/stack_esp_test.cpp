@@ -257,31 +257,6 @@ TEST(StackEspBurst, CbcFramesLeaveTogetherInOrder) {
   EXPECT_EQ(p.a.h.io.sent_count(), CbcBurst::kMax);
 }
 
-// With a hold time, fewer outbound CBC frames than fill the wide manager wait past flush()
-// until the hold time has passed since the first; as many as fill it leave at once.
-TEST(StackEspBurst, SmallCbcBurstsWaitUpToTheHoldTime) {
-  Pair p;
-  p.setup(Cipher::aes_cbc_128_hmac_sha256, Mode::transport);
-  p.a.esp.set_cbc_hold(Duration::micros(40));
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.send(test::pattern(1000)));
-  p.a.h.stack.flush(p.a.h.now());
-  EXPECT_EQ(p.a.h.io.sent_count(), 0u);
-  EXPECT_TRUE(p.a.h.stack.holding_esp());
-  p.a.h.clock.advance(Duration::micros(39));
-  p.a.h.stack.flush(p.a.h.now());
-  EXPECT_EQ(p.a.h.io.sent_count(), 0u);
-  p.a.h.clock.advance(Duration::micros(1));
-  auto frames = sent(p.a);
-  ASSERT_EQ(frames.size(), 3u);
-  EXPECT_FALSE(p.a.h.stack.holding_esp());
-  for (const auto& f : frames) p.b.h.rx(f.bytes);
-  p.b.h.stack.flush(p.b.h.now());
-  EXPECT_EQ(p.b.esp.inbound()[0]->counters.packets, 3u);
-  // A burst as wide as the wide manager leaves at the first flush.
-  for (size_t i = 0; i < CryptoEngine::kWideBurst; ++i) ASSERT_TRUE(p.send(test::pattern(1000)));
-  EXPECT_EQ(sent(p.a).size(), CryptoEngine::kWideBurst);
-}
-
 // Received CBC + HMAC packets are verified and decrypted as one burst of jobs: nothing is
 // delivered before flush() (or a full burst), then every one in arrival order; a copy of a
 // packet in the same burst passes the window check before decryption and is refused after.
