@@ -9,8 +9,10 @@
 // sink in one buffer, or ("chained") cut into 2 KiB pieces as memif and RX
 // scatter deliver them. Only receive_at_sink (the sink's Stack::receive of each
 // frame, and the copy the data plane made of a chain before in-place parsing)
-// is counted by the command above. Compiled against a stack without
-// PacketView (stack/core/packet_view.hpp), a chain is first copied whole, as
+// is counted by the command above. The sender's cost per segment sent (the ACKs it
+// receives, the data segments they release, and Connection::send) is counted with
+// --toggle-collect='*receive_at_source*' --toggle-collect='*Connection::send*'. Compiled against a
+// stack without PacketView (stack/core/packet_view.hpp), a chain is first copied whole, as
 // dataplane/rx_frame.hpp did, so the same file measures before and after.
 #include <algorithm>
 #include <array>
@@ -124,6 +126,12 @@ __attribute__((noinline)) void receive_at_sink(Stack& s, const Frame& f, bool ch
 #endif
 }
 
+// The sender's side of the same transfer: the ACKs it receives and the data segments
+// they release (Connection::send from the pump is counted with it when both are toggled).
+__attribute__((noinline)) void receive_at_source(Stack& s, const Frame& f, Instant now) {
+  s.receive(std::span<const uint8_t>(f.bytes.data(), f.len), RxMeta{}, now);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,7 +197,7 @@ int main(int argc, char** argv) {
     while (!b_to_a.empty()) {
       Frame* f = b_to_a.front();
       b_to_a.pop_front();
-      a.stack.receive(std::span<const uint8_t>(f->bytes.data(), f->len), RxMeta{}, now);
+      receive_at_source(a.stack, *f, now);
       b.io.recycle(f);
       moved = true;
     }
@@ -198,11 +206,14 @@ int main(int argc, char** argv) {
     b.stack.poll(now);
   }
   const auto& tc = b.tcp.counters();
-  std::printf("mtu %u %s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu\n", mtu,
-              chained ? "chained" : "one buffer", static_cast<unsigned long long>(received),
-              static_cast<unsigned long long>(sum % 1000),
-              static_cast<unsigned long long>(b.stack.drops().total()),
-              static_cast<unsigned long long>(b.drops.total()),
-              static_cast<unsigned long long>(tc.segments_in));
+  std::printf(
+      "mtu %u %s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu"
+      " (sent %llu)\n",
+      mtu, chained ? "chained" : "one buffer", static_cast<unsigned long long>(received),
+      static_cast<unsigned long long>(sum % 1000),
+      static_cast<unsigned long long>(b.stack.drops().total()),
+      static_cast<unsigned long long>(b.drops.total()),
+      static_cast<unsigned long long>(tc.segments_in),
+      static_cast<unsigned long long>(a.tcp.counters().segments_out));
   return received >= total ? 0 : 1;
 }
