@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "stack/core/addr.hpp"
 #include "stack/core/packet.hpp"
 #include "stack/core/time.hpp"
+#include "stack/iface/neighbor_table.hpp"
 
 namespace ws {
 
@@ -22,14 +22,10 @@ struct ArpConfig {
   uint32_t max_pending_total = 512;
 };
 
-class ArpActions {
+// send_resolved and drop_pending come from PendingSink.
+class ArpActions : public PendingSink {
  public:
-  virtual ~ArpActions() = default;
   virtual void send_request(Ipv4Addr target) = 0;
-  // A queued frame whose next hop resolved: fill the destination MAC and send.
-  virtual void send_resolved(TxBuf& frame, const MacAddr& dst) = 0;
-  // A queued frame that cannot be sent (resolution failed, cache flushed).
-  virtual void drop_pending(TxBuf& frame) = 0;
 };
 
 class ArpCache {
@@ -56,31 +52,20 @@ class ArpCache {
   // Forgets every entry, handing queued frames to act.drop_pending (teardown).
   void clear(ArpActions& act);
 
-  size_t size() const { return live_; }
-  uint64_t resolve_failures() const { return resolve_failures_; }
+  size_t size() const { return table_.live(); }
+  uint64_t resolve_failures() const { return table_.failures(); }
 
  private:
+  // An entry's deadline is its expiry when reachable, its next retry when incomplete;
+  // its probe count is the number of requests sent.
   enum class State : uint8_t { kFree, kIncomplete, kReachable };
-  struct Entry {
-    Ipv4Addr ip;
-    MacAddr mac;
-    State state = State::kFree;
-    Instant deadline;  // expiry when reachable; next retry when incomplete
-    uint32_t retries = 0;
-    std::vector<TxBuf> pending;
-  };
+  using Table = NeighborTable<Ipv4Addr, State>;
 
-  Entry* find(Ipv4Addr ip);
-  const Entry* find(Ipv4Addr ip) const;
-  Entry* allocate(Ipv4Addr ip, Instant now, ArpActions& act);
-  void release(Entry& e, ArpActions& act);
+  // Sends a request for e now and sets its retry time.
+  void request(Table::Entry& e, Instant now, ArpActions& act);
 
   ArpConfig cfg_;
-  std::vector<Entry> entries_;
-  size_t live_ = 0;
-  size_t high_water_ = 0;
-  uint32_t pending_total_ = 0;
-  uint64_t resolve_failures_ = 0;
+  Table table_;
 };
 
 }  // namespace ws

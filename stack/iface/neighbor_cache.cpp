@@ -4,59 +4,15 @@
 
 namespace ws {
 
-NeighborCache::NeighborCache(NeighborConfig cfg) : cfg_(cfg) {
-  entries_.resize(std::max<uint32_t>(cfg_.max_entries, 1));
-  for (auto& e : entries_) e.pending.reserve(cfg_.max_pending_per_entry);
-}
-
-// Scanned linearly, lowest slots first, as the ARP cache: a core has few neighbours.
-NeighborCache::Entry* NeighborCache::find(const Ipv6Addr& ip) {
-  for (size_t i = 0; i < high_water_; ++i) {
-    Entry& e = entries_[i];
-    if (e.state != State::kFree && e.ip == ip) return &e;
-  }
-  return nullptr;
-}
+NeighborCache::NeighborCache(NeighborConfig cfg)
+    : cfg_(cfg),
+      table_(std::max<uint32_t>(cfg.max_entries, 1), cfg.max_pending_per_entry,
+             cfg.max_pending_total) {}
 
 std::optional<NeighborCache::State> NeighborCache::state_of(const Ipv6Addr& ip) const {
-  for (size_t i = 0; i < high_water_; ++i) {
-    const Entry& e = entries_[i];
-    if (e.state != State::kFree && e.ip == ip) return e.state;
-  }
-  return std::nullopt;
-}
-
-NeighborCache::Entry* NeighborCache::allocate(const Ipv6Addr& ip, Instant now,
-                                              NeighborActions& act) {
-  Entry* victim = nullptr;
-  for (auto& e : entries_) {
-    if (e.state == State::kFree) {
-      victim = &e;
-      break;
-    }
-    // Evict the resolved entry whose timer runs out first; never an INCOMPLETE one,
-    // whose queued frames still wait (RFC 4861 7.3.2 leaves the policy open).
-    if (e.state != State::kIncomplete && (victim == nullptr || e.deadline < victim->deadline)) {
-      victim = &e;
-    }
-  }
-  if (victim == nullptr) return nullptr;
-  high_water_ = std::max(high_water_, static_cast<size_t>(victim - entries_.data()) + 1);
-  if (victim->state != State::kFree) release(*victim, act);
-  victim->ip = ip;
-  victim->probes = 0;
-  victim->state = State::kIncomplete;
-  victim->deadline = now;
-  ++live_;
-  return victim;
-}
-
-void NeighborCache::release(Entry& e, NeighborActions& act) {
-  for (auto& f : e.pending) act.drop_pending(f);
-  pending_total_ -= static_cast<uint32_t>(e.pending.size());
-  e.pending.clear();
-  e.state = State::kFree;
-  --live_;
+  const Entry* e = table_.find(ip);
+  if (e == nullptr) return std::nullopt;
+  return e->state;
 }
 
 void NeighborCache::set(Entry& e, State s, Instant deadline) {
@@ -65,14 +21,8 @@ void NeighborCache::set(Entry& e, State s, Instant deadline) {
   e.probes = 0;
 }
 
-void NeighborCache::flush_pending(Entry& e, NeighborActions& act) {
-  for (auto& f : e.pending) act.send_resolved(f, e.mac);
-  pending_total_ -= static_cast<uint32_t>(e.pending.size());
-  e.pending.clear();
-}
-
 std::optional<MacAddr> NeighborCache::resolve(const Ipv6Addr& ip, Instant now) {
-  Entry* e = find(ip);
+  Entry* e = table_.find(ip);
   if (e == nullptr || e->state == State::kIncomplete) return std::nullopt;
   if (e->state == State::kReachable && now >= e->deadline) {
     set(*e, State::kStale, now + cfg_.stale_lifetime);
@@ -83,9 +33,9 @@ std::optional<MacAddr> NeighborCache::resolve(const Ipv6Addr& ip, Instant now) {
 
 NeighborCache::Queued NeighborCache::enqueue(const Ipv6Addr& ip, TxBuf& frame, Instant now,
                                              NeighborActions& act) {
-  Entry* e = find(ip);
+  Entry* e = table_.find(ip);
   if (e == nullptr) {
-    e = allocate(ip, now, act);
+    e = table_.allocate(ip, now, act);
     if (e == nullptr) return Queued::kQueueFull;
   }
   if (e->state != State::kIncomplete) {
@@ -93,11 +43,7 @@ NeighborCache::Queued NeighborCache::enqueue(const Ipv6Addr& ip, TxBuf& frame, I
     act.send_resolved(frame, e->mac);
     return Queued::kQueued;
   }
-  if (e->pending.size() >= cfg_.max_pending_per_entry || pending_total_ >= cfg_.max_pending_total) {
-    return Queued::kQueueFull;
-  }
-  e->pending.push_back(frame);
-  ++pending_total_;
+  if (!table_.hold(*e, frame)) return Queued::kQueueFull;
   if (e->probes == 0) {
     act.send_solicit(ip, std::nullopt);
     e->probes = 1;
@@ -109,7 +55,7 @@ NeighborCache::Queued NeighborCache::enqueue(const Ipv6Addr& ip, TxBuf& frame, I
 bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>& tll,
                                bool solicited, bool override_flag, Instant now,
                                NeighborActions& act) {
-  Entry* e = find(ip);
+  Entry* e = table_.find(ip);
   if (e == nullptr) return false;
   const Instant reachable = now + cfg_.reachable_time;
   if (e->state == State::kIncomplete) {
@@ -117,7 +63,7 @@ bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>&
     e->mac = *tll;
     set(*e, solicited ? State::kReachable : State::kStale,
         solicited ? reachable : now + cfg_.stale_lifetime);
-    flush_pending(*e, act);
+    table_.flush(*e, act);
     return true;
   }
   const bool changed = tll && *tll != e->mac;
@@ -138,9 +84,9 @@ bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>&
 
 void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant now,
                                  NeighborActions& act) {
-  Entry* e = find(ip);
+  Entry* e = table_.find(ip);
   if (e == nullptr) {
-    e = allocate(ip, now, act);
+    e = table_.allocate(ip, now, act);
     if (e == nullptr) return;
     e->mac = sll;
     set(*e, State::kStale, now + cfg_.stale_lifetime);
@@ -149,7 +95,7 @@ void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant
   if (e->state == State::kIncomplete) {
     e->mac = sll;
     set(*e, State::kStale, now + cfg_.stale_lifetime);
-    flush_pending(*e, act);
+    table_.flush(*e, act);
     return;
   }
   if (e->mac != sll) {
@@ -159,59 +105,49 @@ void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant
 }
 
 void NeighborCache::confirm(const Ipv6Addr& ip, Instant now) {
-  Entry* e = find(ip);
+  Entry* e = table_.find(ip);
   if (e != nullptr && e->state != State::kIncomplete) {
     set(*e, State::kReachable, now + cfg_.reachable_time);
   }
 }
 
-Instant NeighborCache::poll(Instant now, NeighborActions& act) {
-  Instant next = Instant::never();
-  for (size_t i = 0; i < high_water_; ++i) {
-    Entry& e = entries_[i];
-    if (e.state == State::kFree) continue;
-    if (e.deadline <= now) {
-      switch (e.state) {
-        case State::kReachable:
-          set(e, State::kStale, now + cfg_.stale_lifetime);
-          break;
-        case State::kStale:
-          release(e, act);  // unused for stale_lifetime: aged out
-          continue;
-        case State::kDelay:
-          // 7.3.3: no confirmation within DELAY_FIRST_PROBE_TIME: probe by unicast.
-          set(e, State::kProbe, now + cfg_.retrans_timer);
-          e.probes = 1;
-          act.send_solicit(e.ip, e.mac);
-          break;
-        case State::kIncomplete:
-        case State::kProbe: {
-          const bool multicast = e.state == State::kIncomplete;
-          const uint32_t max = multicast ? cfg_.max_multicast_solicit : cfg_.max_unicast_solicit;
-          if (e.probes >= max) {
-            ++resolve_failures_;
-            release(e, act);
-            continue;
-          }
-          act.send_solicit(e.ip, multicast ? std::nullopt : std::optional<MacAddr>(e.mac));
-          ++e.probes;
-          e.deadline = now + cfg_.retrans_timer;
-          break;
-        }
-        case State::kFree:
-          break;
+bool NeighborCache::expire(Entry& e, Instant now, NeighborActions& act) {
+  switch (e.state) {
+    case State::kReachable:
+      set(e, State::kStale, now + cfg_.stale_lifetime);
+      return true;
+    case State::kStale:
+      table_.release(e, act);  // unused for stale_lifetime: aged out
+      return false;
+    case State::kDelay:
+      // 7.3.3: no confirmation within DELAY_FIRST_PROBE_TIME: probe by unicast.
+      set(e, State::kProbe, now + cfg_.retrans_timer);
+      e.probes = 1;
+      act.send_solicit(e.ip, e.mac);
+      return true;
+    case State::kIncomplete:
+    case State::kProbe: {
+      const bool multicast = e.state == State::kIncomplete;
+      const uint32_t max = multicast ? cfg_.max_multicast_solicit : cfg_.max_unicast_solicit;
+      if (e.probes >= max) {
+        table_.fail(e, act);
+        return false;
       }
+      act.send_solicit(e.ip, multicast ? std::nullopt : std::optional<MacAddr>(e.mac));
+      ++e.probes;
+      e.deadline = now + cfg_.retrans_timer;
+      return true;
     }
-    next = earliest(next, e.deadline);
+    case State::kFree:
+      break;
   }
-  return next;
+  return true;
 }
 
-void NeighborCache::clear(NeighborActions& act) {
-  for (size_t i = 0; i < high_water_; ++i) {
-    if (entries_[i].state != State::kFree) release(entries_[i], act);
-  }
-  high_water_ = 0;
+Instant NeighborCache::poll(Instant now, NeighborActions& act) {
+  return table_.sweep(now, [&](Entry& e) { return expire(e, now, act); });
 }
+
+void NeighborCache::clear(NeighborActions& act) { table_.clear(act); }
 
 }  // namespace ws

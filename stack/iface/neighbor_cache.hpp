@@ -7,11 +7,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "stack/core/addr.hpp"
 #include "stack/core/packet.hpp"
 #include "stack/core/time.hpp"
+#include "stack/iface/neighbor_table.hpp"
 
 namespace ws {
 
@@ -29,14 +29,12 @@ struct NeighborConfig {
   uint32_t max_pending_total = 512;
 };
 
-class NeighborActions {
+// send_resolved and drop_pending come from PendingSink.
+class NeighborActions : public PendingSink {
  public:
-  virtual ~NeighborActions() = default;
   // A neighbour solicitation for `target`: to its solicited-node multicast address when
   // `unicast` is empty (INCOMPLETE), else to that link address (PROBE, RFC 4861 7.3.3).
   virtual void send_solicit(const Ipv6Addr& target, const std::optional<MacAddr>& unicast) = 0;
-  virtual void send_resolved(TxBuf& frame, const MacAddr& dst) = 0;
-  virtual void drop_pending(TxBuf& frame) = 0;
 };
 
 class NeighborCache {
@@ -71,31 +69,20 @@ class NeighborCache {
   void clear(NeighborActions& act);
 
   std::optional<State> state_of(const Ipv6Addr& ip) const;
-  size_t size() const { return live_; }
-  uint64_t resolve_failures() const { return resolve_failures_; }
+  size_t size() const { return table_.live(); }
+  uint64_t resolve_failures() const { return table_.failures(); }
 
  private:
-  struct Entry {
-    Ipv6Addr ip;
-    MacAddr mac;
-    State state = State::kFree;
-    Instant deadline;  // the state's timer (see poll)
-    uint32_t probes = 0;
-    std::vector<TxBuf> pending;
-  };
+  // An entry's deadline is its state's timer (see poll).
+  using Table = NeighborTable<Ipv6Addr, State>;
+  using Entry = Table::Entry;
 
-  Entry* find(const Ipv6Addr& ip);
-  Entry* allocate(const Ipv6Addr& ip, Instant now, NeighborActions& act);
-  void release(Entry& e, NeighborActions& act);
   void set(Entry& e, State s, Instant deadline);
-  void flush_pending(Entry& e, NeighborActions& act);
+  // The due-timer step of poll(); false when it freed e.
+  bool expire(Entry& e, Instant now, NeighborActions& act);
 
   NeighborConfig cfg_;
-  std::vector<Entry> entries_;
-  size_t live_ = 0;
-  size_t high_water_ = 0;
-  uint32_t pending_total_ = 0;
-  uint64_t resolve_failures_ = 0;
+  Table table_;
 };
 
 }  // namespace ws

@@ -9,8 +9,10 @@
 // sink in one buffer, or ("chained") cut into 2 KiB pieces as memif and RX
 // scatter deliver them. Only receive_at_sink (the sink's Stack::receive of each
 // frame, and the copy the data plane made of a chain before in-place parsing)
-// is counted by the command above. Compiled against a stack without
-// PacketView (stack/core/packet_view.hpp), a chain is first copied whole, as
+// is counted by the command above. The sender's cost per segment sent (the ACKs it
+// receives, the data segments they release, and Connection::send) is counted with
+// --toggle-collect='*receive_at_source*' --toggle-collect='*Connection::send*'. Compiled against a
+// stack without PacketView (stack/core/packet_view.hpp), a chain is first copied whole, as
 // dataplane/rx_frame.hpp did, so the same file measures before and after.
 #include <algorithm>
 #include <array>
@@ -23,8 +25,8 @@
 #include <vector>
 
 #include "stack/iface/stack.hpp"
-#include "stack/iface/tcp_transport.hpp"
 #include "stack/tcp/tcp_stack.hpp"
+#include "tests/support/stack_wire.hpp"
 
 #if __has_include("stack/core/packet_view.hpp")
 #include "stack/core/packet_view.hpp"
@@ -34,72 +36,10 @@
 namespace {
 
 using namespace ws;
+using ws::test::Frame;
+using ws::test::Host;
 
 constexpr uint32_t kPiece = 2048;  // RTE_MBUF_DEFAULT_DATAROOM
-
-struct Frame {
-  std::vector<uint8_t> bytes;
-  uint32_t len = 0;
-};
-
-// A PacketIo whose frames land in the peer's queue; buffers are recycled.
-class WireIo final : public PacketIo {
- public:
-  WireIo(uint32_t mtu, std::deque<Frame*>& to_peer) : mtu_(mtu), to_peer_(to_peer) {}
-  ~WireIo() override {
-    for (Frame* f : free_) delete f;
-  }
-  bool alloc_tx(uint32_t len, TxBuf& out) override {
-    if (len > mtu_ + 14) return false;
-    Frame* f;
-    if (free_.empty()) {
-      f = new Frame;
-      f->bytes.resize(mtu_ + 14);
-    } else {
-      f = free_.back();
-      free_.pop_back();
-    }
-    out = TxBuf{};
-    out.data = f->bytes.data();
-    out.capacity = mtu_ + 14;
-    out.handle = f;
-    return true;
-  }
-  bool transmit(TxBuf& b) override {
-    auto* f = static_cast<Frame*>(b.handle);
-    f->len = b.len;
-    to_peer_.push_back(f);
-    return true;
-  }
-  void release(TxBuf& b) override { recycle(static_cast<Frame*>(b.handle)); }
-  TxOffloads tx_offloads() const override { return {}; }
-  uint32_t max_frame_len() const override { return mtu_ + 14; }
-  uint32_t free_buffers() const override { return 1u << 20; }
-  void recycle(Frame* f) { free_.push_back(f); }
-
- private:
-  uint32_t mtu_;
-  std::deque<Frame*>& to_peer_;
-  std::vector<Frame*> free_;
-};
-
-struct Host {
-  Host(uint32_t mtu, MacAddr mac, Ipv4Addr ip, std::deque<Frame*>& to_peer)
-      : io(mtu, to_peer), tcp(stack, drops, tcp::TcpConfig{}), transport(tcp) {
-    InterfaceConfig c;
-    c.name = "bench0";
-    c.mac = mac;
-    c.address = Ipv4Cidr{ip, 24};
-    c.mtu = mtu;
-    stack.add_interface(c, io);
-    stack.set_tcp(&transport);
-  }
-  WireIo io;
-  Stack stack;
-  DropCounters drops;
-  tcp::TcpStack tcp;
-  tcp::TcpTransport transport;
-};
 
 std::vector<uint8_t> g_scratch(65535 + 14);
 
@@ -122,6 +62,12 @@ __attribute__((noinline)) void receive_at_sink(Stack& s, const Frame& f, bool ch
   std::memcpy(g_scratch.data(), f.bytes.data(), f.len);
   s.receive(std::span<const uint8_t>(g_scratch.data(), f.len), RxMeta{}, now);
 #endif
+}
+
+// The sender's side of the same transfer: the ACKs it receives and the data segments
+// they release (Connection::send from the pump is counted with it when both are toggled).
+__attribute__((noinline)) void receive_at_source(Stack& s, const Frame& f, Instant now) {
+  s.receive(std::span<const uint8_t>(f.bytes.data(), f.len), RxMeta{}, now);
 }
 
 }  // namespace
@@ -189,7 +135,7 @@ int main(int argc, char** argv) {
     while (!b_to_a.empty()) {
       Frame* f = b_to_a.front();
       b_to_a.pop_front();
-      a.stack.receive(std::span<const uint8_t>(f->bytes.data(), f->len), RxMeta{}, now);
+      receive_at_source(a.stack, *f, now);
       b.io.recycle(f);
       moved = true;
     }
@@ -198,11 +144,14 @@ int main(int argc, char** argv) {
     b.stack.poll(now);
   }
   const auto& tc = b.tcp.counters();
-  std::printf("mtu %u %s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu\n", mtu,
-              chained ? "chained" : "one buffer", static_cast<unsigned long long>(received),
-              static_cast<unsigned long long>(sum % 1000),
-              static_cast<unsigned long long>(b.stack.drops().total()),
-              static_cast<unsigned long long>(b.drops.total()),
-              static_cast<unsigned long long>(tc.segments_in));
+  std::printf(
+      "mtu %u %s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu"
+      " (sent %llu)\n",
+      mtu, chained ? "chained" : "one buffer", static_cast<unsigned long long>(received),
+      static_cast<unsigned long long>(sum % 1000),
+      static_cast<unsigned long long>(b.stack.drops().total()),
+      static_cast<unsigned long long>(b.drops.total()),
+      static_cast<unsigned long long>(tc.segments_in),
+      static_cast<unsigned long long>(a.tcp.counters().segments_out));
   return received >= total ? 0 : 1;
 }

@@ -1,0 +1,87 @@
+// Two whole Stacks (Ethernet, IPv4, ARP, TCP) wired back to back in memory, for the
+// programs in tests/bench that count instructions under callgrind (rx_path_bench,
+// http_cost): each frame a host transmits lands in its peer's queue, and buffers are
+// recycled so that the allocator is not measured.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "stack/iface/stack.hpp"
+#include "stack/tcp/tcp_stack.hpp"
+#if __has_include("stack/iface/tcp_transport.hpp")
+#include "stack/iface/tcp_transport.hpp"
+#else
+#include "stack/tcp/transport.hpp"
+#endif
+
+namespace ws::test {
+
+struct Frame {
+  std::vector<uint8_t> bytes;
+  uint32_t len = 0;
+};
+
+// A PacketIo whose frames land in the peer's queue; buffers are recycled.
+class WireIo final : public PacketIo {
+ public:
+  WireIo(uint32_t mtu, std::deque<Frame*>& to_peer) : mtu_(mtu), to_peer_(to_peer) {}
+  ~WireIo() override {
+    for (Frame* f : free_) delete f;
+  }
+  bool alloc_tx(uint32_t len, TxBuf& out) override {
+    if (len > mtu_ + 14) return false;
+    Frame* f;
+    if (free_.empty()) {
+      f = new Frame;
+      f->bytes.resize(mtu_ + 14);
+    } else {
+      f = free_.back();
+      free_.pop_back();
+    }
+    out = TxBuf{};
+    out.data = f->bytes.data();
+    out.capacity = mtu_ + 14;
+    out.handle = f;
+    return true;
+  }
+  bool transmit(TxBuf& b) override {
+    auto* f = static_cast<Frame*>(b.handle);
+    f->len = b.len;
+    to_peer_.push_back(f);
+    return true;
+  }
+  void release(TxBuf& b) override { recycle(static_cast<Frame*>(b.handle)); }
+  TxOffloads tx_offloads() const override { return {}; }
+  uint32_t max_frame_len() const override { return mtu_ + 14; }
+  uint32_t free_buffers() const override { return 1u << 20; }
+  void recycle(Frame* f) { free_.push_back(f); }
+
+ private:
+  uint32_t mtu_;
+  std::deque<Frame*>& to_peer_;
+  std::vector<Frame*> free_;
+};
+
+struct Host {
+  Host(uint32_t mtu, MacAddr mac, Ipv4Addr ip, std::deque<Frame*>& to_peer,
+       tcp::TcpConfig tcp_cfg = {})
+      : io(mtu, to_peer), tcp(stack, drops, std::move(tcp_cfg)), transport(tcp) {
+    InterfaceConfig c;
+    c.name = "bench0";
+    c.mac = mac;
+    c.address = Ipv4Cidr{ip, 24};
+    c.mtu = mtu;
+    stack.add_interface(c, io);
+    stack.set_tcp(&transport);
+  }
+  WireIo io;
+  Stack stack;
+  DropCounters drops;
+  tcp::TcpStack tcp;
+  tcp::TcpTransport transport;
+};
+
+}  // namespace ws::test
