@@ -244,6 +244,9 @@ Instant Pipeline::run_timers(Instant now) {
 // frames a ring keeps refusing (a memif with no peer, a link that is down) do not, or
 // the core would never sleep.
 bool Pipeline::transmit(Instant now) {
+  // Turns for the connections held at the TX-pressure mark come first, on the room the
+  // last flush made, before the next receive burst clocks more ACKs and data out.
+  tcp_.serve_tx_waiters(now);
   stack_.flush(now);
   bool sent = false;
   for (auto& io : ios_) {

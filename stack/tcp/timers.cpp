@@ -155,6 +155,10 @@ void Tcb::on_timers(Instant now) {
   // Scans visit every connection when any deadline is due: only build output for
   // those that need it.
   if (!(ack_now || retry || pressured || probed || recovery_due)) return;
+  resume_output(now);
+}
+
+void Tcb::resume_output(Instant now) {
   bool was_pressured = pressured;
   output(now);
   if (released) return;
