@@ -165,6 +165,8 @@ void Tcb::resume_output(Instant now) {
   if (was_pressured && !pressured && want_writable && cb.on_writable) {
     want_writable = false;
     cb.on_writable(*this);
+    // What the writer queued goes out in this turn, not behind every other waiter.
+    if (!released) output(now);
   }
 }
 

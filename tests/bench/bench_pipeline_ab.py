@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_txpath import wait_running  # noqa: E402  (the same server start-up wait)
 
 SOCK = "/run/wirespeed-pipeline-ab.sock"
-PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
+PROGRESS = re.compile(r"^load: (done: )?([\d.]+) s, (\d+) messages")
 
 
 def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500):

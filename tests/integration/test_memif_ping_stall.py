@@ -27,50 +27,29 @@ SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
 RUN_SECONDS = 10
 
 
-def config(tmp, name, *, role, lcore, address, mac, services, metrics_port):
-    svc = "\n".join(f"  - {s}" for s in services)
-    path = os.path.join(tmp, f"{name}.yaml")
-    with open(path, "w") as f:
-        f.write(f"""version: 1
-dataplane:
-  lcores: [{lcore}]
-  idle: adaptive
-  file_prefix: wst-{TAG}-{name}
-  hugepages: false
-  memory_mb: 512
-ports:
-  - name: p0
-    device: "net_memif0,role={role},socket={SOCK},id=0"
-    address: {address}
-    mac: "{mac}"
-services:
-{svc}
-control:
-  metrics_listen: 127.0.0.1:{metrics_port}
-""")
-    return path
-
-
 def main():
     h.need_root()
     res = h.Results("memif-ping-stall")
     tmp = tempfile.mkdtemp(prefix=f"wst-{TAG}-")
     if os.path.exists(SOCK):
         os.unlink(SOCK)
-    srv_cfg = config(tmp, "srv", role="server", lcore=0, address=f"{SERVER_IP}/24",
-                     mac="02:00:00:00:96:01", metrics_port=9575,
-                     services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
-                               "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
-    cli_cfg = config(tmp, "cli", role="client", lcore=1, address=f"{CLIENT_IP}/24",
-                     mac="02:00:00:00:96:02", metrics_port=9576,
-                     services=[f'{{ name: bulk, kind: source, protocol: tcp, target: '
-                               f'"{SERVER_IP}:9", message_size: 1048576, connections: 4, '
-                               f'duration_s: 60 }}',
-                               f'{{ name: ping, kind: ping, protocol: tcp, target: '
-                               f'"{SERVER_IP}:7", message_size: 64, duration_s: 60 }}'])
     srv_dir, cli_dir = os.path.join(tmp, "srv"), os.path.join(tmp, "cli")
     os.makedirs(srv_dir)
     os.makedirs(cli_dir)
+    device = f"net_memif0,role={{}},socket={SOCK},id=0"
+    srv_cfg = h.write_config(srv_dir, device=device.format("server"), address=f"{SERVER_IP}/24",
+                             prefix=f"wst-{TAG}-srv", lcores=(0,), mac="02:00:00:00:96:01",
+                             metrics_port=9575,
+                             services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
+                                       "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
+    cli_cfg = h.write_config(cli_dir, device=device.format("client"), address=f"{CLIENT_IP}/24",
+                             prefix=f"wst-{TAG}-cli", lcores=(1,), mac="02:00:00:00:96:02",
+                             metrics_port=9576,
+                             services=[f'{{ name: bulk, kind: source, protocol: tcp, target: '
+                                       f'"{SERVER_IP}:9", message_size: 1048576, connections: 4, '
+                                       f'duration_s: 60 }}',
+                                       f'{{ name: ping, kind: ping, protocol: tcp, target: '
+                                       f'"{SERVER_IP}:7", message_size: 64, duration_s: 60 }}'])
     server, client = h.Dataplane(srv_cfg, srv_dir), h.Dataplane(cli_cfg, cli_dir)
     try:
         server.start(25)

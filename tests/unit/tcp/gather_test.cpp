@@ -311,6 +311,43 @@ TEST(TxPressure, BlockedConnectionsTakeTurnsInArrivalOrder) {
   n.b.io.restore_pool();
 }
 
+// A writer refused under transmit pressure (send() takes nothing) waits its turn like a
+// frame: the turn wakes it (on_writable) and what it writes then goes out in the same turn.
+// Left to re-check the mark on a timer, it found the queue refilled by busier connections.
+TEST(TxPressure, RefusedWriterIsWokenByItsTurnAndSendsInIt) {
+  Net n(sender_io(2048, 2048, 1500), 1500);
+  std::vector<uint8_t> data(100);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  bool woken = false;
+  ConnCallbacks cb;
+  cb.on_writable = [&](Connection& c) {
+    woken = true;
+    n.sent += c.send(data);
+  };
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  for (int i = 0; i < 20 && n.conn->state() != TcpState::kEstablished; ++i) n.step();
+  ASSERT_EQ(n.conn->state(), TcpState::kEstablished);
+  n.a.io.take_sent();
+  const uint32_t low = n.a.tcp.config().low_buffers;
+  n.a.io.set_available(n.a.io.outstanding() + low - 1);
+  EXPECT_EQ(n.conn->send(data), 0u);
+  n.a.io.set_available(n.a.io.outstanding() + low + 1);
+  n.a.tcp.serve_tx_waiters(n.now);
+  EXPECT_TRUE(woken);
+  ASSERT_EQ(n.sent, data.size());
+  size_t payload = 0;
+  for (auto& f : n.a.io.take_sent()) {
+    const size_t hl = (f.bytes[kL2 + kL3 + 12] >> 4) * 4u;
+    payload += f.bytes.size() - kL2 - kL3 - hl;
+    n.b.stack.receive(f.bytes, RxMeta{}, n.now);
+  }
+  EXPECT_EQ(payload, data.size()) << "the woken writer's data waited for a later turn";
+  EXPECT_EQ(n.received, data.size());
+  EXPECT_EQ(n.bad, 0u);
+  n.a.io.restore_pool();
+}
+
 // send_reserve()/send_commit(): the application writes into the send ring in
 // place, across its wrap point, and what it commits goes out like send().
 TEST(SendReserve, WritesInPlaceAcrossTheWrapAndCommitsLikeSend) {
