@@ -164,8 +164,7 @@ bool TcpStack::tx_blocked(Tcb& c) {
 // keeps its place; one that is served and fills the queue again joins at the back
 // (tx_blocked), behind those that queued meanwhile: round robin, so each waits at most
 // one turn of every other waiter.
-void TcpStack::serve_tx_waiters(Instant now) {
-  if (tx_waiters_.empty()) return;
+void TcpStack::serve_tx_turns(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
   tx_turns_.swap(tx_waiters_);

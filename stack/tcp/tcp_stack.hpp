@@ -151,7 +151,9 @@ class TcpStack {
   // Gives the connections waiting behind the transmit-pressure mark their turns, oldest
   // first, on every port that has buffers again (tx_blocked). The data plane calls it once
   // per loop iteration, before it hands queued frames to the rings; poll() calls it too.
-  void serve_tx_waiters(Instant now);
+  void serve_tx_waiters(Instant now) {
+    if (!tx_waiters_.empty()) serve_tx_turns(now);  // inline: called every loop iteration
+  }
   // The data plane's word before each receive burst is processed: `full` when the burst
   // came back full (the ring holds more). Once bursts have come back full for kOverloadTime
   // the core is behind, not just back from a pause (the backlog of a descheduled thread or
@@ -219,6 +221,7 @@ class TcpStack {
   // busy receivers run on every received burst and took each slot the queue freed,
   // while a connection that sends now and then waited for good.
   bool tx_blocked(Tcb& c);
+  void serve_tx_turns(Instant now);
   void conn_output(Tcb* t) { pending_output_.push_back(t); }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);

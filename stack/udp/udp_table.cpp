@@ -78,8 +78,8 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
     return false;
   }
   auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
-  if (wire::Ipv4View::kMinHeaderLen + l4_len > out_.mtu_to(dst.addr) &&
-      out_.mtu_to(dst.addr) != 0) {
+  const uint32_t mtu = out_.mtu_to(dst.addr);  // a route lookup: once
+  if (wire::Ipv4View::kMinHeaderLen + l4_len > mtu && mtu != 0) {
     return send_fragmented(src_port, dst, payload, now);
   }
   L4Frame f;
