@@ -57,6 +57,19 @@ control:
     return path
 
 
+def launch(dp, cfg):
+    """A data plane on `cfg`, its output in the log next to it: (process, log path)."""
+    log = cfg.rsplit(".", 1)[0] + ".log"
+    return subprocess.Popen([dp, "-c", cfg], stdout=open(log, "w"),
+                            stderr=subprocess.STDOUT), log
+
+
+def fresh(path):
+    if os.path.exists(path):
+        os.unlink(path)
+    return path
+
+
 def status(build, cfg, seconds):
     ctl = os.path.join(build, "control", "wirespeed-control")
     st = subprocess.run([ctl, "-c", cfg, "status", "--json", "--interval", str(seconds)],
@@ -72,22 +85,17 @@ def wirespeed_run(tmp, build, idle, size, dur):
     scfg = config(os.path.join(tmp, f"{idle}-s.yaml"), prefix="wsbum-s", lcore=0, role="server",
                   addr=SERVER_IP, idle=idle, metrics=9621,
                   services=["{ name: sink, kind: sink, protocol: udp, port: 9 }"])
-    slog = os.path.join(tmp, f"{idle}-s.log")
-    server = subprocess.Popen([dp, "-c", scfg], stdout=open(slog, "w"), stderr=subprocess.STDOUT)
+    server, slog = launch(dp, scfg)
     client = None
     try:
         wait_running(server, slog)
-        rep = os.path.join(tmp, f"{idle}-report.json")
-        if os.path.exists(rep):
-            os.unlink(rep)
+        rep = fresh(os.path.join(tmp, f"{idle}-report.json"))
         ccfg = config(os.path.join(tmp, f"{idle}-c.yaml"), prefix="wsbum-c", lcore=1,
                       role="client", addr=CLIENT_IP, idle=idle, metrics=9622,
                       services=[f'{{ name: load, kind: source, protocol: udp, target: '
                                 f'"{SERVER_IP}:9", message_size: {size}, duration_s: {dur}, '
                                 f'report: {rep} }}'])
-        clog = os.path.join(tmp, f"{idle}-c.log")
-        client = subprocess.Popen([dp, "-c", ccfg], stdout=open(clog, "w"),
-                                  stderr=subprocess.STDOUT)
+        client, _ = launch(dp, ccfg)
         time.sleep(dur / 2)
         t0, s0, c0 = time.monotonic(), cpu_seconds(server.pid), cpu_seconds(client.pid)
         core = status(build, scfg, max(1, dur // 3))
@@ -100,11 +108,10 @@ def wirespeed_run(tmp, build, idle, size, dur):
                 "server_busy": core.get("busy_ratio") or 0.0, "server_cpu": s_cpu,
                 "client_cpu": c_cpu}
     finally:
-        if client is not None:
-            stop(client)
-        stop(server)
-        if os.path.exists(SOCK):
-            os.unlink(SOCK)
+        for p in (client, server):
+            if p is not None:
+                stop(p)
+        fresh(SOCK)
 
 
 def idle_run(tmp, build, idle, dur):
@@ -115,8 +122,7 @@ def idle_run(tmp, build, idle, dur):
     scfg = config(os.path.join(tmp, f"idle-{idle}.yaml"), prefix="wsbum-s", lcore=0,
                   role="server", addr=SERVER_IP, idle=idle, metrics=9621,
                   services=["{ name: sink, kind: sink, protocol: udp, port: 9 }"])
-    slog = os.path.join(tmp, f"idle-{idle}.log")
-    server = subprocess.Popen([dp, "-c", scfg], stdout=open(slog, "w"), stderr=subprocess.STDOUT)
+    server, slog = launch(dp, scfg)
     try:
         wait_running(server, slog)
         time.sleep(1)
