@@ -244,6 +244,9 @@ Instant Pipeline::run_timers(Instant now) {
 // frames a ring keeps refusing (a memif with no peer, a link that is down) do not, or
 // the core would never sleep.
 bool Pipeline::transmit(Instant now) {
+  // Turns for the connections held at the TX-pressure mark come first, on the room the
+  // last flush made, before the next receive burst clocks more ACKs and data out.
+  tcp_.serve_tx_waiters(now);
   stack_.flush(now);
   bool sent = false;
   for (auto& io : ios_) {
@@ -363,9 +366,12 @@ void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch,
   receive_all(mbufs, n, queue, watch, now, segs);
 }
 
-// Frames into the stack, each freed afterwards (TCP keeps its own references).
+// Frames into the stack as one receive burst, all freed together at its end (TCP keeps its
+// own references): UDP sockets get their datagrams in runs, not one call each.
 void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                            RxSegments& segs) {
+  if (n == 0) return;
+  stack_.begin_rx_burst();
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
@@ -374,8 +380,9 @@ void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool wa
     } else {
       receive(m, iface_of_port_[m->port], queue, now, segs);
     }
-    rte_pktmbuf_free(m);
   }
+  stack_.end_rx_burst(now);
+  rte_pktmbuf_free_bulk(mbufs, n);
 }
 
 // Frames of this core's flows that other cores received. The receiving core already

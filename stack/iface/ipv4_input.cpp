@@ -207,9 +207,12 @@ void Stack::udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, I
   ++counters_.udp_in;
   // Sockets read a datagram as one span: a chained one is copied here, after
   // every check passed (UDP payloads are messages, not a stream to splice).
-  UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()},
-                linearize(datagram.tail(wire::UdpView::kHeaderLen))};
-  if (udp_.deliver(d, now)) return;
+  const PacketView payload = datagram.tail(wire::UdpView::kHeaderLen);
+  // In the frame's own buffer, which the data plane keeps to the end of the burst; a copy
+  // (linearized, reassembled) is not.
+  const bool held = rx_burst_open_ && payload.holder() != nullptr && payload.contiguous();
+  UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()}, linearize(payload)};
+  if (udp_.deliver(d, now, held)) return;
   drops_.add(DropReason::kUdpPortUnreachable);
   // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.
   if (!to_broadcast) {

@@ -134,6 +134,18 @@ class Stack final : public L4Output {
   UdpSocket* udp_bind(uint16_t port, UdpSocket::Handler handler) {
     return udp_.bind(port, std::move(handler));
   }
+  UdpSocket* udp_bind(uint16_t port, UdpSocket::BurstHandler handler) {
+    return udp_.bind(port, std::move(handler));
+  }
+  // A receive burst: from begin_rx_burst() to end_rx_burst() the caller keeps every frame
+  // it passes to receive() whole and its buffers owned (PacketView::set_owner), so the
+  // datagrams to sockets with a burst handler go to them in runs, one call per run
+  // (UdpTable::deliver), at the latest at end_rx_burst().
+  void begin_rx_burst() { rx_burst_open_ = true; }
+  void end_rx_burst(Instant now) {
+    rx_burst_open_ = false;
+    udp_.flush_burst(now);
+  }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
   void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
   // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned: it must
@@ -302,6 +314,7 @@ class Stack final : public L4Output {
   StackCounters counters_;
   DropCounters drops_;
   UdpTable udp_;
+  bool rx_burst_open_ = false;  // begin_rx_burst()
   TransportHandler* tcp_ = nullptr;
   ipsec::EspLayer* esp_ = nullptr;
   // While a decrypted packet is delivered: the SA it arrived through (for the policy check).

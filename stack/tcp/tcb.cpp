@@ -184,7 +184,17 @@ namespace {
 // grows toward the autotuned limit in steps (not per segment). 0 when nothing
 // may be queued now; then on_writable follows.
 size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
-  if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) t.pressured = true;
+  // Refused here, the writer waits its turn at the transmit queue like the frames do
+  // (tx_blocked): the turn wakes it (resume_output). Left to poll the mark, it found the
+  // queue refilled by others each time.
+  if (!t.released) {
+    if (t.stack.tx_blocked(t)) {
+      t.pressured = true;
+    } else if (t.pressured) {
+      t.pressured = false;
+      t.ack_now = true;  // the window's right edge moves again (update_pressure)
+    }
+  }
   size_t n = std::min(c.send_space(), want);
   if (n < want) t.want_writable = true;
   if (n == 0) return 0;

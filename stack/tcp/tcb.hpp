@@ -76,11 +76,15 @@ class Tcb final : public Connection {
   void output(Instant now);
   void send_syn(Instant now);
   void send_ack(Instant now);
+  void send_ack_when_room(Instant now);
   void send_rst(Instant now);
   // A keepalive / zero-window probe: SEG.SEQ = SND.UNA - 1, no data (RFC 1122 4.2.3.6).
   void send_probe(Instant now);
   // --- timers.cpp
   void on_timers(Instant now);
+  // Output, then the writer woken when buffers came back: a timer's turn or a turn at
+  // the transmit queue (TcpStack::serve_tx_waiters).
+  void resume_output(Instant now);
   Instant next_deadline() const;
   void arm_rto(Instant now);
   void rtt_sample(Duration r);
@@ -192,6 +196,7 @@ class Tcb final : public Connection {
   bool want_writable = false;
   size_t send_reserved = 0;  // bytes the last Connection::send_reserve() offered
   bool pressured = false;    // under transmit-buffer pressure
+  bool tx_waiting = false;   // queued for a turn at the transmit queue (TcpStack::tx_blocked)
   bool delivering = false;
   // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
   // not consumed yet, counted by readable() as if they were buffered.

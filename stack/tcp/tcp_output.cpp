@@ -247,6 +247,19 @@ void Tcb::send_syn(Instant now) {
 // discard a segment whose sequence number lies below its RCV.NXT (with its ACK).
 void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
 
+// A pure ACK waits for its turn at a transmit queue that is backing up, like data
+// (TcpStack::tx_blocked): ack_now stays set and the turn sends one ACK for all that
+// arrived meanwhile. Sent regardless, the ACKs of busy receivers filled every slot the
+// queue freed (and overflowed it), so the queue never fell below the mark and data held
+// there waited for good.
+void Tcb::send_ack_when_room(Instant now) {
+  if (stack.tx_blocked(*this)) {
+    pressured = true;  // polled again within a millisecond (next_deadline)
+    return;
+  }
+  send_ack(now);
+}
+
 void Tcb::send_rst(Instant now) {
   if (emit(snd_max, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
 }
@@ -272,7 +285,7 @@ void Tcb::output(Instant now) {
   // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
-    if (ack_now) send_ack(now);
+    if (ack_now) send_ack_when_room(now);
     if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
     persist_at = Instant::never();
     tlp_rearm(now);
@@ -298,7 +311,7 @@ void Tcb::output(Instant now) {
       if (usable <= 0) break;
       // The port's transmit queue is backing up: hold data rather than have it dropped at a
       // full ring and sent again; the next poll resumes once frames drain.
-      if (stack.tx_pressure(t.raddr)) break;
+      if (stack.tx_blocked(*this)) break;
       if (ProbeStep p = mtu_probe(pending, usable, now); p != ProbeStep::kNone) {
         if (p == ProbeStep::kWait) break;  // RFC 4821 probe of a larger size (pmtu.cpp)
         sent = true;
@@ -330,7 +343,7 @@ void Tcb::output(Instant now) {
       break;
     }
   }
-  if (ack_now && !sent) send_ack(now);
+  if (ack_now && !sent) send_ack_when_room(now);
   if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
   arm_persist(*this, mps, now);
   tlp_rearm(now);

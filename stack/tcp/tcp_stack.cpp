@@ -146,6 +146,51 @@ bool TcpStack::tx_pressure(Ipv4Addr dst) const {
   return out_.free_buffers_to(dst) < cfg_.low_buffers;
 }
 
+bool TcpStack::tx_blocked(Tcb& c) {
+  const uint32_t free = out_.free_buffers_to(c.t.raddr);
+  if (free >= cfg_.low_buffers) {
+    // Twice the mark free: the waiters (for this port, or for another that is short)
+    // are not starved by this frame, and the queue is served at every iteration.
+    if (tx_waiters_.empty() || &c == tx_serving_ || free >= 2 * cfg_.low_buffers) return false;
+  }
+  if (!c.tx_waiting) {
+    c.tx_waiting = true;
+    tx_waiters_.push_back(&c);
+  }
+  return true;
+}
+
+// One pass over the waiters in arrival order. A connection whose port is still short
+// keeps its place; one that is served and fills the queue again joins at the back
+// (tx_blocked), behind those that queued meanwhile: round robin, so each waits at most
+// one turn of every other waiter.
+void TcpStack::serve_tx_turns(Instant now) {
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  tx_turns_.swap(tx_waiters_);
+  size_t kept = 0;
+  for (size_t i = 0; i < tx_turns_.size(); ++i) {
+    Tcb* c = tx_turns_[i];
+    if (c->released) continue;
+    if (tx_pressure(c->t.raddr)) {
+      tx_turns_[kept++] = c;
+      continue;
+    }
+    c->tx_waiting = false;
+    tx_serving_ = c;
+    c->resume_output(now_);
+    tx_serving_ = nullptr;
+  }
+  tx_turns_.resize(kept);
+  for (Tcb* c : tx_waiters_) tx_turns_.push_back(c);
+  tx_waiters_.clear();
+  for (Tcb* c : tx_turns_) {
+    if (c->released) continue;  // destroyed at the end of this call
+    tx_waiters_.push_back(c);
+  }
+  tx_turns_.clear();
+}
+
 bool TcpStack::challenge_ack_allowed(Instant now) {
   uint64_t sec = now.ns() / 1000000000ull;
   if (sec != challenge_second_) {
@@ -397,6 +442,8 @@ void TcpStack::release(Tcb* t) {
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
   // Entries of the timer queue for this connection are stale from now on.
   t->slot->id = 0;
+  // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
+  if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
   if (conns_.erase(t->t, t)) graveyard_.push_back(t);
 }
 
@@ -607,6 +654,7 @@ void TcpStack::compact_timers() {
 Instant TcpStack::poll(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
+  serve_tx_waiters(now_);
   while (!timers_.empty() && timers_.front().at <= now_) {
     TimerEntry e = timers_.front();
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());

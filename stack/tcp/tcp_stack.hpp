@@ -148,6 +148,12 @@ class TcpStack {
   }
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
+  // Gives the connections waiting behind the transmit-pressure mark their turns, oldest
+  // first, on every port that has buffers again (tx_blocked). The data plane calls it once
+  // per loop iteration, before it hands queued frames to the rings; poll() calls it too.
+  void serve_tx_waiters(Instant now) {
+    if (!tx_waiters_.empty()) serve_tx_turns(now);  // inline: called every loop iteration
+  }
   // The data plane's word before each receive burst is processed: `full` when the burst
   // came back full (the ring holds more). Once bursts have come back full for kOverloadTime
   // the core is behind, not just back from a pause (the backlog of a descheduled thread or
@@ -207,6 +213,15 @@ class TcpStack {
   // tcp.rst_rate_limit; over it the RST is not sent and counted.
   void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
   bool tx_pressure(Ipv4Addr dst) const;
+  // May `c` put a frame (data or a pure ACK) on its port's transmit queue now? Not when
+  // fewer than tcp.low_buffers are free (tx_pressure), nor, while other connections
+  // wait for that port, until their turn came (serve_tx_waiters) or twice the mark is
+  // free. A blocked connection joins the waiters, in arrival order. Without the queue,
+  // the first to ask after a drain wins: ACK-clocked bulk senders and the pure ACKs of
+  // busy receivers run on every received burst and took each slot the queue freed,
+  // while a connection that sends now and then waited for good.
+  bool tx_blocked(Tcb& c);
+  void serve_tx_turns(Instant now);
   void conn_output(Tcb* t) { pending_output_.push_back(t); }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
@@ -267,6 +282,11 @@ class TcpStack {
   std::vector<ByteRing> spare_rcv_;   // receive rings of the initial size, empty
   std::vector<ByteRing> spare_snd_;   // send rings of the first step's size, empty
   std::vector<Tcb*> pending_output_;
+  // Connections blocked at the transmit-pressure mark, oldest first (tx_blocked), and
+  // the one whose turn it is.
+  std::vector<Tcb*> tx_waiters_;
+  std::vector<Tcb*> tx_turns_;
+  Tcb* tx_serving_ = nullptr;
   // Received-buffer pieces connections hold, and the connections that hold some
   // (reserved to the pool's size: never grows on the fast path).
   HeldPool held_pool_{kHeldPieces};

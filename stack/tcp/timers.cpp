@@ -155,12 +155,18 @@ void Tcb::on_timers(Instant now) {
   // Scans visit every connection when any deadline is due: only build output for
   // those that need it.
   if (!(ack_now || retry || pressured || probed || recovery_due)) return;
+  resume_output(now);
+}
+
+void Tcb::resume_output(Instant now) {
   bool was_pressured = pressured;
   output(now);
   if (released) return;
   if (was_pressured && !pressured && want_writable && cb.on_writable) {
     want_writable = false;
     cb.on_writable(*this);
+    // What the writer queued goes out in this turn, not behind every other waiter.
+    if (!released) output(now);
   }
 }
 

@@ -16,8 +16,17 @@ UdpTable::UdpTable(L4Output& out, DropCounters& drops, uint64_t& udp_out_counter
     : out_(out), drops_(drops), udp_out_(udp_out_counter) {}
 
 UdpSocket* UdpTable::bind(uint16_t port, UdpSocket::Handler handler) {
+  return add(port, std::move(handler), nullptr);
+}
+
+UdpSocket* UdpTable::bind(uint16_t port, UdpSocket::BurstHandler handler) {
+  return add(port, nullptr, std::move(handler));
+}
+
+UdpSocket* UdpTable::add(uint16_t port, UdpSocket::Handler handler, UdpSocket::BurstHandler burst) {
   if (port == 0 || index_[port] != 0 || sockets_.size() >= 32767) return nullptr;
-  sockets_.push_back(std::unique_ptr<UdpSocket>(new UdpSocket(*this, port, std::move(handler))));
+  sockets_.push_back(
+      std::unique_ptr<UdpSocket>(new UdpSocket(*this, port, std::move(handler), std::move(burst))));
   index_[port] = static_cast<int16_t>(sockets_.size());
   return sockets_.back().get();
 }
@@ -25,16 +34,40 @@ UdpSocket* UdpTable::bind(uint16_t port, UdpSocket::Handler handler) {
 void UdpTable::unbind(uint16_t port) {
   int16_t i = index_[port];
   if (i == 0) return;
+  UdpSocket* s = sockets_[static_cast<size_t>(i - 1)].get();
+  if (burst_sock_ == s) {  // what waits for it goes nowhere: the socket is closed
+    burst_sock_ = nullptr;
+    burst_n_ = 0;
+  }
   sockets_[static_cast<size_t>(i - 1)].reset();
   index_[port] = 0;
 }
 
-bool UdpTable::deliver(const UdpDatagram& d, Instant now) {
+bool UdpTable::deliver(const UdpDatagram& d, Instant now, bool held) {
   int16_t i = index_[d.dst.port];
   if (i == 0) return false;
   UdpSocket& s = *sockets_[static_cast<size_t>(i - 1)];
-  s.handler_(s, d, now);
+  if (!s.burst_) {
+    s.handler_(s, d, now);
+    return true;
+  }
+  if (burst_n_ != 0 && (burst_sock_ != &s || burst_n_ == kBurst || !held)) flush_burst(now);
+  if (!held) {
+    s.burst_(s, std::span<const UdpDatagram>(&d, 1), now);
+    return true;
+  }
+  burst_sock_ = &s;
+  burst_[burst_n_++] = d;
   return true;
+}
+
+void UdpTable::flush_burst(Instant now) {
+  if (burst_n_ == 0) return;
+  UdpSocket* s = burst_sock_;
+  const size_t n = burst_n_;
+  burst_n_ = 0;
+  burst_sock_ = nullptr;
+  s->burst_(*s, std::span<const UdpDatagram>(burst_.data(), n), now);
 }
 
 bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload,
@@ -45,8 +78,8 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
     return false;
   }
   auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
-  if (wire::Ipv4View::kMinHeaderLen + l4_len > out_.mtu_to(dst.addr) &&
-      out_.mtu_to(dst.addr) != 0) {
+  const uint32_t mtu = out_.mtu_to(dst.addr);  // a route lookup: once
+  if (wire::Ipv4View::kMinHeaderLen + l4_len > mtu && mtu != 0) {
     return send_fragmented(src_port, dst, payload, now);
   }
   L4Frame f;

@@ -29,6 +29,9 @@ class UdpSocket {
   // Called for every datagram to the socket's port; `payload` is valid only
   // during the call.
   using Handler = std::function<void(UdpSocket&, const UdpDatagram&, Instant now)>;
+  // Called with the datagrams of a receive burst to the socket's port, in arrival order,
+  // one call for many (UdpTable::deliver); the payloads are valid only during the call.
+  using BurstHandler = std::function<void(UdpSocket&, std::span<const UdpDatagram>, Instant now)>;
 
   uint16_t port() const { return port_; }
   // Sends one datagram from this socket's port. False when it could not be sent
@@ -37,11 +40,12 @@ class UdpSocket {
 
  private:
   friend class UdpTable;
-  UdpSocket(UdpTable& table, uint16_t port, Handler h)
-      : table_(table), port_(port), handler_(std::move(h)) {}
+  UdpSocket(UdpTable& table, uint16_t port, Handler h, BurstHandler b)
+      : table_(table), port_(port), handler_(std::move(h)), burst_(std::move(b)) {}
   UdpTable& table_;
   uint16_t port_;
-  Handler handler_;
+  Handler handler_;     // one call per datagram, or
+  BurstHandler burst_;  // one call per run of datagrams
 };
 
 class UdpTable {
@@ -52,10 +56,18 @@ class UdpTable {
 
   // nullptr when the port is taken.
   UdpSocket* bind(uint16_t port, UdpSocket::Handler handler);
+  UdpSocket* bind(uint16_t port, UdpSocket::BurstHandler handler);
   void unbind(uint16_t port);
 
-  // Delivers a validated datagram; false when no socket is bound to dst.port.
-  bool deliver(const UdpDatagram& d, Instant now);
+  // Delivers a validated datagram; false when no socket is bound to dst.port. For a
+  // socket with a burst handler, a datagram whose payload stays valid until
+  // flush_burst() (`held`: the data plane frees a receive burst's frames only after it)
+  // waits there, with the others of its run to the same socket, up to kBurst; any other
+  // is handed over at once, after those waiting (arrival order is kept).
+  bool deliver(const UdpDatagram& d, Instant now, bool held = false);
+  // Hands the waiting datagrams to their socket: the end of a receive burst.
+  void flush_burst(Instant now);
+  static constexpr size_t kBurst = 64;
 
   bool send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload, Instant now);
 
@@ -64,8 +76,13 @@ class UdpTable {
   bool send_fragmented(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload,
                        Instant now);
 
+  UdpSocket* add(uint16_t port, UdpSocket::Handler handler, UdpSocket::BurstHandler burst);
+
   L4Output& out_;
   DropCounters& drops_;
+  std::array<UdpDatagram, kBurst> burst_{};  // held for burst_sock_ (deliver)
+  size_t burst_n_ = 0;
+  UdpSocket* burst_sock_ = nullptr;
   uint64_t& udp_out_;
   std::vector<std::unique_ptr<UdpSocket>> sockets_;
   std::array<int16_t, 65536> index_{};  // port -> position in sockets_ + 1; 0 = none

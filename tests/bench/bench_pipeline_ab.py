@@ -12,7 +12,7 @@ tests/bench/pipeline_cost under callgrind for instructions per message).
 
   tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
                                    [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
-                                   [--mtu 9000]
+                                   [--mtu 9000] [--connections 4] [--ping-beside]
 
 Reports msg/s over the second half of each run (from the client's progress lines, as
 bench.py's "2nd half" columns). Needs root. Uses its own memif socket, DPDK file prefixes
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_txpath import wait_running  # noqa: E402  (the same server start-up wait)
 
 SOCK = "/run/wirespeed-pipeline-ab.sock"
-PROGRESS = re.compile(r"^\S+: (done: )?([\d.]+) s, (\d+) messages")
+PROGRESS = re.compile(r"^load: (done: )?([\d.]+) s, (\d+) messages")
 
 
 def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500):
@@ -92,7 +92,21 @@ def perf_stat(path):
     return out
 
 
-def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500):
+def rtt(report):
+    q = report["rtt_us"]
+    return {"p50_us": q["p50"], "p99_us": q["p99"], "p999_us": q["p999"], "max_us": q["max"]}
+
+
+def beside_ping(tmp, tag, dur, on):
+    """A 64-byte TCP ping through the echo beside the load (--ping-beside)."""
+    if not on:
+        return []
+    rep = os.path.join(tmp, f"{tag}-beside.json")
+    return [f"{{ name: beside, kind: ping, protocol: tcp, target: \"10.98.0.1:7\", message_size: 64, "
+            f"duration_s: {dur}, report: {rep} }}"]
+
+
+def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, beside=False):
     dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
     tag = f"{label}-{size}"
     if os.path.exists(SOCK):
@@ -113,7 +127,8 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500):
         ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
                       addr="10.98.0.2", pipeline=pipeline, mtu=mtu,
                       services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
-                                f"message_size: {size}, duration_s: {dur}, report: {rep} }}"])
+                                f"message_size: {size}, duration_s: {dur}, connections: {conns}, "
+                                f"report: {rep} }}"] + beside_ping(tmp, tag, dur, beside))
         stat = os.path.join(tmp, f"{tag}-stat.csv")
         clog = os.path.join(tmp, f"{tag}-c.log")
         subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", "-o", stat, "--",
@@ -129,8 +144,11 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500):
             res["instr_per_msg"] = s["instructions"] / n
             res["cycles_per_msg"] = s.get("cycles", 0) / n
         if ping:
-            res["p50_us"] = r["rtt_us"]["p50"]
-            res["p99_us"] = r["rtt_us"]["p99"]
+            res.update(rtt(r))
+        if beside:
+            b = json.load(open(os.path.join(tmp, f"{tag}-beside.json")))
+            res.update({f"beside_{k}": v for k, v in rtt(b).items()})
+            res["beside_msgs"] = b["messages"]
         return res
     finally:
         stop(server)
@@ -147,6 +165,9 @@ def main():
     ap.add_argument("--duration", type=int, default=3)
     ap.add_argument("--ping", action="store_true", help="ping -> echo instead of source -> sink")
     ap.add_argument("--mtu", type=int, default=1500, help="the MTU of both memif ports")
+    ap.add_argument("--connections", type=int, default=1, help="connections of the load")
+    ap.add_argument("--ping-beside", action="store_true",
+                    help="a 64-byte TCP ping beside the load, its round trips reported")
     a = ap.parse_args()
     variants = []
     for v in a.variant:
@@ -163,14 +184,18 @@ def main():
             for size in sizes:
                 for label, build, pipeline in order:
                     try:
-                        r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu)
+                        r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu,
+                                    a.connections, a.ping_beside)
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
                     res.setdefault((label, size), []).append(r)
                     print(f"{label} {size} B rep {rep}: " +
                           ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
-    keys = ["mps", "gbps"] + (["p50_us", "p99_us"] if a.ping else [])
+    lat = ["p50_us", "p99_us", "p999_us", "max_us"]
+    keys = ["mps", "gbps"] + (lat if a.ping else [])
+    if a.ping_beside:
+        keys += ["beside_msgs"] + [f"beside_{k}" for k in lat]
     if all("instr_per_msg" in r for rs in res.values() for r in rs):
         keys += ["instr_per_msg", "cycles_per_msg"]
     print("\n| variant | size B | " + " | ".join(f"{k} (median)" for k in keys) + " | runs |")

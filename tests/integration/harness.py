@@ -248,9 +248,11 @@ def write_script(tmpdir, name, text):
 
 
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
-                 lcores=(1,), extra_dataplane="", extra="", metrics_port=9551, gateway=None):
+                 lcores=(1,), extra_dataplane="", extra="", metrics_port=9551, gateway=None,
+                 mac=None):
     svc = "\n".join(f"  - {s}" for s in services) or "  []"
     gw = f"\n    gateway: {gateway}" if gateway else ""
+    gw += f'\n    mac: "{mac}"' if mac else ""
     text = f"""version: 1
 dataplane:
   lcores: [{", ".join(str(l) for l in lcores)}]

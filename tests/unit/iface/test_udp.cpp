@@ -713,5 +713,59 @@ TEST(UdpSockets, HandlerSeesSourceAndDestination) {
   EXPECT_EQ(data, pattern(12));
 }
 
+// Buffers the test keeps for the whole burst, as the data plane keeps its mbufs.
+struct KeptFrames final : RxHolder {
+  bool retain(const void*) override { return false; }
+  void release(const void*) override {}
+};
+
+// A burst handler gets the datagrams of a receive burst in runs: none during the burst,
+// then one call with all of them, in order, byte for byte, at end_rx_burst(). A datagram
+// whose bytes are not the frame's own (no owner: copied or reassembled) goes at once,
+// after those waiting. The sink service counts a burst in one call.
+TEST(UdpBurst, DatagramsOfABurstComeInOneCallInOrder) {
+  StackHarness h;
+  h.learn();
+  std::vector<std::vector<uint8_t>> seen;
+  size_t calls = 0;
+  UdpSocket::BurstHandler handler = [&](UdpSocket&, std::span<const UdpDatagram> run, Instant) {
+    ++calls;
+    for (const UdpDatagram& d : run) seen.emplace_back(d.payload.begin(), d.payload.end());
+  };
+  ASSERT_NE(h.stack.udp_bind(kSinkPort, std::move(handler)), nullptr);
+  std::vector<std::vector<uint8_t>> frames;
+  for (size_t k = 0; k < 5; ++k) frames.push_back(udp_in(pattern(10 + k, uint8_t(k)), kSinkPort));
+  KeptFrames kept;
+  RxMeta meta;
+  meta.port = h.port;
+  h.stack.begin_rx_burst();
+  for (size_t k = 0; k < 4; ++k) {
+    PacketView v(std::span<const uint8_t>(frames[k]));
+    v.set_owner(&kept, frames[k].data());
+    h.stack.receive(v, meta, h.now());
+  }
+  EXPECT_EQ(calls, 0u);
+  h.stack.receive(PacketView(std::span<const uint8_t>(frames[4])), meta, h.now());
+  EXPECT_EQ(calls, 2u);  // the four held, then the one without an owner
+  h.stack.end_rx_burst(h.now());
+  EXPECT_EQ(calls, 2u);
+  ASSERT_EQ(seen.size(), 5u);
+  for (size_t k = 0; k < 5; ++k) EXPECT_EQ(seen[k], pattern(10 + k, uint8_t(k))) << k;
+  h.stack.udp_unbind(kSinkPort);
+
+  UdpSinkService sink{"sink", kSinkPort};
+  ASSERT_TRUE(sink.start(h.stack, h.now()));
+  h.stack.begin_rx_burst();
+  for (size_t k = 0; k < 3; ++k) {
+    PacketView v(std::span<const uint8_t>(frames[k]));
+    v.set_owner(&kept, frames[k].data());
+    h.stack.receive(v, meta, h.now());
+  }
+  h.stack.end_rx_burst(h.now());
+  EXPECT_EQ(sink.counters().rx_messages, 3u);
+  EXPECT_EQ(sink.counters().rx_bytes, 10u + 11u + 12u);
+  sink.stop(h.now());
+}
+
 }  // namespace
 }  // namespace ws::test

@@ -270,6 +270,84 @@ TEST(Gather, PoolExhaustedMidChainIsACountedDropAndNothingLeaks) {
   EXPECT_TRUE(n.a.io.no_leaks());
 }
 
+// B's transmit queue is short of buffers (below tcp.low_buffers) while data arrives on
+// three connections: their ACKs wait (none is sent). When the queue has room again, but
+// less than twice the mark, a connection that asks later still waits behind those that
+// asked first, and one turn sends the three ACKs in the order the connections blocked.
+// Without that order, whichever asked first after a drain took the room, and ACK-clocked
+// connections kept a quiet one from ever sending.
+TEST(TxPressure, BlockedConnectionsTakeTurnsInArrivalOrder) {
+  Net n(sender_io(2048, 2048, 1500), 1500);
+  std::vector<Connection*> c;
+  for (int k = 0; k < 3; ++k) {
+    c.push_back(n.a.tcp.connect({kIpB, kPort}, ConnCallbacks{}, 0, n.now));
+    ASSERT_NE(c.back(), nullptr);
+  }
+  for (int i = 0; i < 20 && c[2]->state() != TcpState::kEstablished; ++i) n.step();
+  for (Connection* x : c) ASSERT_EQ(x->state(), TcpState::kEstablished);
+  n.b.io.take_sent();
+  const uint32_t low = n.b.tcp.config().low_buffers;
+  // Three full segments on connection k, straight into B; B answers (or holds) at once.
+  auto deliver = [&n](Connection* x) {
+    std::vector<uint8_t> data(4380);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(n.sent + i);
+    n.sent += x->send(data);
+    for (auto& f : n.a.io.take_sent()) n.b.stack.receive(f.bytes, RxMeta{}, n.now);
+  };
+  n.b.io.set_available(n.b.io.outstanding() + low - 1);
+  deliver(c[1]);
+  deliver(c[0]);
+  EXPECT_TRUE(n.b.io.sent().empty()) << "an ACK went out below the mark";
+  n.b.io.set_available(n.b.io.outstanding() + low + 1);
+  deliver(c[2]);
+  EXPECT_TRUE(n.b.io.sent().empty()) << "a later connection went ahead of the waiting ones";
+  n.b.tcp.serve_tx_waiters(n.now);
+  std::vector<uint16_t> order;
+  for (auto& f : n.b.io.take_sent()) order.push_back(load_be16(f.bytes.data() + kL2 + kL3 + 2));
+  EXPECT_EQ(order,
+            (std::vector<uint16_t>{c[1]->local().port, c[0]->local().port, c[2]->local().port}));
+  EXPECT_EQ(n.received, n.sent);
+  EXPECT_EQ(n.bad, 0u);
+  n.b.io.restore_pool();
+}
+
+// A writer refused under transmit pressure (send() takes nothing) waits its turn like a
+// frame: the turn wakes it (on_writable) and what it writes then goes out in the same turn.
+// Left to re-check the mark on a timer, it found the queue refilled by busier connections.
+TEST(TxPressure, RefusedWriterIsWokenByItsTurnAndSendsInIt) {
+  Net n(sender_io(2048, 2048, 1500), 1500);
+  std::vector<uint8_t> data(100);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  bool woken = false;
+  ConnCallbacks cb;
+  cb.on_writable = [&](Connection& c) {
+    woken = true;
+    n.sent += c.send(data);
+  };
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  for (int i = 0; i < 20 && n.conn->state() != TcpState::kEstablished; ++i) n.step();
+  ASSERT_EQ(n.conn->state(), TcpState::kEstablished);
+  n.a.io.take_sent();
+  const uint32_t low = n.a.tcp.config().low_buffers;
+  n.a.io.set_available(n.a.io.outstanding() + low - 1);
+  EXPECT_EQ(n.conn->send(data), 0u);
+  n.a.io.set_available(n.a.io.outstanding() + low + 1);
+  n.a.tcp.serve_tx_waiters(n.now);
+  EXPECT_TRUE(woken);
+  ASSERT_EQ(n.sent, data.size());
+  size_t payload = 0;
+  for (auto& f : n.a.io.take_sent()) {
+    const size_t hl = (f.bytes[kL2 + kL3 + 12] >> 4) * 4u;
+    payload += f.bytes.size() - kL2 - kL3 - hl;
+    n.b.stack.receive(f.bytes, RxMeta{}, n.now);
+  }
+  EXPECT_EQ(payload, data.size()) << "the woken writer's data waited for a later turn";
+  EXPECT_EQ(n.received, data.size());
+  EXPECT_EQ(n.bad, 0u);
+  n.a.io.restore_pool();
+}
+
 // send_reserve()/send_commit(): the application writes into the send ring in
 // place, across its wrap point, and what it commits goes out like send().
 TEST(SendReserve, WritesInPlaceAcrossTheWrapAndCommitsLikeSend) {
