@@ -372,6 +372,56 @@ TEST(Timestamps, PawsDropsOldTimestamp) {
   EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 10);
 }
 
+// A retransmission overtook its original: the original, older by more than one tick, is
+// rejected by PAWS but answered with a D-SACK for its bytes (RFC 2883), which is what lets
+// the sender undo its needless reduction.
+TEST(Timestamps, PawsRejectedDuplicateIsDsacked) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto d = bytes(1000);
+  auto r = s.peer();
+  r.ts_val = s.peer_ts_val + 10;  // the retransmission, sent later
+  s.in(r, d);
+  EXPECT_EQ(app.received, 1000u);
+  s.clear();
+  r.ts_val = s.peer_ts_val;  // the original, 10 ticks older
+  s.in(r, d);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
+  EXPECT_EQ(app.received, 1000u);
+  auto g = s.pop();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->v.ack(), s.peer_nxt + 1000);
+  ASSERT_EQ(g->o.sack_count, 1);
+  EXPECT_EQ(g->o.sack[0].left, s.peer_nxt);
+  EXPECT_EQ(g->o.sack[0].right, s.peer_nxt + 1000);
+}
+
+// A segment one tick older than TS.Recent carries new data (it was held back behind a
+// later-sent one): PAWS lets it through, as Linux's one-tick window does.
+TEST(Timestamps, PawsAcceptsOneTickOlder) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  auto d = bytes(1000);
+  auto r = s.peer();
+  r.ts_val = s.peer_ts_val + 5;
+  s.in(r, d);
+  s.peer_nxt += 1000;
+  r = s.peer();
+  r.ts_val = s.peer_ts_val + 4;
+  s.in(r, d);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 0u);
+  EXPECT_EQ(app.received, 2000u);
+  s.peer_nxt += 1000;
+  r = s.peer();
+  r.ts_val = s.peer_ts_val + 3;  // two ticks: rejected
+  s.in(r, d);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
+  EXPECT_EQ(app.received, 2000u);
+}
+
 // --------------------------------------------------- retransmission timing
 
 TEST(Retransmit, RtoBackoffExactTimes) {
