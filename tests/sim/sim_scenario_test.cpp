@@ -1041,6 +1041,37 @@ TEST(Autotune, ReceiveWindowGrowsAndBeatsFixed64k) {
   EXPECT_EQ(autotuned.bad + fixed.bad, 0u);
 }
 
+// Slow start over a 20 ms RTT: the receive window must stay ahead of a sender that doubles
+// its rate every RTT. Sampled each millisecond while the sender has data queued: how often
+// its congestion window exceeded the window we advertise (it is then held by us, not by
+// the path).
+TEST(Autotune, WindowKeepsAheadOfSlowStart) {
+  LinkParams p;
+  p.delay = Duration::millis(10);
+  p.max_queue = Duration::millis(200);
+  auto ca = default_config(1);
+  Net n(p, p, 13, ca, default_config(2));
+  Pair pr;
+  const uint64_t kBytes = 6'000'000;
+  pr.start(n, kBytes, 0, 13);
+  uint32_t samples = 0, held = 0;
+  Instant next = n.now;
+  bool ok = n.run_until(
+      [&] {
+        if (n.now >= next && pr.client.c && pr.server.received < kBytes) {
+          next = n.now + Duration::millis(1);
+          auto i = pr.client.c->info();
+          ++samples;
+          if (i.cwnd > i.snd_wnd + 1448) ++held;
+        }
+        return pr.server.received == kBytes;
+      },
+      Duration::seconds(60));
+  ASSERT_TRUE(ok);
+  std::printf("slow start over 20 ms: window below cwnd in %u of %u samples\n", held, samples);
+  EXPECT_LT(held * 10, samples) << "the receiver held the sender back";
+}
+
 TEST(Autotune, NeverAboveCeiling) {
   auto cb = default_config(2);
   cb.buffer_max = 512 * 1024;
