@@ -203,7 +203,9 @@ def _entry(seconds, stream_bytes, intact, error=None, **more):
 def linux_pair(imp, count, timeout_s, cc="cubic"):
     """Linux A <-> Linux B over the relay: A sends to B's verifying sink, then B sends to
     A's verifying receiver. Each with the sender's namespace's RTO expirations. The Linux
-    senders use congestion control `cc` (wirespeed's default is cubic)."""
+    senders use congestion control `cc` (wirespeed's default is cubic). Each transfer gets
+    a relay of its own, started afresh with the seed, so that it meets the same loss and
+    reordering decisions as its counterpart in wirespeed_pair."""
     out = {}
     with Relay("b", **imp):
         sink = WsperfSink(timeout_s)
@@ -213,6 +215,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic"):
         intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
         out["ws_receives"] = _entry(s.get("seconds"), count * (MESSAGE + 4), intact,
                                     s.get("error"), sender_timeouts=tcp_timeouts(NS_A) - t)
+    with Relay("b", **imp):
         rx = Receiver(NS_A, IP_A, count, timeout_s)
         t = tcp_timeouts(NS_B)
         s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
@@ -230,6 +233,7 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
     """Linux A <-> the data plane over the relay: the data plane's `source` sends to A's
     verifying receiver as it starts, then A sends to its `sink`. RTO expirations are the
     data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts.
+    Each transfer gets a relay of its own, started afresh with the seed (see linux_pair).
     `also(ctl)`, when given, runs last with the data plane still up (its byte echo
     listens on ECHO_PORT)."""
     out = {}
@@ -242,7 +246,8 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
                   "{ name: source, kind: source, protocol: tcp, target: \"%s:%d\", "
                   "message_size: %d, count: %d, duration_s: %d }"
                   % (IP_A, RECV_PORT, MESSAGE, count, int(timeout_s) + 30)])
-    with Relay("dp", **imp):
+    first = Relay("dp", **imp)
+    with first:
         rx = Receiver(NS_A, IP_A, count, timeout_s)
         dp = h.Dataplane(cfg, tmp)
         with dp, h.Control(cfg, tmp, metrics_port) as ctl:
@@ -250,17 +255,24 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
             rec = recovery(ctl)
             out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"],
                                      sender_timeouts=rec["rto"], recovery=rec)
-            t = tcp_timeouts(NS_A)
-            before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
-            s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
-            ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total",
-                                           service="sink") - before >= count * (MESSAGE + 4), 3)
-            got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
-            after = recovery(ctl)
-            out["ws_receives"] = _entry(
-                s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE, s.get("error"),
-                sender_timeouts=tcp_timeouts(NS_A) - t,
-                wirespeed_rto=after["rto"] - rec["rto"])
-            if also:
-                out["also"] = also(ctl)
+            first.stop()
+            with Relay("dp", **imp):
+                _receive_and_also(out, ctl, rec, count, timeout_s, cc, also)
     return out
+
+
+def _receive_and_also(out, ctl, rec, count, timeout_s, cc, also):
+    """wirespeed_pair's second transfer (A sends to the data plane's sink), then `also`."""
+    t = tcp_timeouts(NS_A)
+    before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
+    s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
+    ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total",
+                                   service="sink") - before >= count * (MESSAGE + 4), 3)
+    got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
+    after = recovery(ctl)
+    out["ws_receives"] = _entry(
+        s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE, s.get("error"),
+        sender_timeouts=tcp_timeouts(NS_A) - t,
+        wirespeed_rto=after["rto"] - rec["rto"])
+    if also:
+        out["also"] = also(ctl)
