@@ -348,20 +348,24 @@ TEST(Rfc5961, ChallengeAcksAreRateLimited) {
 
 // ------------------------------------------------------- timestamps / PAWS
 
+// Delivers `d` at the peer's next sequence number with a timestamp `ts_delta` ticks after
+// the handshake's.
+void in_with_ts(Script& s, std::span<const uint8_t> d, int32_t ts_delta) {
+  auto r = s.peer();
+  r.ts_val = s.peer_ts_val + static_cast<uint32_t>(ts_delta);
+  s.in(r, d);
+}
+
 TEST(Timestamps, PawsDropsOldTimestamp) {
   Script s;
   Peer app;
   ASSERT_TRUE(s.open(app));
   s.clear();
   auto d = bytes(100);
-  auto r = s.peer();
-  r.ts_val = s.peer_ts_val + 10;
-  s.in(r, d);
+  in_with_ts(s, d, 10);
   EXPECT_EQ(app.received, 100u);
   s.peer_nxt += 100;
-  r = s.peer();
-  r.ts_val = s.peer_ts_val - 10;  // older than ts_recent
-  s.in(r, d);
+  in_with_ts(s, d, -10);  // older than ts_recent
   EXPECT_EQ(app.received, 100u);
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
   // Our segments echo the most recent valid timestamp.
@@ -381,13 +385,10 @@ TEST(Timestamps, PawsRejectedDuplicateIsDsacked) {
   ASSERT_TRUE(s.open(app));
   s.clear();
   auto d = bytes(1000);
-  auto r = s.peer();
-  r.ts_val = s.peer_ts_val + 10;  // the retransmission, sent later
-  s.in(r, d);
+  in_with_ts(s, d, 10);  // the retransmission, sent later
   EXPECT_EQ(app.received, 1000u);
   s.clear();
-  r.ts_val = s.peer_ts_val;  // the original, 10 ticks older
-  s.in(r, d);
+  in_with_ts(s, d, 0);  // the original, 10 ticks older
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
   EXPECT_EQ(app.received, 1000u);
   auto g = s.pop();
@@ -405,19 +406,13 @@ TEST(Timestamps, PawsAcceptsOneTickOlder) {
   Peer app;
   ASSERT_TRUE(s.open(app));
   auto d = bytes(1000);
-  auto r = s.peer();
-  r.ts_val = s.peer_ts_val + 5;
-  s.in(r, d);
+  in_with_ts(s, d, 5);
   s.peer_nxt += 1000;
-  r = s.peer();
-  r.ts_val = s.peer_ts_val + 4;
-  s.in(r, d);
+  in_with_ts(s, d, 4);
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 0u);
   EXPECT_EQ(app.received, 2000u);
   s.peer_nxt += 1000;
-  r = s.peer();
-  r.ts_val = s.peer_ts_val + 3;  // two ticks: rejected
-  s.in(r, d);
+  in_with_ts(s, d, 3);  // two ticks: rejected
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
   EXPECT_EQ(app.received, 2000u);
 }
