@@ -181,7 +181,8 @@ def main():
         "source": (f"written by bench_recovery_relay.py: {args.count} x 64 KiB per transfer, "
                    f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
                    f"endpoints with {args.linux_cc}, wirespeed with cubic; Linux and "
-                   "wirespeed interleaved cell by cell over the same relay")},
+                   "wirespeed interleaved cell by cell, each transfer on a relay started "
+                   f"afresh with the seed; receive figures the median of {args.repeat}")},
         "records": records(cells, args), "cells": cells}
     out = args.out or os.path.join(ROOT, "docs", "results",
                                    start.strftime("%Y-%m-%d") + "-recovery-relay.json")
