@@ -11,6 +11,15 @@ namespace ws::tcp {
 namespace {
 // RFC 7323 section 5.5: ts_recent older than 24 days is invalid.
 constexpr Duration kPawsIdle = Duration::seconds(24LL * 24 * 3600);
+// PAWS lets a segment through whose timestamp is at most one tick older than TS.Recent
+// (as Linux TCP_PAWS_WINDOW). With a 1 ms clock, a segment that reordering held back by a
+// millisecond behind a retransmission would otherwise be dropped although its data is new,
+// and sent a third time. One tick is far below any sequence-space wrap time (RFC 7323 5.5).
+constexpr int32_t kPawsWindowTicks = 1;
+
+bool paws_old(uint32_t ts_val, uint32_t ts_recent) {
+  return static_cast<int32_t>(ts_recent - ts_val) > kPawsWindowTicks;
+}
 }  // namespace
 
 static void syn_sent_input(Tcb& c, Segment& s, Instant now) {
@@ -512,9 +521,15 @@ void Tcb::input(Segment& s, Instant now) {
   if (state == TcpState::kClosed) return;
 
   // RFC 7323 5.3 R1: PAWS rejects segments with an older timestamp.
-  if (ts_ok && s.opts.ts_val && !s.rst() && static_cast<int32_t>(*s.opts.ts_val - ts_recent) < 0 &&
+  if (ts_ok && s.opts.ts_val && !s.rst() && paws_old(*s.opts.ts_val, ts_recent) &&
       now - ts_recent_time < kPawsIdle) {
     st.drops().add(DropReason::kTcpPawsRejected);
+    // The rejected copy of data we hold is still a duplicate (RFC 2883 section 4): the
+    // original overtook its retransmission, and without the D-SACK the sender never
+    // learns that its reduction was needless (Linux tcp_send_dupack does the same).
+    if (!s.payload.empty() && s.seq < rcv_nxt)
+      note_duplicate(*this, s.seq,
+                     seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt));
     ack_now = true;
     return;
   }

@@ -17,8 +17,17 @@ tests/bench/make_performance.py afterwards) and prints a markdown table.
 The namespaces have fixed names: each cell runs under the shared integration lock
 (/tmp/ws-integration.lock, taken here), which is released between cells.
 
+Each transfer runs on a relay started afresh with the seed, so the Linux and the wirespeed
+transfer of a cell meet the same loss and reordering decisions. --repeat N runs the two
+receive transfers of a cell N times each and keeps the median (all N times are kept under
+"samples"): a 2 MiB transfer at 1 ms takes 50-200 ms, and one scheduling hiccup on a loaded
+machine changes it by 1.5x. --delays limits the matrix to some delays; --update FILE
+replaces those cells in an earlier run's JSON (the records are rebuilt, the commands of
+both runs kept) instead of writing a new one.
+
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
-           [--quick] [--linux-cc cubic|bbr|reno] [--out FILE]
+           [--quick] [--repeat N] [--delays 1,20] [--linux-cc cubic|bbr|reno]
+           [--out FILE | --update FILE]
 """
 import argparse
 import datetime
@@ -46,8 +55,9 @@ def run_cell(loss, delay, reorder, args, tmp):
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with rn.RelayNet():
-            linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc)
-            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc)
+            linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc, args.repeat)
+            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc,
+                                   repeat=args.repeat)
     return {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
 
@@ -100,6 +110,29 @@ def markdown(cells):
     return "\n".join(lines)
 
 
+def update(args, cells, command, start, load0):
+    """Replaces the cells of args.update's run that this run measured, rebuilds its
+    records, and notes this run's command, time and load beside the first one's."""
+    with open(args.update) as f:
+        doc = json.load(f)
+    key = lambda c: (c["loss_pct"], c["delay_ms"], c["reorder_pct"])  # noqa: E731
+    new = {key(c): c for c in cells}
+    doc["cells"] = [new.pop(key(c), c) for c in doc["cells"]] + list(new.values())
+    run = doc["run"]
+    run["command"] += f"; then {command}"
+    run["measured"] += f"; then {start.strftime('%Y-%m-%d %H:%M UTC')}"
+    run["load"] += f"; then {load0:.1f} / {os.getloadavg()[0]:.1f}"
+    run["source"] += (f"; the {len(cells)} cells of the second command were run again "
+                      f"with {args.repeat} receive transfers each (median kept)")
+    doc["records"] = records(doc["cells"], args)
+    with open(args.update, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(markdown(doc["cells"]))
+    print(f"updated {args.update}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=64, help="64 KiB messages per transfer")
@@ -108,12 +141,23 @@ def main():
     ap.add_argument("--quick", action="store_true", help="three cells only")
     ap.add_argument("--linux-cc", default="cubic",
                     help="the Linux endpoints' congestion control (wirespeed runs cubic)")
-    ap.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="receive transfers per cell and side (the median is kept)")
+    ap.add_argument("--delays", default=",".join(str(d) for d in DELAY_MS),
+                    help="one-way delays (ms) of the matrix to run, comma-separated")
+    out = ap.add_mutually_exclusive_group()
+    out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
+    out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")
     args = ap.parse_args()
+    if args.repeat < 1:
+        print("bench_recovery_relay: --repeat must be at least 1")
+        return 2
     if os.geteuid() != 0:
         print("bench_recovery_relay: needs root (namespaces)")
         return 2
+    delays = {float(d) for d in args.delays.split(",")}
     grid = QUICK if args.quick else [(l, d, r) for l in LOSS for d in DELAY_MS for r in REORDER]
+    grid = [c for c in grid if c[1] in delays]
     tmp = tempfile.mkdtemp(prefix="ws-recovery-")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -124,17 +168,21 @@ def main():
         c = run_cell(loss, delay, reorder, args, tmp)
         print(json.dumps(c), flush=True)
         cells.append(c)
+    command = "sudo tests/bench/bench_recovery_relay.py " + " ".join(sys.argv[1:])
+    if args.update:
+        return update(args, cells, command + f" (commit {commit})", start, load0)
     doc = {"run": {
         "workload": "loss recovery over wsrelay",
         "section": "19",
         "measured": start.strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit,
-        "command": "sudo tests/bench/bench_recovery_relay.py " + " ".join(sys.argv[1:]),
+        "command": command,
         "load": f"{load0:.1f} / {os.getloadavg()[0]:.1f} (other work on the 2 CPUs)",
         "source": (f"written by bench_recovery_relay.py: {args.count} x 64 KiB per transfer, "
                    f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
                    f"endpoints with {args.linux_cc}, wirespeed with cubic; Linux and "
-                   "wirespeed interleaved cell by cell over the same relay")},
+                   "wirespeed interleaved cell by cell, each transfer on a relay started "
+                   f"afresh with the seed; receive figures the median of {args.repeat}")},
         "records": records(cells, args), "cells": cells}
     out = args.out or os.path.join(ROOT, "docs", "results",
                                    start.strftime("%Y-%m-%d") + "-recovery-relay.json")

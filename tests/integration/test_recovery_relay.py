@@ -8,9 +8,10 @@ echo. Checked:
 - every byte: Linux receivers check the pattern; the echo returns what was sent (SHA-256);
 - wirespeed is not much slower than Linux over the same path: sending, at most 3x the time
   plus 0.5 s (the machine is shared, so timings are noisy, and the bound catches the
-  recovery-by-timeout behaviour, which was 10x and more); receiving, at most 5x plus 1 s
-  (a Linux sender is up to 4x slower against wirespeed's receiver than against Linux's
-  in some cells, docs/benchmarks.md table 19: a known gap this bound keeps from growing);
+  recovery-by-timeout behaviour, which was 10x and more); receiving, at most 3x plus 1 s
+  (a Linux sender was up to 4x slower against wirespeed's receiver than against Linux's
+  before PAWS answered duplicates with D-SACK and autotuning kept ahead of slow start;
+  single transfers still differ by up to 2x either way, docs/benchmarks.md table 19);
 - wirespeed's RTO expirations as a sender are at most Linux's (cubic) plus 2.
 
 usage: test_recovery_relay.py   (as root)
@@ -49,7 +50,7 @@ def check_cell(res, imp, linux, ws):
         res.check(lx["ok"], f"{name}, {d}: Linux <-> Linux complete and intact", lx)
         res.check(w["ok"], f"{name}, {d}: Linux <-> wirespeed complete and intact", w)
         if lx["ok"] and w["ok"]:
-            factor, slack = (3, 0.5) if d == "ws_sends" else (5, 1.0)
+            factor, slack = (3, 0.5) if d == "ws_sends" else (3, 1.0)
             res.check(w["seconds"] <= factor * lx["seconds"] + slack,
                       f"{name}, {d}: wirespeed {w['seconds']} s, Linux {lx['seconds']} s")
     lx_rto, ws_rto = linux["ws_sends"]["sender_timeouts"], ws["ws_sends"]["sender_timeouts"]

@@ -348,20 +348,24 @@ TEST(Rfc5961, ChallengeAcksAreRateLimited) {
 
 // ------------------------------------------------------- timestamps / PAWS
 
+// Delivers `d` at the peer's next sequence number with a timestamp `ts_delta` ticks after
+// the handshake's.
+void in_with_ts(Script& s, std::span<const uint8_t> d, int32_t ts_delta) {
+  auto r = s.peer();
+  r.ts_val = s.peer_ts_val + static_cast<uint32_t>(ts_delta);
+  s.in(r, d);
+}
+
 TEST(Timestamps, PawsDropsOldTimestamp) {
   Script s;
   Peer app;
   ASSERT_TRUE(s.open(app));
   s.clear();
   auto d = bytes(100);
-  auto r = s.peer();
-  r.ts_val = s.peer_ts_val + 10;
-  s.in(r, d);
+  in_with_ts(s, d, 10);
   EXPECT_EQ(app.received, 100u);
   s.peer_nxt += 100;
-  r = s.peer();
-  r.ts_val = s.peer_ts_val - 10;  // older than ts_recent
-  s.in(r, d);
+  in_with_ts(s, d, -10);  // older than ts_recent
   EXPECT_EQ(app.received, 100u);
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
   // Our segments echo the most recent valid timestamp.
@@ -370,6 +374,47 @@ TEST(Timestamps, PawsDropsOldTimestamp) {
   auto g = s.pop();
   ASSERT_TRUE(g);
   EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 10);
+}
+
+// A retransmission overtook its original: the original, older by more than one tick, is
+// rejected by PAWS but answered with a D-SACK for its bytes (RFC 2883), which is what lets
+// the sender undo its needless reduction.
+TEST(Timestamps, PawsRejectedDuplicateIsDsacked) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto d = bytes(1000);
+  in_with_ts(s, d, 10);  // the retransmission, sent later
+  EXPECT_EQ(app.received, 1000u);
+  s.clear();
+  in_with_ts(s, d, 0);  // the original, 10 ticks older
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
+  EXPECT_EQ(app.received, 1000u);
+  auto g = s.pop();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->v.ack(), s.peer_nxt + 1000);
+  ASSERT_EQ(g->o.sack_count, 1);
+  EXPECT_EQ(g->o.sack[0].left, s.peer_nxt);
+  EXPECT_EQ(g->o.sack[0].right, s.peer_nxt + 1000);
+}
+
+// A segment one tick older than TS.Recent carries new data (it was held back behind a
+// later-sent one): PAWS lets it through, as Linux's one-tick window does.
+TEST(Timestamps, PawsAcceptsOneTickOlder) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  auto d = bytes(1000);
+  in_with_ts(s, d, 5);
+  s.peer_nxt += 1000;
+  in_with_ts(s, d, 4);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 0u);
+  EXPECT_EQ(app.received, 2000u);
+  s.peer_nxt += 1000;
+  in_with_ts(s, d, 3);  // two ticks: rejected
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
+  EXPECT_EQ(app.received, 2000u);
 }
 
 // --------------------------------------------------- retransmission timing
@@ -989,6 +1034,37 @@ TEST(Autotune, ReceiveWindowGrowsAndBeatsFixed64k) {
   EXPECT_EQ(fixed.max_rcv_buf, 64u * 1024);
   EXPECT_LT(autotuned.secs * 3, fixed.secs);
   EXPECT_EQ(autotuned.bad + fixed.bad, 0u);
+}
+
+// Slow start over a 20 ms RTT: the receive window must stay ahead of a sender that doubles
+// its rate every RTT. Sampled each millisecond while the sender has data queued: how often
+// its congestion window exceeded the window we advertise (it is then held by us, not by
+// the path).
+TEST(Autotune, WindowKeepsAheadOfSlowStart) {
+  LinkParams p;
+  p.delay = Duration::millis(10);
+  p.max_queue = Duration::millis(200);
+  auto ca = default_config(1);
+  Net n(p, p, 13, ca, default_config(2));
+  Pair pr;
+  const uint64_t kBytes = 6'000'000;
+  pr.start(n, kBytes, 0, 13);
+  uint32_t samples = 0, held = 0;
+  Instant next = n.now;
+  bool ok = n.run_until(
+      [&] {
+        if (n.now >= next && pr.client.c && pr.server.received < kBytes) {
+          next = n.now + Duration::millis(1);
+          auto i = pr.client.c->info();
+          ++samples;
+          if (i.cwnd > i.snd_wnd + 1448) ++held;
+        }
+        return pr.server.received == kBytes;
+      },
+      Duration::seconds(60));
+  ASSERT_TRUE(ok);
+  std::printf("slow start over 20 ms: window below cwnd in %u of %u samples\n", held, samples);
+  EXPECT_LT(held * 10, samples) << "the receiver held the sender back";
 }
 
 TEST(Autotune, NeverAboveCeiling) {
