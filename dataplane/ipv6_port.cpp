@@ -27,6 +27,7 @@ void ipv6_interface(const config::Config& cfg, const config::PortConfig& pc, con
   if (!ic.runs_ipv6()) return;
   ic.link_local = link_local_of(cfg, mac);
   ic.dad_transmits = cfg.ipv6.dad_transmits;
+  ic.accept_ra = cfg.ipv6.accept_ra;
 }
 
 StackConfig ipv6_stack_config(uint32_t core) {

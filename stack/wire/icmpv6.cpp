@@ -16,6 +16,12 @@ bool parse_ndp_options(std::span<const uint8_t> opts, NdpOptions& out) {
       if (len != 8) return false;
       auto mac = MacAddr::from_bytes(opts.data() + i + 2);
       (type == kNdpOptSourceLinkAddr ? out.source_link : out.target_link) = mac;
+    } else if (type == kNdpOptMtu) {
+      if (len != 8) return false;
+      out.mtu = load_be32(opts.data() + i + 4);
+    } else if (type == kNdpOptPrefixInfo) {
+      if (len != 32 || opts[i + 2] > 128) return false;
+      ++out.prefixes;
     }
     i += len;
   }

@@ -27,6 +27,7 @@ inline constexpr uint8_t kIcmpv6Redirect = 137;
 
 // Destination unreachable codes (RFC 4443 3.1).
 inline constexpr uint8_t kIcmpv6CodeNoRoute = 0;
+inline constexpr uint8_t kIcmpv6CodeAddressUnreachable = 3;
 inline constexpr uint8_t kIcmpv6CodePortUnreachable = 4;
 // Time exceeded: fragment reassembly time exceeded (RFC 4443 3.3).
 inline constexpr uint8_t kIcmpv6CodeReassemblyTimeout = 1;
@@ -64,18 +65,30 @@ inline constexpr uint32_t kNaFlagRouter = 0x80000000u;
 inline constexpr uint32_t kNaFlagSolicited = 0x40000000u;
 inline constexpr uint32_t kNaFlagOverride = 0x20000000u;
 
+// Router solicitation (RFC 4861 4.1): 4 bytes of header, 4 reserved, then options.
+inline constexpr size_t kNdpRouterSolicitLen = 8;
+// Router advertisement (RFC 4861 4.2): header, Cur Hop Limit, M/O flags, Router
+// Lifetime (seconds), Reachable Time and Retrans Timer (ms), then options.
+inline constexpr size_t kNdpRouterAdvertLen = 16;
+inline constexpr size_t kRaRouterLifetimeOff = 6;
+
 // Options (RFC 4861 4.6).
 inline constexpr uint8_t kNdpOptSourceLinkAddr = 1;
 inline constexpr uint8_t kNdpOptTargetLinkAddr = 2;
+inline constexpr uint8_t kNdpOptPrefixInfo = 3;  // 32 bytes (4.6.2)
+inline constexpr uint8_t kNdpOptMtu = 5;         // 8 bytes (4.6.4)
 
 // What the options of an NDP message say (the ones we use), after the RFC 4861 checks.
 struct NdpOptions {
   std::optional<MacAddr> source_link;
   std::optional<MacAddr> target_link;
+  std::optional<uint32_t> mtu;
+  uint32_t prefixes = 0;  // prefix information options seen (checked, not used)
 };
 
 // Parses the options `opts`: every option's length must be non-zero and fit (RFC 4861
-// 4.6); an Ethernet link-layer address option is 8 bytes (RFC 2464 section 8).
+// 4.6); an Ethernet link-layer address option is 8 bytes (RFC 2464 section 8), an MTU
+// option 8 and a prefix information option 32 with a prefix length of at most 128.
 // Unknown options are skipped (4.6: "silently ignore"). False: malformed.
 bool parse_ndp_options(std::span<const uint8_t> opts, NdpOptions& out);
 

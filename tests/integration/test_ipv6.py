@@ -16,6 +16,11 @@ The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local o
    (RFC 5722), an unknown option that asks for discard. Each is counted under its drop reason in
    wirespeed_drops_total, and ping keeps working.
 5. IPv4 still works on the same port at the same time (ping).
+6. Router discovery (ipv6.accept_ra): the data plane solicits routers at start; the peer,
+   made a router by a scapy advertisement from its link-local address, becomes the default
+   router, and the data plane's replies to an off-link address (on the peer's loopback)
+   go through it. An advertisement with hop limit 254 is counted and not learned; one
+   with a router lifetime of 0 withdraws the router and off-link replies stop.
 """
 import os
 import re
@@ -30,6 +35,7 @@ DP_IP = "10.79.6.1"
 PEER_IP = "10.79.6.2"
 DP_IP6 = "2001:db8:79::1"
 PEER_IP6 = "2001:db8:79::2"
+FAR_IP6 = "2001:db8:7a::2"  # on the peer's loopback: off-link for the data plane
 METRICS_PORT = 9596
 PY = "/usr/bin/python3"
 
@@ -50,6 +56,7 @@ ports:
 ipv6:
   link_local: eui64
   dad_transmits: 1
+  accept_ra: true
 control:
   metrics_listen: 127.0.0.1:{METRICS_PORT}
 """
@@ -77,7 +84,19 @@ iface, dp_mac, dp_ip6, peer_ip6, stranger = sys.argv[1:6]
 my_mac = open(f"/sys/class/net/{iface}/address").read().strip()
 eth = Ether(src=my_mac, dst=dp_mac)
 what = sys.argv[6]
-if what == "resolve":
+if what == "ra":
+    # A router advertisement from our link-local address to all nodes.
+    from scapy.all import ICMPv6ND_RA, ICMPv6NDOptMTU
+    lifetime, hlim = int(sys.argv[7]), int(sys.argv[8])
+    ll = [l.split()[0] for l in open("/proc/net/if_inet6")
+          if l.split()[5] == iface and l.startswith("fe80")][0]
+    ll = ":".join(ll[i:i + 4] for i in range(0, 32, 4))
+    ra = (Ether(src=my_mac, dst="33:33:00:00:00:01") / IPv6(src=ll, dst="ff02::1", hlim=hlim) /
+          ICMPv6ND_RA(routerlifetime=lifetime) / ICMPv6NDOptSrcLLAddr(lladdr=my_mac) /
+          ICMPv6NDOptMTU(mtu=1500))
+    sendp(ra, iface=iface)
+    print("sent ra", lifetime, hlim)
+elif what == "resolve":
     # An echo request from an address on the link the data plane has never heard of,
     # sourced from our MAC: to answer, it must solicit `stranger` first.
     sn = AsyncSniffer(iface=iface, timeout=4,
@@ -216,6 +235,41 @@ def run(results, peer, dp, ctl, tmp):
     ping6(results, peer, DP_IP6, 1000, what="ping -6 still answered after the hostile frames")
     results.check(ctl.value("wirespeed_icmpv6_echo_replies_sent_total") >= 20,
                   "echo replies counted in wirespeed_icmpv6_echo_replies_sent_total")
+    router_discovery(results, peer, ctl, f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} "
+                     f"{PEER_IP6} {stranger} ra")
+
+
+def router_discovery(results, peer, ctl, ra_cmd):
+    # 6. The data plane solicited routers at start (accept_ra); nobody answered yet.
+    results.check(ctl.value("wirespeed_ndp_router_solicitations_sent_total") >= 1,
+                  "router solicitations sent at start")
+    # An address the data plane can reach only through a router: on the peer's loopback.
+    h.sh(f"ip -6 addr add {FAR_IP6}/128 dev lo", ns=peer.ns)
+    off_link = f"ping -6 -c 2 -i 0.2 -W 1 -I {FAR_IP6} {DP_IP6}"
+    before = ctl.drops()
+    r = h.sh(off_link, ns=peer.ns, check=False, timeout=15)
+    results.check(r.returncode != 0 and ctl.drops().get("ipv6_no_route", 0) >
+                  before.get("ipv6_no_route", 0),
+                  "no router yet: replies to an off-link address dropped as ipv6_no_route",
+                  r.stdout[-200:])
+    h.sh(f"{ra_cmd} 600 254", ns=peer.ns, timeout=30)
+    ctl.wait_for(lambda: ctl.drops().get("ndp_bad_hop_limit", 0) >
+                 before.get("ndp_bad_hop_limit", 0), 3)
+    results.check(ctl.drops().get("ndp_bad_hop_limit", 0) == before.get("ndp_bad_hop_limit", 0) + 1
+                  and ctl.value("wirespeed_ndp_default_routers") == 0,
+                  "an advertisement with hop limit 254 counted (ndp_bad_hop_limit), not learned")
+    h.sh(f"{ra_cmd} 600 255", ns=peer.ns, timeout=30)
+    results.check(ctl.wait_for(lambda: ctl.value("wirespeed_ndp_default_routers") == 1, 3),
+                  "the peer learned as the default router")
+    ping6(results, peer, f"-I {FAR_IP6} {DP_IP6}", 56,
+          what=f"ping -6 from off-link {FAR_IP6}: replies go via the learned router")
+    h.sh(f"{ra_cmd} 0 255", ns=peer.ns, timeout=30)
+    results.check(ctl.wait_for(lambda: ctl.value("wirespeed_ndp_default_routers") == 0, 3),
+                  "a router lifetime of 0 withdrew the router")
+    r = h.sh(off_link, ns=peer.ns, check=False, timeout=15)
+    results.check(r.returncode != 0, "off-link replies stop once the router is withdrawn",
+                  r.stdout[-200:])
+    ping6(results, peer, DP_IP6, 56, what="on-link ping -6 still answered")
 
 
 if __name__ == "__main__":
