@@ -10,15 +10,13 @@
 
 namespace ws::dp {
 
-namespace {
-
 Ipv6Addr link_local_of(const config::Config& cfg, const MacAddr& mac) {
   return cfg.ipv6.link_local == config::LinkLocal::eui64
              ? eui64_link_local(mac)
              : stable_link_local(mac, cfg.ipv6.stable_secret);
 }
 
-}  // namespace
+namespace {}  // namespace
 
 void ipv6_interface(const config::Config& cfg, const config::PortConfig& pc, const MacAddr& mac,
                     InterfaceConfig& ic) {

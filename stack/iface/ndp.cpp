@@ -75,6 +75,14 @@ std::vector<std::pair<Ipv6Cidr, Stack::Ipv6AddrState>> Stack::ipv6_addresses(uin
   return out;
 }
 
+std::optional<Stack::Ipv6AddrState> Stack::ipv6_address_state(uint16_t iface,
+                                                              const Ipv6Addr& a) const {
+  const Interface& ifc = *ifaces_.at(iface);
+  const Ipv6Iface::Address* x = ifc.v6 ? ifc.v6->find(a) : nullptr;
+  if (x == nullptr) return std::nullopt;
+  return x->state;
+}
+
 void Stack::send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,
                          const std::optional<MacAddr>& unicast) {
   // RFC 4861 4.3 / RFC 4862 5.4.2: DAD from the unspecified address and without the

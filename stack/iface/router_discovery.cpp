@@ -21,7 +21,10 @@ void Stack::ra_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const u
                      Instant now) {
   ++counters_.ndp_ra_in;
   // RFC 4861 6.1.2, in its order (the checksum was checked by icmpv6_input).
-  if (!ip.src().is_link_local()) {
+  // RFC 4291 2.5.6: a link-local address is fe80::/64 (the other 54 bits zero).
+  const Ipv6Addr& src = ip.src();
+  if (!src.is_link_local() || src.b[1] != 0x80 ||
+      std::any_of(src.b.begin() + 2, src.b.begin() + 8, [](uint8_t x) { return x != 0; })) {
     drops_.add(DropReason::kNdpRaBadSource);
     return;
   }
@@ -90,6 +93,11 @@ void Stack::send_router_solicit(Interface& ifc, Instant now) {
 std::optional<Ipv6Addr> Stack::ipv6_router(uint16_t iface, Instant now) const {
   const Interface& ifc = *ifaces_.at(iface);
   if (ifc.cfg.gateway6) return ifc.cfg.gateway6;
+  return ipv6_learned_router(iface, now);
+}
+
+std::optional<Ipv6Addr> Stack::ipv6_learned_router(uint16_t iface, Instant now) const {
+  const Interface& ifc = *ifaces_.at(iface);
   if (!ifc.v6) return std::nullopt;
   // RFC 4861 6.3.6: a router whose neighbour entry is not known to fail comes first.
   return ifc.v6->routers.select(now, [&](const Ipv6Addr& r) {

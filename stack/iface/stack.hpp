@@ -154,9 +154,14 @@ class Stack final : public L4Output {
   // detection state; empty when the interface does not run IPv6.
   enum class Ipv6AddrState : uint8_t { kTentative, kPreferred, kDuplicate };
   std::vector<std::pair<Ipv6Cidr, Ipv6AddrState>> ipv6_addresses(uint16_t iface) const;
+  // The state of one of them without building the list; none when `a` is not one.
+  std::optional<Ipv6AddrState> ipv6_address_state(uint16_t iface, const Ipv6Addr& a) const;
   // The default router off-link IPv6 traffic goes through now: gateway6, else the first
   // live one learned from router advertisements; none when there is neither.
   std::optional<Ipv6Addr> ipv6_router(uint16_t iface, Instant now) const;
+  // The router learned from advertisements that ipv6_router() picks without gateway6
+  // (always in fe80::/64); none when no live one is known.
+  std::optional<Ipv6Addr> ipv6_learned_router(uint16_t iface, Instant now) const;
   // The IPv6 link MTU: the port's, or lower when a router advertisement said so.
   uint32_t ipv6_mtu(uint16_t iface) const;
 

@@ -23,7 +23,9 @@ The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local o
    with a router lifetime of 0 withdraws the router and off-link replies stop.
 """
 import os
+import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -239,6 +241,31 @@ def run(results, peer, dp, ctl, tmp):
                      f"{PEER_IP6} {stranger} ra")
 
 
+def status_shows_ipv6(results, ctl, peer):
+    # The status screen (text and JSON): both addresses preferred, the learned router,
+    # the neighbour cache size.
+    peer_ll = h.sh(f"ip -6 addr show dev {peer.peer_if} scope link", ns=peer.ns).stdout
+    m = re.search(r"inet6 (fe80::[0-9a-f:]+)/64", peer_ll)
+    router = m.group(1) if m else "?"
+    st = subprocess.run([h.CONTROL, "-c", ctl.config, "status", "--json", "--interval", "0.2"],
+                        capture_output=True, text=True, timeout=20)
+    doc = json.loads(st.stdout) if st.returncode == 0 else {}
+    port = (doc.get("ports") or [{}])[0]
+    addrs = {a["address"]: a["state"] for a in port.get("ipv6_addresses", [])}
+    results.check(addrs.get(f"{DP_IP6}/64") == "preferred" and len(addrs) == 2 and
+                  all(v == "preferred" for v in addrs.values()),
+                  "status --json: both IPv6 addresses preferred", st.stdout[-600:] + st.stderr)
+    results.check(port.get("ipv6_default_router") == router,
+                  f"status --json: default router {router} (learned)", str(port)[-300:])
+    results.check((doc.get("ipv6") or {}).get("neighbor_cache_entries", 0) >= 1,
+                  "status --json: neighbour cache size", str(doc.get("ipv6")))
+    st = subprocess.run([h.CONTROL, "-c", ctl.config, "status", "--interval", "0.2"],
+                        capture_output=True, text=True, timeout=20)
+    results.check(f"ipv6 {DP_IP6}/64 preferred" in st.stdout and
+                  f"ipv6 default router {router}" in st.stdout,
+                  "status screen lists the IPv6 addresses and the router", st.stdout[-800:])
+
+
 def router_discovery(results, peer, ctl, ra_cmd):
     # 6. The data plane solicited routers at start (accept_ra); nobody answered yet.
     results.check(ctl.value("wirespeed_ndp_router_solicitations_sent_total") >= 1,
@@ -263,6 +290,7 @@ def router_discovery(results, peer, ctl, ra_cmd):
                   "the peer learned as the default router")
     ping6(results, peer, f"-I {FAR_IP6} {DP_IP6}", 56,
           what=f"ping -6 from off-link {FAR_IP6}: replies go via the learned router")
+    status_shows_ipv6(results, ctl, peer)
     h.sh(f"{ra_cmd} 0 255", ns=peer.ns, timeout=30)
     results.check(ctl.wait_for(lambda: ctl.value("wirespeed_ndp_default_routers") == 0, 3),
                   "a router lifetime of 0 withdrew the router")

@@ -626,7 +626,10 @@ TEST(Ipv6RouterDiscovery, InvalidAdvertisementsAreCountedAndNotLearned) {
   V6 global = from_router();
   global.src = kPeer6;
   r.h.rx(icmp6(global, ra_msg(1800, kRouterMac)));
-  EXPECT_EQ(r.h.drops(DropReason::kNdpRaBadSource), 1u);
+  V6 wide = from_router();
+  wide.src = *Ipv6Addr::parse("fe80:1::fe");  // in fe80::/10 but not the fe80::/64 prefix
+  r.h.rx(icmp6(wide, ra_msg(1800, kRouterMac)));
+  EXPECT_EQ(r.h.drops(DropReason::kNdpRaBadSource), 2u);
   r.h.rx(icmp6(from_router(254), ra_msg(1800, kRouterMac)));
   EXPECT_EQ(r.h.drops(DropReason::kNdpBadHopLimit), 1u);
   auto coded = ra_msg(1800, kRouterMac);
@@ -647,7 +650,7 @@ TEST(Ipv6RouterDiscovery, InvalidAdvertisementsAreCountedAndNotLearned) {
   bad_sum.back() ^= 1;
   r.h.rx(bad_sum);
   EXPECT_EQ(r.h.drops(DropReason::kIcmpv6BadChecksum), 1u);
-  EXPECT_EQ(r.h.stack.counters().ndp_ra_in, 6u);  // the bad checksum never got that far
+  EXPECT_EQ(r.h.stack.counters().ndp_ra_in, 7u);  // the bad checksum never got that far
   EXPECT_FALSE(r.h.stack.ipv6_router(r.h.port, r.h.now()));
   RaHost off(ra_interface(false));
   off.h.rx(icmp6(from_router(), ra_msg(1800, kRouterMac)));
