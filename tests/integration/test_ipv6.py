@@ -12,8 +12,9 @@ The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local o
    from a neighbour we do not know makes the data plane solicit it before it answers.
 4. Hostile IPv6 frames (scapy): NDP with a hop limit below 255, a bad ICMPv6 checksum, a
    type 0 routing header, an over-long extension-header chain, a short middle fragment,
-   a first fragment without the whole header chain (RFC 7112), overlapping fragments
-   (RFC 5722), an unknown option that asks for discard. Each is counted under its drop reason in
+   first fragments without the whole header chain or the whole upper-layer header
+   (RFC 7112), overlapping fragments (RFC 5722), an unknown option that asks for discard,
+   a forged Packet Too Big for a flow we never had. Each is counted under its drop reason in
    wirespeed_drops_total, and ping keeps working.
 5. IPv4 still works on the same port at the same time (ping).
 6. Router discovery (ipv6.accept_ra): the data plane solicits routers at start; the peer,
@@ -78,7 +79,7 @@ def eui64_link_local(mac):
 # Sent from the peer's namespace with scapy; prints one line per check.
 SCAPY = r'''
 import sys, time
-from scapy.all import (Ether, IPv6, ICMPv6EchoRequest, ICMPv6EchoReply, ICMPv6ND_NS,
+from scapy.all import (Ether, IPv6, ICMPv6EchoRequest, ICMPv6EchoReply, ICMPv6ND_NS, ICMPv6PacketTooBig,
                        ICMPv6NDOptSrcLLAddr, ICMPv6ND_NA, ICMPv6NDOptDstLLAddr, IPv6ExtHdrRouting, IPv6ExtHdrDestOpt,
                        IPv6ExtHdrFragment, HBHOptUnknown, PadN, AsyncSniffer, sendp, conf)
 conf.verb = 0
@@ -137,6 +138,9 @@ else:
             b"\x80\x00\x00\x00\x00",
         "ipv6_unknown_option": eth / base / IPv6ExtHdrDestOpt(options=[
             HBHOptUnknown(otype=0x41, optdata=b"\x00\x00\x00\x00")]) / echo,
+        # A Packet Too Big quoting a TCP segment of a flow we never had (RFC 5927).
+        "icmpv6_error_unmatched": eth / base / ICMPv6PacketTooBig(mtu=1280) /
+            IPv6(src=dp_ip6, dst=peer_ip6, nh=6) / bytes(20),
     }
     n = int(sys.argv[7])
     for name, f in frames.items():
@@ -144,7 +148,9 @@ else:
         print("sent", name, n)
     # A first fragment whose destination options run past it (RFC 7112).
     cut = eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=11, nh=60) / bytes([58, 4]) / bytes(6)
-    sendp([cut] * n, iface=iface)
+    # And a tiny one: 8 bytes of a 20-byte TCP header (the upper-layer header cut).
+    tiny = eth / base / IPv6ExtHdrFragment(offset=0, m=1, id=12, nh=6) / bytes(8)
+    sendp([cut] * (n // 2) + [tiny] * (n - n // 2), iface=iface)
     print("sent ipv6_fragment_incomplete_chain", n)
     # Overlapping fragments: the second starts inside the first (RFC 5722).
     pairs = []
@@ -223,10 +229,17 @@ def run(results, peer, dp, ctl, tmp):
     # 4. Hostile frames, counted; ping keeps working.
     before = ctl.drops()
     n = 20
+    # A ping runs while they arrive: every echo is answered.
+    during = subprocess.Popen(f"ip netns exec {peer.ns} ping -6 -c 15 -i 0.2 -W 2 {DP_IP6}",
+                              shell=True, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
     out = h.sh(f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} {PEER_IP6} {stranger} hostile {n}",
                ns=peer.ns, timeout=60).stdout
+    ping_out = during.communicate(timeout=30)[0]
+    results.check(during.returncode == 0 and " 15 received" in ping_out,
+                  "ping -6 answered throughout the hostile frames (15/15)", ping_out[-300:])
     sent = [line.split()[1] for line in out.splitlines() if line.startswith("sent ")]
-    results.check(len(sent) == 8, "scapy sent every hostile kind", out)
+    results.check(len(sent) == 9, "scapy sent every hostile kind", out)
     ctl.wait_for(lambda: all(ctl.drops().get(k, 0) - before.get(k, 0) >= n for k in sent), 5)
     time.sleep(0.5)
     after = ctl.drops()
