@@ -147,6 +147,10 @@ constexpr FieldSeries<StackCounters> kStackMetrics[] = {
                     "ICMPv6 time exceeded messages sent (fragment reassembly time exceeded)."),
     WS_STACK_METRIC(icmpv6_param_problem_out, "wirespeed_icmpv6_parameter_problems_sent_total",
                     "ICMPv6 parameter problem messages sent."),
+    WS_STACK_METRIC(mld_reports_out, "wirespeed_mld_reports_sent_total",
+                    "MLDv2 reports of the solicited-node groups sent (at start and to queries)."),
+    WS_STACK_METRIC(mld_queries_in, "wirespeed_mld_queries_received_total",
+                    "MLD queries received and answered with a report."),
     WS_STACK_METRIC(icmpv6_address_unreachable, "wirespeed_icmpv6_address_unreachable_total",
                     "Packets of ours given up after neighbour resolution failed, reported to "
                     "the upper layer as destination unreachable, address unreachable."),

@@ -50,6 +50,9 @@ struct alignas(64) StackCounters {
   uint64_t icmpv6_time_exceeded_out = 0;
   uint64_t icmpv6_param_problem_out = 0;
   uint64_t icmpv6_address_unreachable = 0;
+  // MLDv2 (RFC 3810): reports sent, queries answered.
+  uint64_t mld_reports_out = 0;
+  uint64_t mld_queries_in = 0;
   // Buffer paths, counted by the data plane: frames that arrived in more than one
   // mbuf (parsed in place as a chain), frames sent as mbuf chains, of those the
   // ones built contiguously in the staging area and copied into the chain (the

@@ -107,6 +107,7 @@ constexpr std::string_view kDropReasonNames[] = {
     "ndp_ra_not_accepted",
     "ndp_ra_bad_source",
     "icmpv6_error_unmatched",
+    "mld_bad_query",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

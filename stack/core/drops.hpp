@@ -143,6 +143,9 @@ enum class DropReason : uint16_t {
   // An ICMPv6 error that quotes no packet of a flow we have (a forged or late Packet Too
   // Big, unreachable or time exceeded): counted, no effect.
   kIcmpv6ErrorUnmatched,
+  // An MLD query (RFC 3810 5.1.14) from a source that is not link-local or with a hop
+  // limit other than 1.
+  kMldBadQuery,
   kCount
 };
 

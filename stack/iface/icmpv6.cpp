@@ -65,6 +65,9 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
     case wire::kIcmpv6RouterAdvert:
       ra_input(ifc, ip, linearize(msg), now);
       return;
+    case wire::kIcmpv6MldQuery:
+      mld_query_input(ifc, ip, now);
+      return;
     case wire::kIcmpv6DestUnreachable:
     case wire::kIcmpv6PacketTooBig:
     case wire::kIcmpv6TimeExceeded:

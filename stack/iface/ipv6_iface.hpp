@@ -38,6 +38,8 @@ struct Stack::Ipv6Iface final : public NeighborActions {
   uint32_t rs_sent = 0;        // router solicitations sent since start
   Instant rs_at;               // the next one, while rs_sent < MAX_RTR_SOLICITATIONS
   bool ra_heard = false;       // an advertisement with a router lifetime ended solicitation
+  uint32_t mld_left = 0;       // MLDv2 reports still to send (RFC 3810 6.1)
+  Instant mld_at;              // the next one
 };
 
 }  // namespace ws

@@ -228,6 +228,7 @@ void Stack::start_ipv6(Interface& ifc, Instant now) {
   ifc.v6->rs_sent = 0;
   ifc.v6->rs_at = now;
   ifc.v6->ra_heard = false;
+  start_mld(ifc, now);
   v6_deadline_ = Instant::from_ns(0);
 }
 
@@ -255,6 +256,7 @@ Instant Stack::poll_ipv6(Instant now) {
     }
     next = earliest(next, ifc->v6->nd.poll(now, *ifc->v6));
     next = earliest(next, poll_routers(*ifc, now));
+    next = earliest(next, poll_mld(*ifc, now));
   }
   reasm6_.poll(now, drops_, [this, now](std::span<uint8_t> first) {
     if (cfg_.icmp_reassembly_time_exceeded) reassembly_expired6(first, now);

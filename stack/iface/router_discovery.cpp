@@ -12,8 +12,8 @@ namespace ws {
 
 namespace {
 
-constexpr uint8_t kNdpHopLimit = 255;   // RFC 4861 6.1.2: sent by a router on the link
 constexpr uint32_t kMinIpv6Mtu = 1280;  // RFC 8200 5
+constexpr uint8_t kNdpHopLimit = 255;   // RFC 4861 6.1.2: sent by a router on the link
 
 }  // namespace
 

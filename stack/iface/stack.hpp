@@ -221,6 +221,11 @@ class Stack final : public L4Output {
                 const wire::NdpOptions& opts, Instant now);
   Instant poll_routers(Interface& ifc, Instant now);
   void send_router_solicit(Interface& ifc, Instant now);
+  // MLDv2 (mld.cpp): reports of the solicited-node groups at start and when queried.
+  void start_mld(Interface& ifc, Instant now);
+  Instant poll_mld(Interface& ifc, Instant now);
+  void send_mld_report(Interface& ifc);
+  void mld_query_input(Interface& ifc, const wire::Ipv6View& ip, Instant now);
   // Neighbour solicitation for `target`: DAD (from ::), to its solicited-node group, or
   // unicast to `unicast` (a probe).
   void send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,

@@ -24,6 +24,8 @@ inline constexpr uint8_t kIcmpv6RouterAdvert = 134;
 inline constexpr uint8_t kIcmpv6NeighborSolicit = 135;
 inline constexpr uint8_t kIcmpv6NeighborAdvert = 136;
 inline constexpr uint8_t kIcmpv6Redirect = 137;
+inline constexpr uint8_t kIcmpv6MldQuery = 130;     // RFC 3810 5.1 (and MLDv1's)
+inline constexpr uint8_t kIcmpv6Mldv2Report = 143;  // RFC 3810 5.2
 
 // Destination unreachable codes (RFC 4443 3.1).
 inline constexpr uint8_t kIcmpv6CodeNoRoute = 0;
@@ -94,6 +96,19 @@ bool parse_ndp_options(std::span<const uint8_t> opts, NdpOptions& out);
 
 // Writes an 8-byte link-layer address option of `type`.
 void emit_ndp_link_option(uint8_t* out, uint8_t type, const MacAddr& mac);
+
+// MLDv2 (RFC 3810 5.2): a report of `groups`, each a CHANGE_TO_EXCLUDE_MODE record with
+// no sources (we listen to every source). Sent from a link-local address (or ::, RFC
+// 3590), hop limit 1, behind a Hop-by-Hop header with the Router Alert option (RFC 2711,
+// value 0: MLD), to ff02::16.
+inline constexpr size_t kMldv2ReportHeaderLen = 8;
+inline constexpr size_t kMldv2RecordLen = 20;  // type, aux len, sources, group
+inline constexpr uint8_t kMldChangeToExclude = 4;
+inline constexpr size_t kRouterAlertHopByHopLen = 8;
+// Writes the report (checksum zero) to `out`, which has room for the records; its length.
+size_t emit_mldv2_report(uint8_t* out, std::span<const Ipv6Addr> groups);
+// Writes the 8-byte Hop-by-Hop header carrying the MLD Router Alert, then `next`.
+void emit_router_alert_hop_by_hop(uint8_t* out, uint8_t next);
 
 // Stores the ICMPv6 checksum of `msg` (its checksum field zero on entry) between `src`
 // and `dst` (RFC 4443 2.3).

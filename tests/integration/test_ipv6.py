@@ -22,6 +22,8 @@ The data plane's port has an IPv4 and an IPv6 address and an EUI-64 link-local o
    router, and the data plane's replies to an off-link address (on the peer's loopback)
    go through it. An advertisement with hop limit 254 is counted and not learned; one
    with a router lifetime of 0 withdraws the router and off-link replies stop.
+7. MLDv2: reports of the solicited-node groups at start; a query from the peer draws one,
+   decoded by tcpdump in the peer's namespace.
 """
 import os
 import json
@@ -87,13 +89,26 @@ iface, dp_mac, dp_ip6, peer_ip6, stranger = sys.argv[1:6]
 my_mac = open(f"/sys/class/net/{iface}/address").read().strip()
 eth = Ether(src=my_mac, dst=dp_mac)
 what = sys.argv[6]
-if what == "ra":
+
+
+def link_local():
+    ll = [l.split()[0] for l in open("/proc/net/if_inet6")
+          if l.split()[5] == iface and l.startswith("fe80")][0]
+    return ":".join(ll[i:i + 4] for i in range(0, 32, 4))
+
+
+if what == "mld-query":
+    # A general MLD query from our link-local address (hop limit 1, Router Alert).
+    from scapy.all import IPv6ExtHdrHopByHop, RouterAlert, ICMPv6MLQuery
+    ll = link_local()
+    sendp(Ether(src=my_mac, dst="33:33:00:00:00:01") / IPv6(src=ll, dst="ff02::1", hlim=1) /
+          IPv6ExtHdrHopByHop(options=[RouterAlert()]) / ICMPv6MLQuery(), iface=iface)
+    print("sent mld-query")
+elif what == "ra":
     # A router advertisement from our link-local address to all nodes.
     from scapy.all import ICMPv6ND_RA, ICMPv6NDOptMTU
     lifetime, hlim = int(sys.argv[7]), int(sys.argv[8])
-    ll = [l.split()[0] for l in open("/proc/net/if_inet6")
-          if l.split()[5] == iface and l.startswith("fe80")][0]
-    ll = ":".join(ll[i:i + 4] for i in range(0, 32, 4))
+    ll = link_local()
     ra = (Ether(src=my_mac, dst="33:33:00:00:00:01") / IPv6(src=ll, dst="ff02::1", hlim=hlim) /
           ICMPv6ND_RA(routerlifetime=lifetime) / ICMPv6NDOptSrcLLAddr(lladdr=my_mac) /
           ICMPv6NDOptMTU(mtu=1500))
@@ -250,8 +265,29 @@ def run(results, peer, dp, ctl, tmp):
     ping6(results, peer, DP_IP6, 1000, what="ping -6 still answered after the hostile frames")
     results.check(ctl.value("wirespeed_icmpv6_echo_replies_sent_total") >= 20,
                   "echo replies counted in wirespeed_icmpv6_echo_replies_sent_total")
-    router_discovery(results, peer, ctl, f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} "
-                     f"{PEER_IP6} {stranger} ra")
+    args = f"{PY} {script} {peer.peer_if} {dp_mac} {DP_IP6} {PEER_IP6} {stranger}"
+    router_discovery(results, peer, ctl, f"{args} ra")
+    mld(results, peer, ctl, dp_mac, f"{args} mld-query")
+
+
+def mld(results, peer, ctl, dp_mac, query_cmd):
+    # 7. MLDv2: the reports sent at start were counted; a query from the peer draws one,
+    # which tcpdump in the peer's namespace decodes.
+    results.check(ctl.value("wirespeed_mld_reports_sent_total") >= 2,
+                  "MLDv2 reports sent at start (Robustness Variable 2)")
+    dump = subprocess.Popen(f"ip netns exec {peer.ns} timeout 10 tcpdump -n -v -l -c 1 -i "
+                            f"{peer.peer_if} ether src {dp_mac} and ip6 dst ff02::16",
+                            shell=True, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    time.sleep(1.0)  # tcpdump attached
+    h.sh(query_cmd, ns=peer.ns, timeout=30)
+    out = dump.communicate(timeout=20)[0]
+    group = "ff02::1:ff00:1"  # 2001:db8:79::1's solicited-node group
+    results.check("multicast listener report v2" in out and f"gaddr {group} to_ex" in out,
+                  f"tcpdump in the peer's namespace shows our MLDv2 report for {group}",
+                  out[-600:])
+    results.check(ctl.value("wirespeed_mld_queries_received_total") == 1,
+                  "the query counted in wirespeed_mld_queries_received_total")
 
 
 def status_shows_ipv6(results, ctl, peer):

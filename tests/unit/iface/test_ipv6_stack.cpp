@@ -98,6 +98,12 @@ struct Sent6 {
   std::vector<uint8_t> msg;
 };
 
+// IPv6 carrying ICMPv6 directly (not an MLD report behind its Hop-by-Hop header).
+bool is_icmpv6(const std::vector<uint8_t>& f) {
+  return f.size() > kEth + 6 && load_be16(f.data() + 12) == wire::kEtherTypeIpv6 &&
+         f[kEth + 6] == wire::kIpProtoIcmpv6;
+}
+
 Sent6 parse_sent(const std::vector<uint8_t>& f) {
   Sent6 s;
   EXPECT_GE(f.size(), kEth + Ipv6View::kHeaderLen + 4);
@@ -139,7 +145,7 @@ TEST(Ipv6Dad, ProbesEachAddressThenUsesIt) {
   auto sent = h.io.take_sent();
   std::vector<Sent6> ns;
   for (auto& f : sent) {
-    if (load_be16(f.bytes.data() + 12) == wire::kEtherTypeIpv6) ns.push_back(parse_sent(f.bytes));
+    if (is_icmpv6(f.bytes)) ns.push_back(parse_sent(f.bytes));
   }
   ASSERT_EQ(ns.size(), 2u);  // the link-local and the global address
   for (size_t i = 0; i < 2; ++i) {
@@ -533,7 +539,7 @@ TEST(Ipv6RouterDiscovery, SolicitsAfterDadThreeTimesFourSecondsApart) {
   std::vector<Instant> at;
   for (int i = 0; i < 20; ++i) {
     for (auto& f : h.io.take_sent()) {
-      if (load_be16(f.bytes.data() + 12) != wire::kEtherTypeIpv6) continue;
+      if (!is_icmpv6(f.bytes)) continue;
       Sent6 s = parse_sent(f.bytes);
       if (s.msg[0] != wire::kIcmpv6RouterSolicit) continue;
       at.push_back(h.now());
@@ -700,6 +706,7 @@ std::vector<uint8_t> first_fragment(uint32_t id, size_t len) {
 std::vector<Sent6> errors_sent(StackHarness& h) {
   std::vector<Sent6> out;
   for (auto& f : h.io.take_sent()) {
+    if (!is_icmpv6(f.bytes)) continue;
     Sent6 s = parse_sent(f.bytes);
     if (wire::is_icmpv6_error(s.msg[0])) out.push_back(s);
   }
@@ -749,6 +756,83 @@ TEST(Ipv6Errors, EveryKindIsCountedByTypeThroughOneLimiter) {
   EXPECT_EQ(h.drops(DropReason::kIcmpv6RateLimited), 1u);
   EXPECT_EQ(h.stack.counters().icmpv6_param_problem_out, 1u);
   EXPECT_EQ(h.stack.counters().icmpv6_errors_out, 2u);
+}
+
+// MLDv2 (RFC 3810): the solicited-node groups reported at start, twice, and on a query.
+struct Mld {
+  MacAddr eth_dst;
+  Ipv6Addr src, dst;
+  uint8_t hop_limit = 0;
+  std::vector<uint8_t> hbh, msg;
+};
+
+std::vector<Mld> mld_sent(StackHarness& h) {
+  std::vector<Mld> out;
+  for (auto& f : h.io.take_sent()) {
+    if (load_be16(f.bytes.data() + 12) != wire::kEtherTypeIpv6 || f.bytes[kEth + 6] != 0) continue;
+    auto ip = *Ipv6View::parse(std::span(f.bytes).subspan(kEth));
+    Mld m{MacAddr::from_bytes(f.bytes.data()), ip.src(), ip.dst(), ip.hop_limit(), {}, {}};
+    const auto* p = f.bytes.data() + kEth + 40;
+    m.hbh.assign(p, p + 8);
+    m.msg.assign(p + 8, p + ip.payload_len());
+    uint32_t sum =
+        ipv6_pseudo_sum(m.src, m.dst, wire::kIpProtoIcmpv6, static_cast<uint32_t>(m.msg.size()));
+    EXPECT_EQ(csum_fold(csum_partial(m.msg, sum)), 0) << "MLD checksum";
+    out.push_back(m);
+  }
+  return out;
+}
+
+TEST(Ipv6Mld, ReportsSolicitedNodeGroupsAtStartAndWhenQueried) {
+  InterfaceConfig c = v6_interface(1);
+  const Ipv6Addr other = *Ipv6Addr::parse("2001:db8::abcd:1234");
+  c.addresses6.push_back(Ipv6Cidr{other, 64});
+  StackHarness h(FakePacketIo::Options{}, StackConfig{}, c);
+  h.stack.start(h.now());
+  h.advance(Duration::zero());
+  auto first = mld_sent(h);
+  ASSERT_EQ(first.size(), 1u);
+  const Mld& m = first[0];
+  EXPECT_EQ(m.eth_dst, (MacAddr{{0x33, 0x33, 0, 0, 0, 0x16}}));
+  EXPECT_TRUE(m.src.is_unspecified());  // RFC 3590: the link-local address is tentative
+  EXPECT_EQ(m.dst, *Ipv6Addr::parse("ff02::16"));
+  EXPECT_EQ(m.hop_limit, 1);
+  // Hop-by-Hop: ICMPv6 next, Router Alert (type 5, length 2, value 0 = MLD), PadN.
+  EXPECT_EQ(m.hbh, (std::vector<uint8_t>{wire::kIpProtoIcmpv6, 0, 5, 2, 0, 0, 1, 0}));
+  // fe80::1 and 2001:db8::1 share ff02::1:ff00:1; 2001:db8::abcd:1234 has its own group.
+  ASSERT_EQ(m.msg.size(), 8u + 2 * 20);
+  EXPECT_EQ(m.msg[0], wire::kIcmpv6Mldv2Report);
+  EXPECT_EQ(load_be16(m.msg.data() + 6), 2u);
+  const Ipv6Addr groups[] = {kOurLl.solicited_node(), other.solicited_node()};
+  for (size_t i = 0; i < 2; ++i) {
+    const uint8_t* r = m.msg.data() + 8 + 20 * i;
+    EXPECT_EQ(r[0], wire::kMldChangeToExclude);
+    EXPECT_EQ(r[1], 0);
+    EXPECT_EQ(load_be16(r + 2), 0u);
+    EXPECT_EQ(Ipv6Addr::from_bytes(r + 4), groups[i]);
+  }
+  h.advance(Duration::seconds(1));  // the second of Robustness Variable reports
+  auto second = mld_sent(h);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].src, kOurLl);  // DAD is over: from the link-local address
+  h.advance(Duration::seconds(1));
+  h.advance(Duration::seconds(5));
+  EXPECT_TRUE(mld_sent(h).empty());
+  EXPECT_EQ(h.stack.counters().mld_reports_out, 2u);
+  // A general query (MLDv1's 24-byte form) from a router: answered with a report.
+  std::vector<uint8_t> q(24, 0);
+  q[0] = wire::kIcmpv6MldQuery;
+  const V6 query{kRouterLl, Ipv6Addr::all_nodes(), 1, Ipv6Addr::all_nodes().multicast_mac()};
+  h.rx(icmp6(query, q));
+  h.advance(Duration::zero());
+  EXPECT_EQ(mld_sent(h).size(), 1u);
+  EXPECT_EQ(h.stack.counters().mld_queries_in, 1u);
+  // One that was forwarded (hop limit 2) or not from a link-local source: refused.
+  h.rx(icmp6(V6{kRouterLl, Ipv6Addr::all_nodes(), 2, Ipv6Addr::all_nodes().multicast_mac()}, q));
+  h.rx(icmp6(V6{kPeer6, Ipv6Addr::all_nodes(), 1, Ipv6Addr::all_nodes().multicast_mac()}, q));
+  h.advance(Duration::zero());
+  EXPECT_TRUE(mld_sent(h).empty());
+  EXPECT_EQ(h.drops(DropReason::kMldBadQuery), 2u);
 }
 
 }  // namespace
