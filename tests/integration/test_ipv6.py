@@ -189,7 +189,7 @@ def ping6(results, peer, target, size, count=3, what=None):
 
 def main():
     h.need_root()
-    h.require("ping", "ip")
+    h.require("ping", "ip", "tcpdump", "promtool")
     results = h.Results("ipv6")
     with tempfile.TemporaryDirectory() as tmp, h.VethPeer("v6", PEER_IP) as peer:
         h.sh(f"sysctl -qw net.ipv6.conf.{peer.peer_if}.disable_ipv6=0", ns=peer.ns)
@@ -288,6 +288,12 @@ def mld(results, peer, ctl, dp_mac, query_cmd):
                   out[-600:])
     results.check(ctl.value("wirespeed_mld_queries_received_total") == 1,
                   "the query counted in wirespeed_mld_queries_received_total")
+    # The IPv6 series (labels, gauges) pass Prometheus's own check.
+    pc = subprocess.run("promtool check metrics", shell=True, input=ctl.scrape_text(),
+                        capture_output=True, text=True, timeout=30)
+    results.check(pc.returncode == 0 and not (pc.stdout + pc.stderr).strip(),
+                  "promtool check metrics is clean with IPv6 running",
+                  pc.stdout[-400:] + pc.stderr[-400:])
 
 
 def status_shows_ipv6(results, ctl, peer):
