@@ -10,15 +10,13 @@
 
 namespace ws::dp {
 
-namespace {
-
 Ipv6Addr link_local_of(const config::Config& cfg, const MacAddr& mac) {
   return cfg.ipv6.link_local == config::LinkLocal::eui64
              ? eui64_link_local(mac)
              : stable_link_local(mac, cfg.ipv6.stable_secret);
 }
 
-}  // namespace
+namespace {}  // namespace
 
 void ipv6_interface(const config::Config& cfg, const config::PortConfig& pc, const MacAddr& mac,
                     InterfaceConfig& ic) {
@@ -27,6 +25,7 @@ void ipv6_interface(const config::Config& cfg, const config::PortConfig& pc, con
   if (!ic.runs_ipv6()) return;
   ic.link_local = link_local_of(cfg, mac);
   ic.dad_transmits = cfg.ipv6.dad_transmits;
+  ic.accept_ra = cfg.ipv6.accept_ra;
 }
 
 StackConfig ipv6_stack_config(uint32_t core) {

@@ -10,6 +10,9 @@
 
 namespace ws::dp {
 
+// The link-local address a port with `mac` forms (ipv6.link_local).
+Ipv6Addr link_local_of(const config::Config& cfg, const MacAddr& mac);
+
 // The IPv6 part of a port's InterfaceConfig (nothing when the port runs no IPv6).
 void ipv6_interface(const config::Config& cfg, const config::PortConfig& pc, const MacAddr& mac,
                     InterfaceConfig& ic);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "dataplane/checksum_hint.hpp"
+#include "dataplane/ipv6_port.hpp"
 #include "dataplane/unmap_guard.hpp"
 #include "ws_version.h"
 
@@ -132,6 +133,27 @@ constexpr FieldSeries<StackCounters> kStackMetrics[] = {
                     "Neighbour advertisements sent."),
     WS_STACK_METRIC(ndp_dad_duplicates, "wirespeed_ndp_duplicate_addresses_total",
                     "Addresses duplicate address detection found in use by another node."),
+    {&StackCounters::ndp_entries, "wirespeed_ndp_neighbors",
+     "Entries in the IPv6 neighbour caches (every interface).", MetricType::kGauge},
+    WS_STACK_METRIC(ndp_ra_in, "wirespeed_ndp_router_advertisements_received_total",
+                    "Router advertisements received (valid or not; drops name the invalid)."),
+    WS_STACK_METRIC(ndp_rs_out, "wirespeed_ndp_router_solicitations_sent_total",
+                    "Router solicitations sent at start (ipv6.accept_ra)."),
+    {&StackCounters::ndp_default_routers, "wirespeed_ndp_default_routers",
+     "Default routers learned from router advertisements and not expired.", MetricType::kGauge},
+    WS_STACK_METRIC(icmpv6_unreachable_out, "wirespeed_icmpv6_destination_unreachable_sent_total",
+                    "ICMPv6 destination unreachable messages sent."),
+    WS_STACK_METRIC(icmpv6_time_exceeded_out, "wirespeed_icmpv6_time_exceeded_sent_total",
+                    "ICMPv6 time exceeded messages sent (fragment reassembly time exceeded)."),
+    WS_STACK_METRIC(icmpv6_param_problem_out, "wirespeed_icmpv6_parameter_problems_sent_total",
+                    "ICMPv6 parameter problem messages sent."),
+    WS_STACK_METRIC(mld_reports_out, "wirespeed_mld_reports_sent_total",
+                    "MLDv2 reports of the solicited-node groups sent (at start and to queries)."),
+    WS_STACK_METRIC(mld_queries_in, "wirespeed_mld_queries_received_total",
+                    "MLD queries received and answered with a report."),
+    WS_STACK_METRIC(icmpv6_address_unreachable, "wirespeed_icmpv6_address_unreachable_total",
+                    "Packets of ours given up after neighbour resolution failed, reported to "
+                    "the upper layer as destination unreachable, address unreachable."),
     WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
     WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
     WS_STACK_METRIC(rx_chained_frames, "wirespeed_rx_chained_frames_total",
@@ -527,6 +549,7 @@ void Metrics::register_port(Registrar& r, const config::Config& cfg, const PortI
       writer_.set_info("port." + p.name + ".l4_checksum_hint", ps.hint);
     }
   }
+  register_ipv6(r, cfg, p, ps);
   ports_.push_back(std::move(ps));
   const std::string key = "port." + p.name + ".";
   writer_.set_info(key + "mac", p.mac.to_string());
@@ -536,6 +559,71 @@ void Metrics::register_port(Registrar& r, const config::Config& cfg, const PortI
   writer_.set_info(key + "frame_buffers", p.chained ? "chained" : "whole");
   writer_.set_info(key + "mbuf_data_room", std::to_string(p.data_room));
   writer_.set_info(key + "tso", p.tso ? std::to_string(p.tx_offloads.tso_max) : std::string("off"));
+}
+
+namespace {
+// In Stack::Ipv6AddrState order.
+constexpr std::array<std::string_view, 3> kAddrStates = {"tentative", "preferred", "duplicate"};
+}  // namespace
+
+void Metrics::register_ipv6(Registrar& r, const config::Config& cfg, const PortInfo& p,
+                            PortSlots& ps) {
+  const config::PortConfig* pc = nullptr;
+  for (const auto& c : cfg.ports) {
+    if (c.name == p.name) pc = &c;
+  }
+  if (pc == nullptr || (pc->addresses6.empty() && !pc->gateway6)) return;
+  ps.v6 = true;
+  const Ipv6Addr ll = link_local_of(cfg, p.mac);
+  writer_.set_info("port." + p.name + ".ipv6_link_local", Ipv6Cidr{ll, 64}.to_string());
+  if (pc->gateway6) writer_.set_info("port." + p.name + ".gateway6", pc->gateway6->to_string());
+  ps.v6_addrs.push_back(ll);
+  for (const auto& a : pc->addresses6) ps.v6_addrs.push_back(a.addr);
+  const auto g = MetricType::kGauge;
+  const std::vector<LabelPair> l{{"port", p.name}};
+  for (size_t i = 0; i < kAddrStates.size(); ++i) {
+    const std::vector<LabelPair> ls{{"port", p.name}, {"state", kAddrStates[i]}};
+    ps.v6_count[i] = r.add("wirespeed_ipv6_addresses",
+                           "The port's IPv6 addresses (link-local included) by duplicate address "
+                           "detection state, as the first core sees them.",
+                           g, ls, Scope::kPerCoreSum);
+    ps.v6_mask[i] = r.add("wirespeed_ipv6_address_state_mask",
+                          "Which of the port's IPv6 addresses are in the state: bit 0 the "
+                          "link-local address, bit i the i-th IPv6 entry of addresses (first "
+                          "core). For the status screen.",
+                          g, ls, Scope::kPerCoreSum);
+  }
+  ps.v6_router = r.add("wirespeed_ipv6_learned_router_iid",
+                       "Interface identifier of the default router learned from router "
+                       "advertisements (fe80::/64 plus it); 0 when none is. For the status "
+                       "screen.",
+                       g, l, Scope::kPerCoreSum);
+}
+
+void Metrics::update_ipv6(uint64_t* v, uint32_t core, const CoreSample& s) const {
+  // The first core speaks for all: each runs DAD and learns routers from the same
+  // frames, and a sum over cores of masks or addresses would mean nothing.
+  if (core != 0) return;
+  for (size_t i = 0; i < ports_.size() && i < s.ifaces.size(); ++i) {
+    const PortSlots& ps = ports_[i];
+    if (!ps.v6) continue;
+    std::array<uint64_t, 3> count{}, mask{};
+    for (size_t a = 0; a < ps.v6_addrs.size(); ++a) {
+      const auto st = s.net->ipv6_address_state(s.ifaces[i], ps.v6_addrs[a]);
+      if (!st) continue;
+      ++count[static_cast<size_t>(*st)];
+      if (a < 64) mask[static_cast<size_t>(*st)] |= uint64_t{1} << a;
+    }
+    for (size_t k = 0; k < count.size(); ++k) {
+      v[ps.v6_count[k].offset] = count[k];
+      v[ps.v6_mask[k].offset] = mask[k];
+    }
+    uint8_t b[16] = {};
+    if (auto router = s.net->ipv6_learned_router(s.ifaces[i], s.now)) router->to_bytes(b);
+    uint64_t iid = 0;
+    for (size_t k = 8; k < 16; ++k) iid = (iid << 8) | b[k];
+    v[ps.v6_router.offset] = iid;
+  }
 }
 
 // The series every core writes: drops, stack, core, TCP and TX pipeline counters.
@@ -614,6 +702,7 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     if (n != 0) l4_seen_[i].store(true, std::memory_order_relaxed);
   }
   if (s.reassembly != nullptr) copy_fields(v, *s.reassembly, reasm_);
+  if (s.net != nullptr) update_ipv6(v, core, s);
   pipeline::PipelineCounters pl;
   for (const Service* svc : s.services) {
     if (svc != nullptr) svc->add_pipeline_counters(pl);

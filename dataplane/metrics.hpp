@@ -5,6 +5,7 @@
 
 #include <rte_ethdev.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -37,6 +38,11 @@ struct CoreSample {
   std::vector<const Service*> services;
   // Per port, in the order of the ports given to Metrics::init.
   std::vector<const InterfaceCounters*> ports;
+  // The core's stack, the interface index of each port (same order) and the time of the
+  // sample: IPv6 address states and the default router are read from it.
+  const Stack* net = nullptr;
+  std::vector<uint16_t> ifaces;
+  Instant now;
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
   uint64_t loops = 0;
@@ -74,6 +80,12 @@ class Metrics {
     stats::Slot l4_errors, l4_hint;
     std::string iface, hint;
     bool hint_given = false;
+    // IPv6 (ports that run it): the addresses (link-local first); per DAD state, how many
+    // are in it and which (a bit mask in that order); the learned router's identifier.
+    std::vector<Ipv6Addr> v6_addrs;
+    std::array<stats::Slot, 3> v6_count{}, v6_mask{};
+    stats::Slot v6_router;
+    bool v6 = false;
   };
   struct ServiceSlots {
     FieldSlots<ServiceCounters> fields;
@@ -88,6 +100,8 @@ class Metrics {
   class Registrar;  // metrics.cpp: registers series and remembers any refusal
   void register_port(Registrar& r, const config::Config& cfg, const PortInfo& p);
   void register_core_series(Registrar& r);
+  void register_ipv6(Registrar& r, const config::Config& cfg, const PortInfo& p, PortSlots& ps);
+  void update_ipv6(uint64_t* v, uint32_t core, const CoreSample& s) const;
   void register_service(Registrar& r, const config::ServiceConfig& s);
   bool register_ipsec(const config::Config& cfg, std::string& error);
   void update_port(uint64_t* g, size_t i, const PortInfo& p);

@@ -189,6 +189,8 @@ bool Pipeline::start(std::string& error) {
   sample_.reassembly = &stack_.reassembly().stats();
   for (const auto& p : ports_)
     sample_.ports.push_back(&stack_.interface_counters(iface_of_port_[p.port_id]));
+  for (const auto& p : ports_) sample_.ifaces.push_back(iface_of_port_[p.port_id]);
+  sample_.net = &stack_;
   sample_.tcp = &tcp_;
   sample_.steer = &steer_;
   // One announcement is enough: the core that owns RX queue 0 sends it.
@@ -408,6 +410,7 @@ void Pipeline::idle_wait(Instant now, Instant next_deadline) {
 }
 
 void Pipeline::publish(Instant now, bool main) {
+  sample_.now = now;
   metrics_.update_core(core_, sample_);
   if (main) {
     metrics_.update_ports(ports_);

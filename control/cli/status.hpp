@@ -25,6 +25,11 @@ struct PortStatus {
   // The data plane's explanation of those errors, once it has given one; else "".
   std::string checksum_hint;
   std::optional<int64_t> mempool_in_use, mempool_size;
+  // IPv6: each address (link-local first, "addr/len") with its duplicate address detection
+  // state (tentative, preferred or duplicate; the worst over the cores), and the default
+  // router ("" when none).
+  std::vector<std::pair<std::string, std::string>> ipv6_addresses;
+  std::string ipv6_router;
 };
 
 struct CoreStatus {
@@ -78,6 +83,7 @@ struct StatusReport {
   std::vector<SaStatus> sas;
   std::vector<std::pair<std::string, int64_t>> tcp_connections;  // by state
   uint64_t tcp_retransmitted_segments = 0;
+  std::optional<int64_t> ndp_neighbors;  // IPv6 neighbour cache entries (every port and core)
   uint64_t drops_total = 0;
   std::vector<DropStatus> drops;      // every non-zero reason, highest totals first
   std::vector<DropStatus> top_drops;  // the first 10 of `drops`

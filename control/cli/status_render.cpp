@@ -54,7 +54,14 @@ std::string ports_text(const StatusReport& r) {
       out += fmt("%-10s mempool %" PRId64 "/%" PRId64 " mbufs in use\n", "", *p.mempool_in_use,
                  *p.mempool_size);
     }
+    for (const auto& [addr, state] : p.ipv6_addresses) {
+      out += fmt("%-10s ipv6 %s %s\n", "", addr.c_str(), state.c_str());
+    }
+    if (!p.ipv6_addresses.empty()) {
+      out += fmt("%-10s ipv6 default router %s\n", "", or_dash(p.ipv6_router).c_str());
+    }
   }
+  if (r.ndp_neighbors) out += fmt("IPv6 neighbour cache entries: %" PRId64 "\n", *r.ndp_neighbors);
   for (const auto& p : r.ports) {
     if (!p.checksum_hint.empty()) {
       out += fmt("HINT port %s: TCP/UDP checksum failures; %s\n", p.name.c_str(),
@@ -200,6 +207,11 @@ Json port_json(const PortStatus& p) {
             {"rx_bits_per_second", p.rx_bits_per_s},
             {"tx_packets_per_second", p.tx_packets_per_s},
             {"tx_bits_per_second", p.tx_bits_per_s}};
+  Json v6 = Json::array();
+  for (const auto& [addr, state] : p.ipv6_addresses)
+    v6.push_back(Json{{"address", addr}, {"state", state}});
+  j["ipv6_addresses"] = std::move(v6);
+  j["ipv6_default_router"] = p.ipv6_router.empty() ? Json(nullptr) : Json(p.ipv6_router);
   if (p.mempool_in_use) j["mempool_in_use"] = *p.mempool_in_use;
   if (p.mempool_size) j["mempool_size"] = *p.mempool_size;
   return j;
@@ -278,6 +290,7 @@ std::string render_json(const StatusReport& r) {
                     {"tcp",
                      {{"connections", tcp_connections},
                       {"retransmitted_segments", r.tcp_retransmitted_segments}}},
+                    {"ipv6", {{"neighbor_cache_entries", or_null(r.ndp_neighbors)}}},
                     {"drops", drops_json(r)}};
   return json::dump(doc) + "\n";
 }

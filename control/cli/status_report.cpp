@@ -6,6 +6,7 @@
 #include <set>
 
 #include "control/cli/status.hpp"
+#include "stack/core/addr.hpp"
 
 namespace ws::cli {
 namespace {
@@ -39,6 +40,9 @@ constexpr const char* kL4Hint = "wirespeed_port_l4_checksum_hint";
 constexpr const char* kSaPackets = "wirespeed_ipsec_packets_total";
 constexpr const char* kSaBytes = "wirespeed_ipsec_bytes_total";
 constexpr const char* kSaErrors = "wirespeed_ipsec_errors_total";
+constexpr const char* kV6StateMask = "wirespeed_ipv6_address_state_mask";
+constexpr const char* kV6RouterIid = "wirespeed_ipv6_learned_router_iid";
+constexpr const char* kNdpNeighbors = "wirespeed_ndp_neighbors";
 
 bool has(const Snapshot& s, std::string_view name, const ws::stats::Labels& match = {}) {
   for (const MetricInfo& m : s.catalog->metrics) {
@@ -90,6 +94,38 @@ struct Window {
   }
 };
 
+// The port's IPv6 addresses (the link-local one, then the configured ones, from the info
+// entries) with their state from the masks, and the default router: gateway6, else the one
+// learned from advertisements.
+void add_ipv6(const Snapshot& s, const std::string& port, PortStatus& p) {
+  const auto& cat = *s.catalog;
+  const std::string key = "port." + port + ".";
+  std::vector<std::string> addrs;
+  if (auto ll = cat.info_value(key + "ipv6_link_local"); !ll.empty()) addrs.emplace_back(ll);
+  std::string_view list = cat.info_value(key + "ipv6_addresses");
+  while (!list.empty()) {
+    const size_t sp = std::min(list.find(' '), list.size());
+    if (sp > 0) addrs.emplace_back(list.substr(0, sp));
+    list.remove_prefix(std::min(sp + 1, list.size()));
+  }
+  const char* states[] = {"tentative", "preferred", "duplicate"};
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    std::string state = "-";
+    for (const char* st : states) {
+      const uint64_t mask = s.sum(kV6StateMask, {{"port", port}, {"state", st}});
+      if (i < 64 && (mask >> i & 1) != 0) state = st;
+    }
+    p.ipv6_addresses.emplace_back(addrs[i], state);
+  }
+  p.ipv6_router = std::string(cat.info_value(key + "gateway6"));
+  const uint64_t iid = s.sum(kV6RouterIid, {{"port", port}});
+  if (p.ipv6_router.empty() && iid != 0) {
+    uint8_t b[16] = {0xfe, 0x80};
+    for (int i = 0; i < 8; ++i) b[15 - i] = static_cast<uint8_t>(iid >> (8 * i));
+    p.ipv6_router = ws::Ipv6Addr::from_bytes(b).to_string();
+  }
+}
+
 PortStatus port_status(const Settings& settings, const Window& w, const std::string& name) {
   const auto& cat = *w.b.catalog;
   PortStatus p;
@@ -122,6 +158,7 @@ PortStatus port_status(const Settings& settings, const Window& w, const std::str
   p.tx_bits_per_s = 8 * w.per_s(kTxBytes, sel);
   p.mempool_in_use = gauge(w.b, kMempoolInUse, sel);
   p.mempool_size = gauge(w.b, kMempoolSize, sel);
+  add_ipv6(w.b, name, p);
   return p;
 }
 
@@ -240,6 +277,7 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
                                    static_cast<int64_t>(b.sum(kTcpConns, {{"state", state}})));
   }
   r.tcp_retransmitted_segments = b.sum(kRetrans);
+  r.ndp_neighbors = gauge(b, kNdpNeighbors, {});
   add_drops(w, r);
   return r;
 }

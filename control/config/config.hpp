@@ -214,6 +214,9 @@ struct Ipv6Config {
   // Neighbour solicitations sent for duplicate address detection (RFC 4862 5.1
   // DupAddrDetectTransmits); 0 turns detection off.
   uint32_t dad_transmits = 1;  // 0..10
+  // Router advertisements (RFC 4861 6.3.4): learn a default router (used when a port has
+  // no gateway6) and the link MTU; prefixes are not autoconfigured.
+  bool accept_ra = false;
 };
 
 struct ControlConfig {

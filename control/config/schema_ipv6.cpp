@@ -104,6 +104,7 @@ void parse_ipv6(const MapView& m, Ipv6Config& out) {
   m.enumeration<LinkLocal>("link_local", out.link_local,
                            {{"stable", LinkLocal::stable}, {"eui64", LinkLocal::eui64}});
   m.uint("dad_transmits", 0, 10, out.dad_transmits);
+  m.boolean("accept_ra", out.accept_ra);
   if (auto v = m.get("stable_secret_file")) {
     if (auto path = read_string(m.diag(), *v)) {
       auto key = read_key_file(m.diag(), *v, *path, out.stable_secret.size(),

@@ -96,7 +96,7 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
   section(m, "control", {"metrics_listen"},
           [&](const MapView& s) { parse_control(s, out.control); });
   follow_lcores(out, origins);
-  section(m, "ipv6", {"link_local", "stable_secret_file", "dad_transmits"},
+  section(m, "ipv6", {"link_local", "stable_secret_file", "dad_transmits", "accept_ra"},
           [&](const MapView& s) { parse_ipv6(s, out.ipv6); });
   section(m, "ipsec", {"state_dir", "sas", "policies"},
           [&](const MapView& s) { parse_ipsec(s, out.ipsec, origins); });

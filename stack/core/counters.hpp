@@ -39,6 +39,20 @@ struct alignas(64) StackCounters {
   uint64_t ndp_adverts_out = 0;
   uint64_t ndp_dad_duplicates = 0;
   uint64_t ndp_entries = 0;  // gauge
+  // Router discovery (RFC 4861 6.3): advertisements taken in, solicitations sent, and the
+  // default routers known now (summed over interfaces).
+  uint64_t ndp_ra_in = 0;
+  uint64_t ndp_rs_out = 0;
+  uint64_t ndp_default_routers = 0;  // gauge
+  // ICMPv6 errors sent, by type (their sum is icmpv6_errors_out), and packets given up after
+  // neighbour resolution failed, reported to the upper layer as address unreachable.
+  uint64_t icmpv6_unreachable_out = 0;
+  uint64_t icmpv6_time_exceeded_out = 0;
+  uint64_t icmpv6_param_problem_out = 0;
+  uint64_t icmpv6_address_unreachable = 0;
+  // MLDv2 (RFC 3810): reports sent, queries answered.
+  uint64_t mld_reports_out = 0;
+  uint64_t mld_queries_in = 0;
   // Buffer paths, counted by the data plane: frames that arrived in more than one
   // mbuf (parsed in place as a chain), frames sent as mbuf chains, of those the
   // ones built contiguously in the staging area and copied into the chain (the

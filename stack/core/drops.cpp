@@ -104,6 +104,10 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv6_reassembly_too_large",
     "ipv4_reassembly_evicted",
     "rx_truncated",
+    "ndp_ra_not_accepted",
+    "ndp_ra_bad_source",
+    "icmpv6_error_unmatched",
+    "mld_bad_query",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -135,6 +135,17 @@ enum class DropReason : uint16_t {
   // than the interface's MTU: cut short by the receive path (af_packet's ring after the
   // kernel reassembled fragments), not malformed by its sender.
   kRxTruncated,
+  // Router advertisements (RFC 4861 6.1.2): valid ones while ipv6.accept_ra is off, and
+  // ones from a source that is not link-local. A wrong hop limit, code, length or option
+  // counts under ndp_bad_hop_limit, ndp_malformed and ndp_bad_options as for NS/NA.
+  kNdpRaNotAccepted,
+  kNdpRaBadSource,
+  // An ICMPv6 error that quotes no packet of a flow we have (a forged or late Packet Too
+  // Big, unreachable or time exceeded): counted, no effect.
+  kIcmpv6ErrorUnmatched,
+  // An MLD query (RFC 3810 5.1.14) from a source that is not link-local or with a hop
+  // limit other than 1.
+  kMldBadQuery,
   kCount
 };
 

@@ -3,6 +3,7 @@
 #include "stack/wire/icmpv6.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "stack/core/checksum.hpp"
@@ -61,12 +62,18 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
     }
     case wire::kIcmpv6EchoReply:
       return;  // we send no echo requests of our own
+    case wire::kIcmpv6RouterAdvert:
+      ra_input(ifc, ip, linearize(msg), now);
+      return;
+    case wire::kIcmpv6MldQuery:
+      mld_query_input(ifc, ip, now);
+      return;
     case wire::kIcmpv6DestUnreachable:
     case wire::kIcmpv6PacketTooBig:
     case wire::kIcmpv6TimeExceeded:
     case wire::kIcmpv6ParamProblem:
-      // Nothing above IPv6 sends yet, so no error can concern one of our flows.
       ++counters_.icmpv6_errors_in;
+      if (!icmpv6_error_to_flow(msg)) drops_.add(DropReason::kIcmpv6ErrorUnmatched);
       return;
     default:
       drops_.add(DropReason::kIcmpv6UnsupportedType);
@@ -79,7 +86,7 @@ bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst
   constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
   const auto len = static_cast<uint32_t>(head.size() + body.size());
   wire::Ipv6Repr r{src, dst, wire::kIpProtoIcmpv6, hop_limit, 0, 0, static_cast<uint16_t>(len)};
-  if (wire::Ipv6View::kHeaderLen + len > ifc.cfg.mtu) {
+  if (wire::Ipv6View::kHeaderLen + len > ifc.v6->mtu) {
     return send_icmpv6_fragments(ifc, r, head, body, now);
   }
   TxBuf b;
@@ -107,7 +114,7 @@ bool Stack::send_icmpv6_fragments(Interface& ifc, const wire::Ipv6Repr& r,
   constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen +
                              static_cast<uint32_t>(wire::kIpv6FragmentHeaderLen);
   // Every fragment but the last carries a multiple of 8 bytes (RFC 8200 4.5).
-  const uint32_t per = (ifc.cfg.mtu - wire::Ipv6View::kHeaderLen -
+  const uint32_t per = (ifc.v6->mtu - wire::Ipv6View::kHeaderLen -
                         static_cast<uint32_t>(wire::kIpv6FragmentHeaderLen)) &
                        ~7u;
   const auto total = static_cast<uint32_t>(head.size() + body.size());
@@ -180,6 +187,45 @@ void Stack::send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32
   store_be16(head + 2, csum_fold(quote.csum(csum_partial(head, sum))));
   if (send_icmpv6(ifc, *src, ip->src(), cfg_.default_ttl, head, quote, now)) {
     ++counters_.icmpv6_errors_out;
+    if (type == wire::kIcmpv6DestUnreachable) ++counters_.icmpv6_unreachable_out;
+    if (type == wire::kIcmpv6TimeExceeded) ++counters_.icmpv6_time_exceeded_out;
+    if (type == wire::kIcmpv6ParamProblem) ++counters_.icmpv6_param_problem_out;
+  }
+}
+
+bool Stack::icmpv6_error_to_flow(const PacketView& msg) {
+  // RFC 4443 2.4 (e): an error goes to the upper layer of the packet it quotes. Only
+  // ICMPv6 runs above IPv6 here, and its echo replies and NDP keep no per-flow state to
+  // act on, so no error matches a flow: a forged Packet Too Big changes nothing.
+  static_cast<void>(msg);
+  return false;
+}
+
+void Stack::neighbor_unreachable(TxBuf& frame) {
+  // RFC 4861 7.2.2: each packet that waited is reported as destination unreachable,
+  // address unreachable (code 3). Only our own packets wait here, so the report goes to
+  // our upper layer, as a received error would; nothing is sent on the link.
+  ++counters_.icmpv6_address_unreachable;
+  constexpr size_t kQuote = 1280 - wire::Ipv6View::kHeaderLen - 8;  // RFC 4443 2.4 (c)
+  std::array<uint8_t, 8 + kQuote> msg{wire::kIcmpv6DestUnreachable,
+                                      wire::kIcmpv6CodeAddressUnreachable};
+  if (frame.len <= wire::EthernetView::kHeaderLen) return;
+  const size_t n = std::min<size_t>(
+      std::min(frame.len, frame.capacity) - wire::EthernetView::kHeaderLen, kQuote);
+  std::memcpy(msg.data() + 8, frame.data + wire::EthernetView::kHeaderLen, n);
+  icmpv6_error_to_flow(PacketView(std::span<const uint8_t>(msg.data(), 8 + n)));
+}
+
+void Stack::reassembly_expired6(std::span<uint8_t> first, Instant now) {
+  // RFC 8200 4.5: time exceeded, fragment reassembly time exceeded, to the source of the
+  // first fragment, from the interface its destination (one of our addresses) is on.
+  const auto ip = wire::Ipv6View::parse(first);
+  if (!ip) return;
+  for (auto& ifc : ifaces_) {
+    if (!ifc->v6 || ifc->v6->find(ip->dst()) == nullptr) continue;
+    send_icmpv6_error(*ifc, wire::kIcmpv6TimeExceeded, wire::kIcmpv6CodeReassemblyTimeout, 0,
+                      PacketView(first), now);
+    return;
   }
 }
 
@@ -213,12 +259,13 @@ void Stack::send_routed6(Interface& ifc, TxBuf& b, const Ipv6Addr& dst, Instant 
   // RFC 4861 5.2: on-link destinations directly, the rest through the default router.
   Ipv6Addr hop = dst;
   if (!ifc.v6->on_link(dst)) {
-    if (!ifc.cfg.gateway6) {
+    auto router = ipv6_router(ifc.index, now);
+    if (!router) {
       drops_.add(DropReason::kIpv6NoRoute);
       ifc.io.release(b);
       return;
     }
-    hop = *ifc.cfg.gateway6;
+    hop = *router;
   }
   if (auto mac = ifc.v6->nd.resolve(hop, now)) {
     // Sending may have moved a STALE entry to DELAY, whose timer runs out sooner.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stack/iface/neighbor_cache.hpp"
+#include "stack/iface/router_list.hpp"
 #include "stack/iface/stack.hpp"
 
 namespace ws {
@@ -32,6 +33,13 @@ struct Stack::Ipv6Iface final : public NeighborActions {
   Interface& ifc;
   NeighborCache nd;
   std::vector<Address> addrs;  // the link-local address first
+  DefaultRouters routers;      // learned from advertisements (accept_ra)
+  uint32_t mtu;                // the link MTU: the port's, or an advertisement's lower one
+  uint32_t rs_sent = 0;        // router solicitations sent since start
+  Instant rs_at;               // the next one, while rs_sent < MAX_RTR_SOLICITATIONS
+  bool ra_heard = false;       // an advertisement with a router lifetime ended solicitation
+  uint32_t mld_left = 0;       // MLDv2 reports still to send (RFC 3810 6.1)
+  Instant mld_at;              // the next one
 };
 
 }  // namespace ws

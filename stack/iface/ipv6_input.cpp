@@ -94,11 +94,10 @@ void Stack::ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6
                         now);
       return;
     }
-    // RFC 7112: the first fragment carries the whole header chain.
-    wire::Ipv6Chain rest;
+    // RFC 7112: the first fragment carries the whole header chain, up to and including
+    // the upper-layer header.
     if (f.offset == 0 && f.more &&
-        wire::walk_ipv6_chain(payload.tail(chain.upper_off), f.next_header, false, rest) ==
-            DropReason::kIpv6ExtTruncated) {
+        !wire::first_fragment_complete(payload.tail(chain.upper_off), f.next_header)) {
       drops_.add(DropReason::kIpv6FragmentIncompleteChain);
       return;
     }

@@ -157,7 +157,7 @@ std::span<const uint8_t> Ipv6Reassembler::complete(Slot& s) {
   return {h, len};
 }
 
-Instant Ipv6Reassembler::poll(Instant now, DropCounters& drops) {
+Instant Ipv6Reassembler::poll(Instant now, DropCounters& drops, const ExpiredFn& on_expired) {
   if (now < next_deadline_) return next_deadline_;
   next_deadline_ = Instant::never();
   for (auto& s : slots_) {
@@ -166,7 +166,16 @@ Instant Ipv6Reassembler::poll(Instant now, DropCounters& drops) {
       next_deadline_ = earliest(next_deadline_, s.expires);
       continue;
     }
-    if (s.state == State::kActive) drops.add(DropReason::kIpv6ReassemblyTimeout, s.frags.size());
+    if (s.state == State::kActive) {
+      drops.add(DropReason::kIpv6ReassemblyTimeout, s.frags.size());
+      if (on_expired && s.unfrag_len != 0 && !s.frags.empty() && s.frags.front().off == 0) {
+        uint8_t* h = s.buf.get() + kHeadroom - s.unfrag_len;
+        const uint32_t len = s.unfrag_len + s.frags.front().len;
+        store_be16(h + wire::Ipv6View::kPayloadLenOff,
+                   static_cast<uint16_t>(len - wire::Ipv6View::kHeaderLen));
+        on_expired({h, len});
+      }
+    }
     release(s);
   }
   return next_deadline_;

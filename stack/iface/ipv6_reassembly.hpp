@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -41,9 +42,13 @@ class Ipv6Reassembler {
   std::optional<std::span<const uint8_t>> input(const PacketView& pkt,
                                                 const wire::Ipv6FragmentInfo& f, Instant now,
                                                 DropCounters& drops);
+  // Called for each packet that expires with its first fragment (RFC 8200 4.5, for ICMPv6
+  // time exceeded): the rebuilt unfragmentable part (Payload Length set to what follows)
+  // and the first fragment's data; writable, valid for the call.
+  using ExpiredFn = std::function<void(std::span<uint8_t> first_fragment)>;
   // Frees expired packets (their fragments counted as ipv6_reassembly_timeout); returns
   // the next deadline.
-  Instant poll(Instant now, DropCounters& drops);
+  Instant poll(Instant now, DropCounters& drops, const ExpiredFn& on_expired = {});
   Instant next_deadline() const { return next_deadline_; }
   size_t entries() const;
   uint64_t reassembled() const { return reassembled_; }

@@ -18,7 +18,8 @@ constexpr uint8_t kNdpHopLimit = 255;  // RFC 4861 7.1: proves the sender is on 
 
 }  // namespace
 
-Stack::Ipv6Iface::Ipv6Iface(Interface& i, const NeighborConfig& cfg) : ifc(i), nd(cfg) {
+Stack::Ipv6Iface::Ipv6Iface(Interface& i, const NeighborConfig& cfg)
+    : ifc(i), nd(cfg), mtu(i.cfg.mtu) {
   const Ipv6Addr ll = i.cfg.link_local.value_or(eui64_link_local(i.cfg.mac));
   addrs.push_back(Address{Ipv6Cidr{ll, 64}, Ipv6AddrState::kTentative, 0, Instant{}});
   for (const auto& c : i.cfg.addresses6)
@@ -55,6 +56,7 @@ void Stack::Ipv6Iface::send_resolved(TxBuf& frame, const MacAddr& dst) {
 
 void Stack::Ipv6Iface::drop_pending(TxBuf& frame) {
   ifc.stack.drops_.add(DropReason::kNdpResolveFailed);
+  ifc.stack.neighbor_unreachable(frame);
   ifc.io.release(frame);
 }
 
@@ -71,6 +73,14 @@ std::vector<std::pair<Ipv6Cidr, Stack::Ipv6AddrState>> Stack::ipv6_addresses(uin
     for (const auto& a : ifc.v6->addrs) out.emplace_back(a.cidr, a.state);
   }
   return out;
+}
+
+std::optional<Stack::Ipv6AddrState> Stack::ipv6_address_state(uint16_t iface,
+                                                              const Ipv6Addr& a) const {
+  const Interface& ifc = *ifaces_.at(iface);
+  const Ipv6Iface::Address* x = ifc.v6 ? ifc.v6->find(a) : nullptr;
+  if (x == nullptr) return std::nullopt;
+  return x->state;
 }
 
 void Stack::send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,
@@ -215,6 +225,10 @@ void Stack::start_ipv6(Interface& ifc, Instant now) {
     a.dad_at = now;
     a.state = ifc.cfg.dad_transmits == 0 ? Ipv6AddrState::kPreferred : Ipv6AddrState::kTentative;
   }
+  ifc.v6->rs_sent = 0;
+  ifc.v6->rs_at = now;
+  ifc.v6->ra_heard = false;
+  start_mld(ifc, now);
   v6_deadline_ = Instant::from_ns(0);
 }
 
@@ -241,10 +255,16 @@ Instant Stack::poll_ipv6(Instant now) {
       next = earliest(next, a.dad_at);
     }
     next = earliest(next, ifc->v6->nd.poll(now, *ifc->v6));
+    next = earliest(next, poll_routers(*ifc, now));
+    next = earliest(next, poll_mld(*ifc, now));
   }
-  reasm6_.poll(now, drops_);
+  reasm6_.poll(now, drops_, [this, now](std::span<uint8_t> first) {
+    if (cfg_.icmp_reassembly_time_exceeded) reassembly_expired6(first, now);
+  });
   next = earliest(next, reasm6_.next_deadline());
   counters_.ndp_entries = ndp_entries();
+  counters_.ndp_default_routers = 0;
+  for (const auto& i : ifaces_) counters_.ndp_default_routers += i->v6 ? i->v6->routers.size() : 0;
   v6_deadline_ = next;
   return next;
 }

@@ -18,12 +18,14 @@ namespace ws {
 // RFC 4861 section 10 constants, with the stale-entry lifetime RFC 4861 7.3.2 leaves
 // to the implementation.
 struct NeighborConfig {
-  Duration reachable_time = Duration::seconds(30);    // REACHABLE_TIME
-  Duration retrans_timer = Duration::seconds(1);      // RETRANS_TIMER
-  Duration delay_first_probe = Duration::seconds(5);  // DELAY_FIRST_PROBE_TIME
-  uint32_t max_multicast_solicit = 3;                 // MAX_MULTICAST_SOLICIT
-  uint32_t max_unicast_solicit = 3;                   // MAX_UNICAST_SOLICIT
-  Duration stale_lifetime = Duration::seconds(600);   // unused STALE entries are freed
+  Duration reachable_time = Duration::seconds(30);            // REACHABLE_TIME
+  Duration retrans_timer = Duration::seconds(1);              // RETRANS_TIMER
+  Duration delay_first_probe = Duration::seconds(5);          // DELAY_FIRST_PROBE_TIME
+  uint32_t max_multicast_solicit = 3;                         // MAX_MULTICAST_SOLICIT
+  uint32_t max_unicast_solicit = 3;                           // MAX_UNICAST_SOLICIT
+  uint32_t max_rtr_solicitations = 3;                         // MAX_RTR_SOLICITATIONS
+  Duration rtr_solicitation_interval = Duration::seconds(4);  // RTR_SOLICITATION_INTERVAL
+  Duration stale_lifetime = Duration::seconds(600);           // unused STALE entries are freed
   uint32_t max_entries = 1024;
   uint32_t max_pending_per_entry = 16;
   uint32_t max_pending_total = 512;

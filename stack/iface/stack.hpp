@@ -54,6 +54,9 @@ struct InterfaceConfig {
   // The link-local address (stack/iface/link_local.hpp); none: modified EUI-64 of `mac`.
   std::optional<Ipv6Addr> link_local;
   uint32_t dad_transmits = 1;  // RFC 4862 DupAddrDetectTransmits; 0: addresses used at once
+  // Router advertisements (RFC 4861 6.3.4) teach the default router (used without
+  // gateway6) and the link MTU; router solicitations are sent at start (6.3.7).
+  bool accept_ra = false;
   bool runs_ipv6() const { return !addresses6.empty() || gateway6.has_value(); }
 };
 
@@ -163,6 +166,16 @@ class Stack final : public L4Output {
   // detection state; empty when the interface does not run IPv6.
   enum class Ipv6AddrState : uint8_t { kTentative, kPreferred, kDuplicate };
   std::vector<std::pair<Ipv6Cidr, Ipv6AddrState>> ipv6_addresses(uint16_t iface) const;
+  // The state of one of them without building the list; none when `a` is not one.
+  std::optional<Ipv6AddrState> ipv6_address_state(uint16_t iface, const Ipv6Addr& a) const;
+  // The default router off-link IPv6 traffic goes through now: gateway6, else the first
+  // live one learned from router advertisements; none when there is neither.
+  std::optional<Ipv6Addr> ipv6_router(uint16_t iface, Instant now) const;
+  // The router learned from advertisements that ipv6_router() picks without gateway6
+  // (always in fe80::/64); none when no live one is known.
+  std::optional<Ipv6Addr> ipv6_learned_router(uint16_t iface, Instant now) const;
+  // The IPv6 link MTU: the port's, or lower when a router advertisement said so.
+  uint32_t ipv6_mtu(uint16_t iface) const;
 
   // L4Output
   bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
@@ -212,6 +225,19 @@ class Stack final : public L4Output {
                          const wire::NdpOptions& opts, Instant now);
   void ndp_advert_input(Interface& ifc, const wire::Ipv6View& ip, uint32_t flags,
                         const Ipv6Addr& target, const wire::NdpOptions& opts, Instant now);
+  // Router discovery (router_discovery.cpp): advertisements checked (RFC 4861 6.1.2) and
+  // learned (6.3.4); solicitations at start (6.3.7), then the routers' expiry.
+  void ra_input(Interface& ifc, const wire::Ipv6View& ip, std::span<const uint8_t> msg,
+                Instant now);
+  void ra_learn(Interface& ifc, const Ipv6Addr& router, std::span<const uint8_t> msg,
+                const wire::NdpOptions& opts, Instant now);
+  Instant poll_routers(Interface& ifc, Instant now);
+  void send_router_solicit(Interface& ifc, Instant now);
+  // MLDv2 (mld.cpp): reports of the solicited-node groups at start and when queried.
+  void start_mld(Interface& ifc, Instant now);
+  Instant poll_mld(Interface& ifc, Instant now);
+  void send_mld_report(Interface& ifc);
+  void mld_query_input(Interface& ifc, const wire::Ipv6View& ip, Instant now);
   // Neighbour solicitation for `target`: DAD (from ::), to its solicited-node group, or
   // unicast to `unicast` (a probe).
   void send_solicit(Interface& ifc, const Ipv6Addr& target, bool dad,
@@ -227,6 +253,15 @@ class Stack final : public L4Output {
   // ICMPv6 error quoting `offending` (an IPv6 packet we received), rate limited (RFC 4443 2.4).
   void send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32_t word,
                          const PacketView& offending, Instant now);
+  // Hands an ICMPv6 error (`msg` from its type on, quoting one of our packets), received
+  // or raised here, to the flow it concerns; false when it concerns none.
+  bool icmpv6_error_to_flow(const PacketView& msg);
+  // A frame that waited for a neighbour that never answered (RFC 4861 7.2.2: reported to
+  // the upper layer as destination unreachable, address unreachable).
+  void neighbor_unreachable(TxBuf& frame);
+  // RFC 8200 4.5: time exceeded (reassembly) for a packet that expired with its first
+  // fragment (`first`: the rebuilt unfragmentable part and that fragment's data).
+  void reassembly_expired6(std::span<uint8_t> first, Instant now);
   // Sends a built IPv6 frame (Ethernet source and type written) towards its next hop.
   void send_routed6(Interface& ifc, TxBuf& buf, const Ipv6Addr& dst, Instant now);
   // The preferred address of `ifc` to send to `dst` from (RFC 6724 reduced to scope

@@ -1,5 +1,7 @@
 #include "stack/wire/ipv6.hpp"
 
+#include "stack/wire/ipv4.hpp"
+
 namespace ws::wire {
 
 void emit_ipv6(uint8_t* out, const Ipv6Repr& r) {
@@ -128,6 +130,17 @@ std::optional<DropReason> walk_ipv6_chain(const PacketView& payload, uint8_t fir
     nh = h[0];
     off += static_cast<uint32_t>(len);
   }
+}
+
+bool first_fragment_complete(const PacketView& frag, uint8_t next) {
+  Ipv6Chain rest;
+  const auto r = walk_ipv6_chain(frag, next, false, rest);
+  if (r) return r != DropReason::kIpv6ExtTruncated;  // other faults are found after reassembly
+  const size_t need = rest.upper == kIpProtoIcmpv6 ? 4
+                      : rest.upper == 17           ? 8
+                      : rest.upper == 6            ? 20
+                                                   : 0;
+  return frag.size() - rest.upper_off >= need;
 }
 
 }  // namespace ws::wire

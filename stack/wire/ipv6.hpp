@@ -104,4 +104,10 @@ inline constexpr size_t kIpv6MaxChainBytes = 512;
 std::optional<DropReason> walk_ipv6_chain(const PacketView& payload, uint8_t first,
                                           bool dst_multicast, Ipv6Chain& out);
 
+// RFC 7112 section 5: whether a first fragment's fragmentable part `frag` (after the
+// Fragment header, whose Next Header is `next`) holds the rest of the header chain and the
+// whole upper-layer header (ICMPv6 type, code and checksum; the UDP header; the TCP header
+// without options). False when a header runs past the fragment.
+bool first_fragment_complete(const PacketView& frag, uint8_t next);
+
 }  // namespace ws::wire

@@ -86,12 +86,17 @@ TEST(Ipv6Config, Section) {
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->ipv6.link_local, LinkLocal::eui64);
   EXPECT_EQ(r.config->ipv6.dad_transmits, 0u);
+  EXPECT_FALSE(r.config->ipv6.accept_ra);
+  LoadResult ra = load(with("ipv6:\n  accept_ra: true\n"));
+  ASSERT_TRUE(ra.config) << all_errors(ra);
+  EXPECT_TRUE(ra.config->ipv6.accept_ra);
   EXPECT_EQ(to_string(LinkLocal::eui64), "eui64");
   EXPECT_EQ(to_string(LinkLocal::stable), "stable");
   EXPECT_TRUE(one_error(with("ipv6:\n  link_local: random\n"), 7, 15,
                         {"ipv6.link_local", "stable, eui64"}));
   EXPECT_TRUE(one_error(with("ipv6:\n  dad_transmits: 11\n"), 7, 18, {"ipv6.dad_transmits"}));
-  EXPECT_TRUE(one_error(with("ipv6:\n  accept_ra: yes\n"), 7, 3, {"accept_ra"}));
+  EXPECT_TRUE(one_error(with("ipv6:\n  accept_ra: sometimes\n"), 7, 14, {"ipv6.accept_ra"}));
+  EXPECT_TRUE(one_error(with("ipv6:\n  accept_redirects: true\n"), 7, 3, {"accept_redirects"}));
 }
 
 TEST(Ipv6Config, StableSecretFile) {

@@ -228,5 +228,80 @@ TEST(Status, PerCoreFramesConnectionsAndRedirects) {
   w.remove();
 }
 
+// IPv6 on the status screen: each address (from the info entries) with its DAD state
+// from the masks, the learned router from its interface identifier (gateway6, when
+// configured, instead), and the neighbour cache size.
+TEST(Status, Ipv6AddressesRouterAndNeighbours) {
+  using namespace ws::stats;
+  test::TempDir dir;
+  Writer w;
+  ASSERT_TRUE(w.create(dir.file("v6.stats"), {.lcore_ids = {0, 1}}));
+  auto reg = [&](const char* name, std::vector<LabelPair> labels) {
+    MetricSpec s;
+    s.name = name;
+    s.help = "x";
+    s.type = MetricType::kGauge;
+    s.labels = std::move(labels);
+    s.scope = Scope::kPerCoreSum;
+    auto slot = w.register_metric(s);
+    EXPECT_TRUE(slot) << w.last_error();
+    return *slot;
+  };
+  Slot tentative =
+      reg("wirespeed_ipv6_address_state_mask", {{"port", "p0"}, {"state", "tentative"}});
+  Slot preferred =
+      reg("wirespeed_ipv6_address_state_mask", {{"port", "p0"}, {"state", "preferred"}});
+  Slot duplicate =
+      reg("wirespeed_ipv6_address_state_mask", {{"port", "p0"}, {"state", "duplicate"}});
+  Slot iid = reg("wirespeed_ipv6_learned_router_iid", {{"port", "p0"}});
+  Slot neighbors = reg("wirespeed_ndp_neighbors", {});
+  ASSERT_TRUE(w.set_info("port.p0.ipv6_link_local", "fe80::1/64"));
+  ASSERT_TRUE(w.set_info("port.p0.ipv6_addresses", "2001:db8::1/64 2001:db8::2/64"));
+  ASSERT_TRUE(w.seal());
+  w.core_values(0)[preferred.offset] = 0b001;
+  w.core_values(0)[tentative.offset] = 0b010;
+  w.core_values(0)[duplicate.offset] = 0b100;
+  w.core_values(0)[iid.offset] = 0x0000000000010002u;  // fe80::1:2
+  w.core_values(0)[neighbors.offset] = 2;
+  w.core_values(1)[neighbors.offset] = 3;
+  w.publish(0);
+  w.publish(1);
+  Reader r(dir.file("v6.stats"));
+  ASSERT_EQ(r.refresh(), Liveness::kLive);
+  Snapshot a;
+  ASSERT_TRUE(r.read(&a));
+
+  Settings settings;
+  settings.ports.push_back(PortSettings{});
+  settings.ports.back().name = "p0";
+  StatusReport rep = build_status_report(settings, a, a);
+  ASSERT_EQ(rep.ports.size(), 1u);
+  const auto& v6 = rep.ports[0].ipv6_addresses;
+  ASSERT_EQ(v6.size(), 3u);
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(v6[0], (P{"fe80::1/64", "preferred"}));
+  EXPECT_EQ(v6[1], (P{"2001:db8::1/64", "tentative"}));
+  EXPECT_EQ(v6[2], (P{"2001:db8::2/64", "duplicate"}));
+  EXPECT_EQ(rep.ports[0].ipv6_router, "fe80::1:2");
+  EXPECT_EQ(rep.ndp_neighbors, 5);
+  std::string txt = render_text(rep);
+  EXPECT_NE(txt.find("ipv6 2001:db8::2/64 duplicate"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("ipv6 default router fe80::1:2"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("IPv6 neighbour cache entries: 5"), std::string::npos) << txt;
+  std::string json = render_json(rep);
+  EXPECT_NE(json.find(R"({"address":"2001:db8::1/64","state":"tentative"})"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("ipv6_default_router":"fe80::1:2")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("neighbor_cache_entries":5)"), std::string::npos) << json;
+  // No router learned: none shown.
+  w.core_values(0)[iid.offset] = 0;
+  w.publish(0);
+  ASSERT_TRUE(r.read(&a));
+  rep = build_status_report(settings, a, a);
+  EXPECT_EQ(rep.ports[0].ipv6_router, "");
+  EXPECT_NE(render_text(rep).find("ipv6 default router -"), std::string::npos);
+  w.remove();
+}
+
 }  // namespace
 }  // namespace ws::cli

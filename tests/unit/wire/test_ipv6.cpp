@@ -144,6 +144,23 @@ TEST(Ipv6Chain, NoExtensionHeaders) {
   EXPECT_EQ(c.upper_field, 6u);
 }
 
+// RFC 7112: a first fragment must hold the whole chain and the upper-layer header.
+TEST(Ipv6Chain, FirstFragmentCompleteness) {
+  auto complete = [](const std::vector<uint8_t>& p, uint8_t next) {
+    return first_fragment_complete(PacketView(std::span<const uint8_t>(p)), next);
+  };
+  EXPECT_TRUE(complete(kUdp8, 17));
+  EXPECT_FALSE(complete({0, 7, 0, 7, 0, 8, 0}, 17));  // 7 of UDP's 8 bytes
+  EXPECT_TRUE(complete(std::vector<uint8_t>(20, 0), 6));
+  EXPECT_FALSE(complete(std::vector<uint8_t>(19, 0), 6));
+  EXPECT_TRUE(complete({128, 0, 0, 0}, kIpProtoIcmpv6));
+  EXPECT_FALSE(complete({128, 0}, kIpProtoIcmpv6));
+  EXPECT_FALSE(complete(ext(kIpProtoIcmpv6, {}), kIpv6DestOptions));  // nothing after it
+  EXPECT_TRUE(complete(cat({ext(kIpProtoIcmpv6, {}), {128, 0, 0, 0}}), kIpv6DestOptions));
+  EXPECT_FALSE(complete({kIpProtoIcmpv6, 0, 1, 4}, kIpv6DestOptions));  // runs past the end
+  EXPECT_TRUE(complete({}, 200));  // an unknown protocol: no header length to ask for
+}
+
 TEST(Ipv6Chain, HopByHopAndDestOptionsWithPadding) {
   // Hop-by-hop with PadN and a router alert (type 5: 00 bits, skipped), then
   // destination options with Pad1s, then UDP.
