@@ -84,7 +84,8 @@ void Tcb::become_established(Instant now) {
 
 void Tcb::enter_time_wait(Instant now) {
   set_state(TcpState::kTimeWait);
-  rto_at = delack_at = persist_at = keepalive_at = retry_at = Instant::never();
+  rto_at = delack_at = persist_at = keepalive_at = retry_at = pressure_at = Instant::never();
+  pressured = false;
   tlp_at = rack.reo_at = Instant::never();
   tw_at = now + stack.config().time_wait;
   // Keep only what TIME_WAIT needs: the sequence state and ts_recent.
@@ -184,7 +185,10 @@ namespace {
 // grows toward the autotuned limit in steps (not per segment). 0 when nothing
 // may be queued now; then on_writable follows.
 size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
-  if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) t.pressured = true;
+  if (!t.released && !t.pressured && t.stack.tx_pressure(t.t.raddr)) {
+    t.set_pressured(t.stack.last_now());
+    t.stack.schedule(&t);  // nothing may be in flight: the re-check is its only timer
+  }
   size_t n = std::min(c.send_space(), want);
   if (n < want) t.want_writable = true;
   if (n == 0) return 0;

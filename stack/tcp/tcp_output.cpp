@@ -14,12 +14,13 @@ namespace {
 
 // Transmit buffers ran short towards the peer, or came back: then reopen the window
 // and wake the writer.
-[[gnu::always_inline]] inline void update_pressure(Tcb& c) {
+[[gnu::always_inline]] inline void update_pressure(Tcb& c, Instant now) {
   if (c.pressured && !c.stack.tx_pressure(c.t.raddr)) {
     c.pressured = false;
+    c.pressure_at = Instant::never();
     c.ack_now = true;
-  } else if (!c.pressured && c.stack.tx_pressure(c.t.raddr)) {
-    c.pressured = true;
+  } else if (c.stack.tx_pressure(c.t.raddr)) {
+    c.set_pressured(now);
   }
 }
 
@@ -253,6 +254,11 @@ void Tcb::send_rst(Instant now) {
 
 void Tcb::send_probe(Instant now) { emit(snd_una - 1, 0, kAck, now); }
 
+void Tcb::set_pressured(Instant now) {
+  pressured = true;
+  pressure_at = now + Duration::millis(1);
+}
+
 void Tcb::arm_rto(Instant now) {
   if (rto_at.is_never()) rto_at = now + rto;
 }
@@ -268,7 +274,7 @@ void Tcb::output(Instant now) {
     if (ack_now) send_ack(now);
     return;
   }
-  update_pressure(*this);
+  update_pressure(*this, now);
   // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
