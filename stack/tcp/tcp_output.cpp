@@ -24,6 +24,17 @@ namespace {
   }
 }
 
+// SYN_SENT and SYN_RECEIVED. A SYN (or SYN,ACK) that found no buffer goes out from here:
+// emit() set retry_at, and no retransmission timer runs for a segment never sent.
+void output_handshake(Tcb& c, Instant now) {
+  if (c.snd_max == c.iss) {
+    c.send_syn(now);
+    return;
+  }
+  if (c.ack_now && c.state == TcpState::kSynReceived) c.send_ack(now);
+  c.stack.schedule(&c);
+}
+
 // Bookkeeping after a data segment went out: retransmission counts and Karn's rule
 // (RFC 6298 3), or an RTT sample started; the FIN it carried takes a sequence number.
 [[gnu::always_inline]] inline void note_data_sent(Tcb& c, SeqNum end, uint32_t len, bool fin,
@@ -229,7 +240,10 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
 
 void Tcb::send_syn(Instant now) {
   bool synack = state == TcpState::kSynReceived;
-  if (!emit(iss, 0, synack ? (kSyn | kAck) : kSyn, now, true)) return;
+  if (!emit(iss, 0, synack ? (kSyn | kAck) : kSyn, now, true)) {
+    stack.schedule(this);  // retry_at: output() sends it again
+    return;
+  }
   if (snd_nxt == iss) {
     snd_nxt = iss + 1;
     snd_max = seq_max(snd_max, snd_nxt);
@@ -266,8 +280,7 @@ void Tcb::arm_rto(Instant now) {
 void Tcb::output(Instant now) {
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
-    if (ack_now && state == TcpState::kSynReceived) send_ack(now);
-    stack.schedule(this);
+    output_handshake(*this, now);
     return;
   }
   if (state == TcpState::kTimeWait || state == TcpState::kClosed) {

@@ -297,6 +297,22 @@ TEST(Gather, PressureEndsByTheTimerWithNothingInFlight) {
   EXPECT_EQ(n.bad, 0u);
 }
 
+// The pool is empty when connect() sends the SYN: the SYN is counted as no_mbuf and
+// sent again once buffers return; the connection does not sit in SYN_SENT for ever.
+TEST(Gather, SynWithoutABufferIsSentAgain) {
+  Net n(sender_io(2048, 2048, 9000), 9000);
+  n.a.io.set_available(n.a.io.outstanding());
+  ConnCallbacks cb;
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  n.step();
+  EXPECT_GE(n.a.stack.drops().get(DropReason::kNoMbuf), 1u);
+  EXPECT_EQ(n.conn->state(), TcpState::kSynSent);
+  n.a.io.restore_pool();
+  for (int i = 0; i < 20000 && n.conn->state() != TcpState::kEstablished; ++i) n.step();  // 4 s
+  EXPECT_EQ(n.conn->state(), TcpState::kEstablished);
+}
+
 // send_reserve()/send_commit(): the application writes into the send ring in
 // place, across its wrap point, and what it commits goes out like send().
 TEST(SendReserve, WritesInPlaceAcrossTheWrapAndCommitsLikeSend) {
