@@ -84,7 +84,8 @@ void Tcb::become_established(Instant now) {
 
 void Tcb::enter_time_wait(Instant now) {
   set_state(TcpState::kTimeWait);
-  rto_at = delack_at = persist_at = keepalive_at = retry_at = Instant::never();
+  rto_at = delack_at = persist_at = keepalive_at = retry_at = pressure_at = Instant::never();
+  pressured = false;
   tlp_at = rack.reo_at = Instant::never();
   tw_at = now + stack.config().time_wait;
   // Keep only what TIME_WAIT needs: the sequence state and ts_recent.
@@ -186,12 +187,17 @@ namespace {
 size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
   // Refused here, the writer waits its turn at the transmit queue like the frames do
   // (tx_blocked): the turn wakes it (resume_output). Left to poll the mark, it found the
-  // queue refilled by others each time.
+  // queue refilled by others each time. The timer re-check (pressure_at) is the fallback
+  // for a connection with nothing in flight and so no other timer.
   if (!t.released) {
     if (t.stack.tx_blocked(t)) {
-      t.pressured = true;
+      if (!t.pressured) {
+        t.set_pressured(t.stack.last_now());
+        t.stack.schedule(&t);
+      }
     } else if (t.pressured) {
       t.pressured = false;
+      t.pressure_at = Instant::never();
       t.ack_now = true;  // the window's right edge moves again (update_pressure)
     }
   }

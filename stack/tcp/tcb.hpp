@@ -150,6 +150,9 @@ class Tcb final : public Connection {
   // --- lifecycle (tcp_stack.cpp)
   void set_state(TcpState s);
   void become_established(Instant now);
+  // Transmit buffers ran short towards the peer: send() takes nothing and the window
+  // stops opening until a re-check 1 ms on finds them back (tcp_output.cpp).
+  void set_pressured(Instant now);
   void enter_time_wait(Instant now);
   void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
   void deliver(Instant now);   // hand in-order data to on_data
@@ -264,6 +267,9 @@ class Tcb final : public Connection {
   uint32_t keepalive_sent = 0;
   Instant tw_at = Instant::never();
   Instant retry_at = Instant::never();  // no buffer at last output: try again
+  // While `pressured`: when to look at the transmit buffers again (a fixed instant, not
+  // "now + 1 ms" recomputed at every look, which a timer can never reach).
+  Instant pressure_at = Instant::never();
   Instant last_rx;
 
   // Congestion control and loss recovery (recovery.cpp, rack.cpp).

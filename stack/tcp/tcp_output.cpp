@@ -14,13 +14,25 @@ namespace {
 
 // Transmit buffers ran short towards the peer, or came back: then reopen the window
 // and wake the writer.
-[[gnu::always_inline]] inline void update_pressure(Tcb& c) {
+[[gnu::always_inline]] inline void update_pressure(Tcb& c, Instant now) {
   if (c.pressured && !c.stack.tx_pressure(c.t.raddr)) {
     c.pressured = false;
+    c.pressure_at = Instant::never();
     c.ack_now = true;
-  } else if (!c.pressured && c.stack.tx_pressure(c.t.raddr)) {
-    c.pressured = true;
+  } else if (c.stack.tx_pressure(c.t.raddr)) {
+    c.set_pressured(now);
   }
+}
+
+// SYN_SENT and SYN_RECEIVED. A SYN (or SYN,ACK) that found no buffer goes out from here:
+// emit() set retry_at, and no retransmission timer runs for a segment never sent.
+void output_handshake(Tcb& c, Instant now) {
+  if (c.snd_max == c.iss) {
+    c.send_syn(now);
+    return;
+  }
+  if (c.ack_now && c.state == TcpState::kSynReceived) c.send_ack(now);
+  c.stack.schedule(&c);
 }
 
 // Bookkeeping after a data segment went out: retransmission counts and Karn's rule
@@ -228,7 +240,10 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
 
 void Tcb::send_syn(Instant now) {
   bool synack = state == TcpState::kSynReceived;
-  if (!emit(iss, 0, synack ? (kSyn | kAck) : kSyn, now, true)) return;
+  if (!emit(iss, 0, synack ? (kSyn | kAck) : kSyn, now, true)) {
+    stack.schedule(this);  // retry_at: output() sends it again
+    return;
+  }
   if (snd_nxt == iss) {
     snd_nxt = iss + 1;
     snd_max = seq_max(snd_max, snd_nxt);
@@ -254,7 +269,7 @@ void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
 // there waited for good.
 void Tcb::send_ack_when_room(Instant now) {
   if (stack.tx_blocked(*this)) {
-    pressured = true;  // polled again within a millisecond (next_deadline)
+    if (!pressured) set_pressured(now);  // re-checked by the timer as well (pressure_at)
     return;
   }
   send_ack(now);
@@ -266,6 +281,11 @@ void Tcb::send_rst(Instant now) {
 
 void Tcb::send_probe(Instant now) { emit(snd_una - 1, 0, kAck, now); }
 
+void Tcb::set_pressured(Instant now) {
+  pressured = true;
+  pressure_at = now + Duration::millis(1);
+}
+
 void Tcb::arm_rto(Instant now) {
   if (rto_at.is_never()) rto_at = now + rto;
 }
@@ -273,15 +293,14 @@ void Tcb::arm_rto(Instant now) {
 void Tcb::output(Instant now) {
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
-    if (ack_now && state == TcpState::kSynReceived) send_ack(now);
-    stack.schedule(this);
+    output_handshake(*this, now);
     return;
   }
   if (state == TcpState::kTimeWait || state == TcpState::kClosed) {
     if (ack_now) send_ack(now);
     return;
   }
-  update_pressure(*this);
+  update_pressure(*this, now);
   // Nothing in flight, nothing unsent, no FIN due (a receiver between its ACKs): nothing to
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {

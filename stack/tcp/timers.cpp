@@ -31,7 +31,7 @@ Instant Tcb::next_deadline() const {
   d = earliest(d, earliest(tw_at, retry_at));
   d = earliest(d, pmtu.raise_at);
   d = earliest(d, earliest(rack.reo_at, tlp_at));
-  if (pressured) d = earliest(d, stack.last_now() + Duration::millis(1));
+  d = earliest(d, pressure_at);
   return d;
 }
 
@@ -154,7 +154,9 @@ void Tcb::on_timers(Instant now) {
   if (retry) retry_at = Instant::never();
   // Scans visit every connection when any deadline is due: only build output for
   // those that need it.
-  if (!(ack_now || retry || pressured || probed || recovery_due)) return;
+  const bool pressure_due = now >= pressure_at;
+  if (pressure_due) pressure_at = Instant::never();
+  if (!(ack_now || retry || pressure_due || probed || recovery_due)) return;
   resume_output(now);
 }
 

@@ -381,6 +381,18 @@ class Control:
             time.sleep(0.1)
 
 
+def rss_kb(pid):
+    """The resident set size of process `pid` in KiB (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def print_log_tails(log_dir, names=("dataplane.log", "control.log"), lines=20):
     """The last lines of each log that exists, for a failed test's output."""
     for name in names:

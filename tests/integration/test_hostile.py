@@ -193,14 +193,6 @@ print(json.dumps({"sent": sent, "seconds": time.monotonic() - t0}))
 '''
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def script(tmp, name, text):
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
@@ -242,11 +234,11 @@ def syn_flood(res, ns, tmp, dp, ctl):
     pre, _ = run_json(f"{PY} {legit} {DP_IP} 20 0.02", ns, 60)
     pre_ok = sum(1 for t in pre.get("times", []) if t is not None and t <= 1.0)
     res.check(pre_ok == 20, f"before the flood: {pre_ok} of 20 new connections within 1 s", str(pre))
-    rss_cold = rss_kb(dp.proc.pid)
+    rss_cold = h.rss_kb(dp.proc.pid)
     warm = popen(f"nice -n 19 timeout -s INT 2 hping3 -S -p 80 --flood --rand-source {DP_IP}", ns)
     warm.communicate(timeout=15)
     time.sleep(1)
-    rss0 = rss_kb(dp.proc.pid)
+    rss0 = h.rss_kb(dp.proc.pid)
     print(f"  RSS {rss_cold / 1024:.1f} MiB before a 2 s warm-up flood, {rss0 / 1024:.1f} MiB after it",
           flush=True)
     m0 = ctl.scrape()
@@ -260,7 +252,7 @@ def syn_flood(res, ns, tmp, dp, ctl):
     lp = popen(f"nice -n -5 {PY} {legit} {DP_IP} 100 0.05", ns)
     rss_max = rss0
     while flood.poll() is None:
-        rss_max = max(rss_max, rss_kb(dp.proc.pid))
+        rss_max = max(rss_max, h.rss_kb(dp.proc.pid))
         time.sleep(0.2)
     _, ferr = flood.communicate(timeout=10)
     during = json_of(kap, 30)
@@ -404,7 +396,7 @@ def frag_flood(res, tmp):
             res.check(" 0% packet loss" in r.stdout, "before the flood: fragmented ping -s 2000 answered",
                       r.stdout[-300:])
             r0 = reasm(ctl)
-            rss0 = rss_kb(dp.proc.pid)
+            rss0 = h.rss_kb(dp.proc.pid)
             fl = script(tmp, "fragflood.py", FRAG_FLOOD)
             legit = script(tmp, "legit.py", LEGIT)
             flood_p = popen(f"nice -n 19 {PY} {fl} {TAP_DP_IP} {FRAG_FLOOD_S} {FRAG_FLOOD_MAX}", ns)
@@ -417,7 +409,7 @@ def frag_flood(res, tmp):
                 cur = reasm(ctl)
                 for k in peak:
                     peak[k] = max(peak[k], cur[k])
-                rss_max = max(rss_max, rss_kb(dp.proc.pid))
+                rss_max = max(rss_max, h.rss_kb(dp.proc.pid))
                 time.sleep(0.2)
             fres = json_of(flood_p, 10)
             ping_out, _ = ping_p.communicate(timeout=30)

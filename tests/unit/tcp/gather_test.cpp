@@ -348,6 +348,50 @@ TEST(TxPressure, RefusedWriterIsWokenByItsTurnAndSendsInIt) {
   n.a.io.restore_pool();
 }
 
+
+// Transmit buffers run short while the connection has nothing in flight: send() takes
+// nothing, and when the buffers come back the 1 ms re-check alone (no ACK will arrive:
+// the peer has nothing to answer) ends the pressure and wakes the writer.
+TEST(Gather, PressureEndsByTheTimerWithNothingInFlight) {
+  Net n(sender_io(2048, 2048, 9000), 9000);
+  int writable = 0;
+  ConnCallbacks cb;
+  cb.on_writable = [&writable](Connection&) { ++writable; };
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  for (int i = 0; i < 20 && n.conn->state() != TcpState::kEstablished; ++i) n.step();
+  ASSERT_EQ(n.conn->state(), TcpState::kEstablished);
+  for (int i = 0; i < 20; ++i) n.step();           // the handshake's last ACKs settle
+  n.a.io.set_available(n.a.io.outstanding() + 8);  // below low_buffers (64)
+  std::vector<uint8_t> data(4000);
+  for (size_t k = 0; k < data.size(); ++k) data[k] = pattern(k);
+  EXPECT_EQ(n.conn->send(data), 0u) << "under pressure send() takes nothing";
+  n.a.io.restore_pool();
+  for (int i = 0; i < 50 && writable == 0; ++i) n.step();  // 10 ms
+  ASSERT_EQ(writable, 1) << "the writer was never woken after the buffers came back";
+  n.sent = n.conn->send(data);
+  ASSERT_EQ(n.sent, data.size());
+  for (int i = 0; i < 50 && n.received < data.size(); ++i) n.step();
+  EXPECT_EQ(n.received, data.size());
+  EXPECT_EQ(n.bad, 0u);
+}
+
+// The pool is empty when connect() sends the SYN: the SYN is counted as no_mbuf and
+// sent again once buffers return; the connection does not sit in SYN_SENT for ever.
+TEST(Gather, SynWithoutABufferIsSentAgain) {
+  Net n(sender_io(2048, 2048, 9000), 9000);
+  n.a.io.set_available(n.a.io.outstanding());
+  ConnCallbacks cb;
+  n.conn = n.a.tcp.connect({kIpB, kPort}, std::move(cb), 0, n.now);
+  ASSERT_NE(n.conn, nullptr);
+  n.step();
+  EXPECT_GE(n.a.stack.drops().get(DropReason::kNoMbuf), 1u);
+  EXPECT_EQ(n.conn->state(), TcpState::kSynSent);
+  n.a.io.restore_pool();
+  for (int i = 0; i < 20000 && n.conn->state() != TcpState::kEstablished; ++i) n.step();  // 4 s
+  EXPECT_EQ(n.conn->state(), TcpState::kEstablished);
+}
+
 // send_reserve()/send_commit(): the application writes into the send ring in
 // place, across its wrap point, and what it commits goes out like send().
 TEST(SendReserve, WritesInPlaceAcrossTheWrapAndCommitsLikeSend) {
