@@ -104,6 +104,7 @@ constexpr std::string_view kDropReasonNames[] = {
     "ipv6_reassembly_too_large",
     "ipv4_reassembly_evicted",
     "rx_truncated",
+    "udp6_zero_checksum",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

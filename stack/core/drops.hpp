@@ -135,6 +135,9 @@ enum class DropReason : uint16_t {
   // than the interface's MTU: cut short by the receive path (af_packet's ring after the
   // kernel reassembled fragments), not malformed by its sender.
   kRxTruncated,
+  // A UDP datagram over IPv6 with a zero checksum: the checksum is mandatory there
+  // (RFC 8200 8.1; no RFC 6936 tunnel exception is configured).
+  kUdp6ZeroChecksum,
   kCount
 };
 

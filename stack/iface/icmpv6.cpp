@@ -76,9 +76,16 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
 
 bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t hop_limit,
                         std::span<const uint8_t> head, const PacketView& body, Instant now) {
-  constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
   const auto len = static_cast<uint32_t>(head.size() + body.size());
   wire::Ipv6Repr r{src, dst, wire::kIpProtoIcmpv6, hop_limit, 0, 0, static_cast<uint16_t>(len)};
+  return send_ipv6(ifc, r, head, body, now);
+}
+
+bool Stack::send_ipv6(Interface& ifc, const wire::Ipv6Repr& r, std::span<const uint8_t> head,
+                      const PacketView& body, Instant now) {
+  constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
+  const uint32_t len = r.payload_len;
+  const Ipv6Addr& dst = r.dst;
   if (wire::Ipv6View::kHeaderLen + len > ifc.cfg.mtu) {
     return send_icmpv6_fragments(ifc, r, head, body, now);
   }

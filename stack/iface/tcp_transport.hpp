@@ -12,7 +12,7 @@ namespace ws::tcp {
 class TcpTransport final : public TransportHandler {
  public:
   explicit TcpTransport(TcpStack& tcp) : tcp_(tcp) {}
-  void input(Ipv4Addr src, Ipv4Addr dst, const PacketView& segment, bool verified,
+  void input(IpAddr src, IpAddr dst, const PacketView& segment, bool verified,
              Instant now) override {
     tcp_.input(src, dst, segment, verified, now);
   }

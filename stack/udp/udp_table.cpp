@@ -45,8 +45,7 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
     return false;
   }
   auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
-  if (wire::Ipv4View::kMinHeaderLen + l4_len > out_.mtu_to(dst.addr) &&
-      out_.mtu_to(dst.addr) != 0) {
+  if (ip_header_len(dst.addr) + l4_len > out_.mtu_to(dst.addr) && out_.mtu_to(dst.addr) != 0) {
     return send_fragmented(src_port, dst, payload, now);
   }
   L4Frame f;
@@ -72,14 +71,14 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
 
 bool UdpTable::send_fragmented(uint16_t src_port, const Endpoint& dst,
                                std::span<const uint8_t> payload, Instant now) {
-  // Larger than the MTU: the IP layer cuts it into fragments (RFC 791 3.2), so the
+  // Larger than the MTU: the IP layer cuts it into fragments (RFC 791 3.2, RFC 8200 4.5), so the
   // checksum covers the whole datagram and is computed here, in software (RFC 768).
-  Ipv4Addr src = out_.source_for(dst.addr);
+  const IpAddr src = out_.source_for(dst.addr);
   auto l4_len = static_cast<uint16_t>(wire::UdpView::kHeaderLen + payload.size());
   std::array<uint8_t, wire::UdpView::kHeaderLen> hdr{};
   wire::emit_udp(hdr.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
   store_be16(hdr.data() + wire::UdpView::kChecksumOff, 0);
-  uint32_t sum = ipv4_pseudo_sum(src, dst.addr, wire::kIpProtoUdp, l4_len);
+  uint32_t sum = pseudo_sum(src, dst.addr, wire::kIpProtoUdp, l4_len);
   sum = csum_partial(hdr, sum);
   uint16_t c = csum_fold(csum_partial(payload, sum));
   if (c == 0) c = 0xffff;  // RFC 768: zero means "no checksum"
