@@ -181,6 +181,13 @@ bool Pipeline::start(std::string& error) {
       error = "service " + sc.name + ": cannot bind port " + std::to_string(sc.port);
       return false;
     }
+    if (!svc->is_client() && sc.family != AddrFamily::kAny) {
+      if (sc.protocol == config::Protocol::udp) {
+        stack_.udp_restrict_family(sc.port, sc.family);
+      } else {
+        tcp_.restrict_family(sc.port, sc.family);
+      }
+    }
     if (svc->is_client()) client_reports_.join(i, core_);
     sample_.services.push_back(svc.get());
     services_.push_back(std::move(svc));

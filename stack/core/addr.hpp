@@ -208,6 +208,12 @@ struct IpAddr {
   }
 };
 
+// Which families a service answers (`family:` in its config): both, or one.
+enum class AddrFamily : uint8_t { kAny, kIpv4, kIpv6 };
+constexpr bool family_admits(AddrFamily f, const IpAddr& a) {
+  return f == AddrFamily::kAny || (f == AddrFamily::kIpv4) == a.is_v4();
+}
+
 struct Endpoint {
   IpAddr addr;
   uint16_t port = 0;

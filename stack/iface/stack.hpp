@@ -135,6 +135,7 @@ class Stack final : public L4Output {
     return udp_.bind(port, std::move(handler));
   }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
+  bool udp_restrict_family(uint16_t port, AddrFamily f) { return udp_.restrict_family(port, f); }
   void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
   // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned: it must
   // outlive the stack (the stack gives back frames it holds for a burst when destroyed).

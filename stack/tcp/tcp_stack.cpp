@@ -142,6 +142,24 @@ void TcpStack::recycle_rings(Tcb& t) {
   give_ring(spare_snd_, t.sndbuf);
 }
 
+Listener* TcpStack::listener_for(const FourTuple& t) {
+  auto lit = listeners_.find(t.lport);
+  if (lit == listeners_.end()) return nullptr;
+  if (!listen_family_.empty()) {
+    auto f = listen_family_.find(t.lport);
+    if (f != listen_family_.end() && !family_admits(f->second, t.raddr)) return nullptr;
+  }
+  return &lit->second;
+}
+
+void TcpStack::restrict_family(uint16_t port, AddrFamily f) {
+  if (f == AddrFamily::kAny) {
+    listen_family_.erase(port);
+  } else {
+    listen_family_[port] = f;
+  }
+}
+
 uint32_t TcpStack::mss_to(IpAddr raddr) const {
   const uint32_t mtu = out_.mtu_to(raddr);
   const uint32_t floor = raddr.is_v4() ? kIpv4MinMtu : kIpv6MinMtu;
@@ -219,12 +237,12 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
       bool newer = tcb->ts_ok && s.opts.ts_val
                        ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
                        : s.seq > tcb->rcv_nxt;
-      auto lit = listeners_.find(t.lport);
-      if (newer && lit != listeners_.end()) {
+      Listener* l = newer ? listener_for(t) : nullptr;
+      if (l != nullptr) {
         ++ctr_.time_wait_reused;
         tcb->set_state(TcpState::kClosed);
         release(tcb);
-        listen_input(lit->second, t, s, now);
+        listen_input(*l, t, s, now);
         return;
       }
     }
@@ -232,9 +250,8 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     if (!tcb->released) tcb->output(now);
     return;
   }
-  auto lit = listeners_.find(t.lport);
-  if (lit != listeners_.end()) {
-    listen_input(lit->second, t, s, now);
+  if (Listener* l = listener_for(t)) {
+    listen_input(*l, t, s, now);
     return;
   }
   drops_.add(DropReason::kTcpNoListener);

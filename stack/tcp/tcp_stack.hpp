@@ -176,6 +176,9 @@ class TcpStack {
   // Passive open on `port` (any local address). False if already listening.
   bool listen(uint16_t port, ListenCallbacks cbs);
   void unlisten(uint16_t port);
+  // Connections to `port` from the other family are refused as if nobody listened
+  // (RST); kAny lifts it. Kept across listen() and unlisten().
+  void restrict_family(uint16_t port, AddrFamily f);
   // Active open; the SYN leaves at once (time of the last input()/poll() call, or
   // `now` when given). local_port 0 picks an ephemeral port that port_ok accepts.
   // Returns nullptr when no port/route/connection slot is available.
@@ -264,6 +267,9 @@ class TcpStack {
   PmtuCache pmtu_cache_;
   ConnTable conns_;
   std::unordered_map<uint16_t, Listener> listeners_;
+  std::unordered_map<uint16_t, AddrFamily> listen_family_;  // ports restricted to one family
+  // The listener for `t`'s local port if it takes `t`'s family, or nullptr.
+  Listener* listener_for(const FourTuple& t);
   std::vector<Tcb*> graveyard_;       // released during this call; destroyed at its end
   std::vector<TcbSlot*> free_slots_;  // owned; deleted beyond a bound by compact_timers()
   size_t slot_count_ = 0;             // slots allocated: live connections + free_slots_

@@ -33,7 +33,15 @@ bool UdpTable::deliver(const UdpDatagram& d, Instant now) {
   int16_t i = index_[d.dst.port];
   if (i == 0) return false;
   UdpSocket& s = *sockets_[static_cast<size_t>(i - 1)];
+  if (!family_admits(s.family_, d.src.addr)) return false;
   s.handler_(s, d, now);
+  return true;
+}
+
+bool UdpTable::restrict_family(uint16_t port, AddrFamily f) {
+  int16_t i = index_[port];
+  if (i == 0) return false;
+  sockets_[static_cast<size_t>(i - 1)]->family_ = f;
   return true;
 }
 

@@ -42,6 +42,7 @@ class UdpSocket {
   UdpTable& table_;
   uint16_t port_;
   Handler handler_;
+  AddrFamily family_ = AddrFamily::kAny;
 };
 
 class UdpTable {
@@ -53,6 +54,9 @@ class UdpTable {
   // nullptr when the port is taken.
   UdpSocket* bind(uint16_t port, UdpSocket::Handler handler);
   void unbind(uint16_t port);
+  // Datagrams to `port` from the other family are refused as to a closed port (kAny:
+  // both). False when nothing is bound there.
+  bool restrict_family(uint16_t port, AddrFamily f);
 
   // Delivers a validated datagram; false when no socket is bound to dst.port.
   bool deliver(const UdpDatagram& d, Instant now);
