@@ -64,10 +64,20 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
     case wire::kIcmpv6DestUnreachable:
     case wire::kIcmpv6PacketTooBig:
     case wire::kIcmpv6TimeExceeded:
-    case wire::kIcmpv6ParamProblem:
-      // Nothing above IPv6 sends yet, so no error can concern one of our flows.
+    case wire::kIcmpv6ParamProblem: {
       ++counters_.icmpv6_errors_in;
+      // RFC 4443 2.4 (c): the invoking packet follows the 8-byte header. Errors about
+      // one of our TCP segments go to TCP, which checks them against the connection
+      // (RFC 5927); Packet Too Big carries the link's MTU (RFC 8201 4).
+      const std::span<const uint8_t> m = linearize(msg);
+      if (tcp_ == nullptr || m.size() < 8 + wire::Ipv6View::kHeaderLen + 8) return;
+      const auto quoted = m.subspan(8);
+      if (quoted[wire::Ipv6View::kNextHeaderOff] != wire::kIpProtoTcp) return;
+      const uint32_t mtu = load_be32(m.data() + 4);
+      tcp_->icmp_error(type, icmp->code(), static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)),
+                       quoted, now);
       return;
+    }
     default:
       drops_.add(DropReason::kIcmpv6UnsupportedType);
       return;

@@ -232,6 +232,74 @@ TEST(Ipv6Tcp, SynGetsASynAckWithTheIpv6Mss) {
   EXPECT_EQ(d.tcp->mss_to(IpAddr(kPeerIp)), 1460u);
 }
 
+// A Packet Too Big quoting a segment in flight lowers the connection's MSS to the
+// reported MTU less 60 (RFC 8201 4); one whose quoted sequence number lies outside
+// SND.UNA..SND.MAX is ignored (RFC 5927 4.1), and so is one for no connection.
+TEST(Ipv6Tcp, PacketTooBigLowersTheMssOnlyWhenItQuotesDataInFlight) {
+  DualStack d;
+  StackHarness& h = *d.h;
+  tcp::Connection* conn = nullptr;
+  ASSERT_TRUE(d.tcp->listen(80, {[&](tcp::Connection& c) {
+                              conn = &c;
+                              return true;
+                            }}));
+  wire::TcpRepr syn;
+  syn.src_port = 40000;
+  syn.dst_port = 80;
+  syn.seq = SeqNum(1000);
+  syn.flags = wire::tcpflag::kSyn;
+  syn.window = 65535;
+  syn.mss = 1440;
+  h.rx(frame6(wire::kIpProtoTcp, tcp6(syn)));
+  const Sent6 synack = parse_sent(h.io.take_sent().at(0).bytes);
+  auto sa = *wire::TcpView::parse(synack.l4);
+  wire::TcpRepr ack = syn;
+  ack.mss.reset();
+  ack.seq = SeqNum(1001);
+  ack.ack = sa.seq() + 1;
+  ack.flags = wire::tcpflag::kAck;
+  h.rx(frame6(wire::kIpProtoTcp, tcp6(ack)));
+  ASSERT_NE(conn, nullptr);
+  std::vector<uint8_t> data(4000, 0x42);
+  ASSERT_EQ(conn->send(data), data.size());
+  d.tcp->poll(h.now());
+  auto sent = h.io.take_sent();
+  ASSERT_FALSE(sent.empty());
+  const std::vector<uint8_t> first = sent[0].bytes;
+  EXPECT_EQ(first.size(), kEth + 1500u);  // full-sized: 1440 bytes of payload
+  // A Packet Too Big quoting `quoted` (the start of a packet we sent) with `mtu`.
+  auto ptb = [&](std::vector<uint8_t> quoted, uint32_t mtu) {
+    std::vector<uint8_t> m(8);
+    m[0] = wire::kIcmpv6PacketTooBig;
+    store_be32(m.data() + 4, mtu);
+    m.insert(m.end(), quoted.begin(), quoted.end());
+    wire::fill_icmpv6_checksum(m, kPeer6, kOur6);
+    return frame6(wire::kIpProtoIcmpv6, m);
+  };
+  std::vector<uint8_t> quote(first.begin() + kEth, first.begin() + kEth + 1240 - 48);
+  // Forged: a sequence number before SND.UNA.
+  std::vector<uint8_t> forged = quote;
+  store_be32(forged.data() + 40 + 4, sa.seq().raw() - 5000);
+  h.rx(ptb(forged, 1400));
+  EXPECT_EQ(d.tcp->counters().icmp_ignored_sequence, 1u);
+  EXPECT_EQ(d.tcp->counters().pmtu_reductions, 0u);
+  // For another port: no connection.
+  std::vector<uint8_t> other = quote;
+  store_be16(other.data() + 40 + 2, 40001);
+  h.rx(ptb(other, 1400));
+  EXPECT_EQ(d.tcp->counters().icmp_ignored_no_connection, 1u);
+  // Genuine: the segments resent at once fit 1400 bytes.
+  h.io.clear_sent();
+  h.rx(ptb(quote, 1400));
+  EXPECT_EQ(d.tcp->counters().pmtu_reductions, 1u);
+  EXPECT_EQ(d.tcp->counters().icmp_accepted, 1u);
+  d.tcp->poll(h.now());
+  sent = h.io.take_sent();
+  ASSERT_FALSE(sent.empty());
+  for (const auto& f : sent) EXPECT_LE(f.bytes.size(), kEth + 1400u);
+  EXPECT_EQ(sent[0].bytes.size(), kEth + 1400u);  // 1340 = 1400 - 60 bytes of payload
+}
+
 TEST(Ipv6Tcp, ClosedPortDrawsARst) {
   DualStack d;
   StackHarness& h = *d.h;
