@@ -56,6 +56,17 @@ std::vector<uint8_t> tcp6(const wire::TcpRepr& r) {
   return t;
 }
 
+// A segment from the peer's port 40000 to `port`.
+wire::TcpRepr peer_segment(uint16_t port, uint32_t seq, uint8_t flags) {
+  wire::TcpRepr r;
+  r.src_port = 40000;
+  r.dst_port = port;
+  r.seq = SeqNum(seq);
+  r.flags = flags;
+  r.window = 65535;
+  return r;
+}
+
 // A sent IPv6 frame: its upper-layer protocol and payload, checked against its
 // pseudo-header checksum (RFC 8200 8.1).
 struct Sent6 {
@@ -198,12 +209,7 @@ TEST(Ipv6Tcp, SynGetsASynAckWithTheIpv6Mss) {
   DualStack d;
   StackHarness& h = *d.h;
   ASSERT_TRUE(d.tcp->listen(80, {[](tcp::Connection&) { return true; }}));
-  wire::TcpRepr syn;
-  syn.src_port = 40000;
-  syn.dst_port = 80;
-  syn.seq = SeqNum(1000);
-  syn.flags = wire::tcpflag::kSyn;
-  syn.window = 65535;
+  wire::TcpRepr syn = peer_segment(80, 1000, wire::tcpflag::kSyn);
   syn.mss = 1440;
   h.rx(frame6(wire::kIpProtoTcp, tcp6(syn)));
   auto sent = h.io.take_sent();
@@ -219,13 +225,8 @@ TEST(Ipv6Tcp, SynGetsASynAckWithTheIpv6Mss) {
   ASSERT_TRUE(o.mss);
   EXPECT_EQ(*o.mss, 1500 - 60);  // RFC 8200 8.3: MTU less 40 + 20 bytes of headers
   // The handshake completes over IPv6.
-  wire::TcpRepr ack;
-  ack.src_port = 40000;
-  ack.dst_port = 80;
-  ack.seq = SeqNum(1001);
+  wire::TcpRepr ack = peer_segment(80, 1001, wire::tcpflag::kAck);
   ack.ack = v.seq() + 1;
-  ack.flags = wire::tcpflag::kAck;
-  ack.window = 65535;
   h.rx(frame6(wire::kIpProtoTcp, tcp6(ack)));
   EXPECT_EQ(d.tcp->counters().connections_accepted, 1u);
   EXPECT_EQ(d.tcp->mss_to(IpAddr(kPeer6)), 1440u);
@@ -243,21 +244,13 @@ TEST(Ipv6Tcp, PacketTooBigLowersTheMssOnlyWhenItQuotesDataInFlight) {
                               conn = &c;
                               return true;
                             }}));
-  wire::TcpRepr syn;
-  syn.src_port = 40000;
-  syn.dst_port = 80;
-  syn.seq = SeqNum(1000);
-  syn.flags = wire::tcpflag::kSyn;
-  syn.window = 65535;
+  wire::TcpRepr syn = peer_segment(80, 1000, wire::tcpflag::kSyn);
   syn.mss = 1440;
   h.rx(frame6(wire::kIpProtoTcp, tcp6(syn)));
   const Sent6 synack = parse_sent(h.io.take_sent().at(0).bytes);
   auto sa = *wire::TcpView::parse(synack.l4);
-  wire::TcpRepr ack = syn;
-  ack.mss.reset();
-  ack.seq = SeqNum(1001);
+  wire::TcpRepr ack = peer_segment(80, 1001, wire::tcpflag::kAck);
   ack.ack = sa.seq() + 1;
-  ack.flags = wire::tcpflag::kAck;
   h.rx(frame6(wire::kIpProtoTcp, tcp6(ack)));
   ASSERT_NE(conn, nullptr);
   std::vector<uint8_t> data(4000, 0x42);
@@ -303,12 +296,7 @@ TEST(Ipv6Tcp, PacketTooBigLowersTheMssOnlyWhenItQuotesDataInFlight) {
 TEST(Ipv6Tcp, ClosedPortDrawsARst) {
   DualStack d;
   StackHarness& h = *d.h;
-  wire::TcpRepr syn;
-  syn.src_port = 40000;
-  syn.dst_port = 81;
-  syn.seq = SeqNum(77);
-  syn.flags = wire::tcpflag::kSyn;
-  syn.window = 1000;
+  wire::TcpRepr syn = peer_segment(81, 77, wire::tcpflag::kSyn);
   h.rx(frame6(wire::kIpProtoTcp, tcp6(syn)));
   auto sent = h.io.take_sent();
   ASSERT_EQ(sent.size(), 1u);
