@@ -59,7 +59,8 @@ tcp::TcpConfig tcp_config(const config::Config& cfg, uint32_t core,
   for (size_t i = 0; i < ports.size() && i < cfg.ports.size(); ++i) {
     routes.push_back(RssRoute{cfg.ports[i].address, cfg.ports[i].gateway.has_value(),
                               ports[i].rx_queues, ports[i].rss_table,
-                              steering.steered(ports[i].port_id)});
+                              steering.steered(ports[i].port_id), cfg.ports[i].addresses6,
+                              cfg.ports[i].gateway6.has_value()});
   }
   RssPortSelector selector(std::move(routes), core, n, steering.owner());
   if (selector.active() && n > 1) c.port_ok = std::move(selector);
@@ -137,8 +138,10 @@ bool Pipeline::client_share(size_t service, ClientShare& share) const {
   uint32_t pinned = FlowOwner::kNone;
   for (size_t i = 0; i < ports_.size() && i < cfg_.ports.size() && sc.target; ++i) {
     if (!steering_.steered(ports_[i].port_id)) continue;
-    runner = steering_.owner().of_hosts(cfg_.ports[i].address.addr, sc.target->addr);
-    pinned = steering_.owner().pinned(cfg_.ports[i].address.addr, sc.target->addr);
+    const IpAddr local =
+        port_address_for(cfg_.ports[i].address, cfg_.ports[i].addresses6, sc.target->addr);
+    runner = steering_.owner().of_hosts(local, sc.target->addr);
+    pinned = steering_.owner().pinned(local, sc.target->addr);
     break;
   }
   // A UDP client, or a TCP client whose target an IPsec SA covers (pinned to one core).
@@ -177,6 +180,13 @@ bool Pipeline::start(std::string& error) {
     if (!svc->start(stack_, now)) {
       error = "service " + sc.name + ": cannot bind port " + std::to_string(sc.port);
       return false;
+    }
+    if (!svc->is_client() && sc.family != AddrFamily::kAny) {
+      if (sc.protocol == config::Protocol::udp) {
+        stack_.udp_restrict_family(sc.port, sc.family);
+      } else {
+        tcp_.restrict_family(sc.port, sc.family);
+      }
     }
     if (svc->is_client()) client_reports_.join(i, core_);
     sample_.services.push_back(svc.get());

@@ -141,8 +141,9 @@ struct ServiceConfig {
   std::string name;
   ServiceKind kind = ServiceKind::echo;
   Protocol protocol = Protocol::tcp;
-  uint16_t port = 0;                   // server kinds: the port listened on (1..65535)
-  std::optional<ws::Endpoint> target;  // client kinds: where to connect / send
+  uint16_t port = 0;                             // server kinds: the port listened on (1..65535)
+  ws::AddrFamily family = ws::AddrFamily::kAny;  // server kinds: `family:` ipv4 | ipv6
+  std::optional<ws::Endpoint> target;            // client kinds: where to connect / send
   // Client parameters (source, ping); zero where "no limit" is meaningful.
   uint32_t message_size = 0;  // source: default 1024; ping: default 64
   uint32_t connections = 1;

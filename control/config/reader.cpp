@@ -192,7 +192,8 @@ std::optional<ws::Endpoint> read_endpoint(Diagnostics& d, const Value& v) {
   if (!s) return std::nullopt;
   auto e = ws::Endpoint::parse(*s);
   if (!e || e->port == 0) {
-    d.error(v.pos, v.path + ": '" + *s + "' is not an IPv4 address and port like 10.77.0.2:9");
+    d.error(v.pos, v.path + ": '" + *s +
+                       "' is not an address and port like 10.77.0.2:9 or [2001:db8::2]:7");
     return std::nullopt;
   }
   return e;

@@ -265,17 +265,50 @@ void parse_responses_key(Diagnostics& d, MapView& m, ServiceConfig& s, const Ser
   }
 }
 
+// `family`: a server answers both IPv4 and IPv6 unless told one; a client's family is
+// its target's.
+void parse_family(Diagnostics& d, MapView& m, ServiceConfig& s, bool client,
+                  const std::string& kind_name) {
+  if (!m.has("family")) return;
+  if (client) {
+    d.error(m.key_pos("family"), m.key_path("family") + ": '" + kind_name +
+                                     "' is a client kind; its target's address decides the "
+                                     "family");
+    return;
+  }
+  m.enumeration<ws::AddrFamily>("family", s.family,
+                                {{"ipv4", ws::AddrFamily::kIpv4}, {"ipv6", ws::AddrFamily::kIpv6}});
+}
+
 void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceOrigin& o) {
   MapView m(d, item,
-            {"name", "kind", "protocol", "port", "target", "message_size", "connections",
-             "duration_s", "rate", "count", "reconnect", "framing", "report", "responses", "path",
-             "requests_per_connection", "expect_status", "expect_body_bytes", "check_body"});
+            {"name",
+             "kind",
+             "protocol",
+             "port",
+             "family",
+             "target",
+             "message_size",
+             "connections",
+             "duration_s",
+             "rate",
+             "count",
+             "reconnect",
+             "framing",
+             "report",
+             "responses",
+             "path",
+             "requests_per_connection",
+             "expect_status",
+             "expect_body_bytes",
+             "check_body"});
   if (!m.is_map()) return;
 
   const std::string kind_name = parse_kind_protocol(d, m, s, o);
   const bool client = o.kind_ok && is_client(s.kind);
   const bool server = o.kind_ok && !is_client(s.kind);
   parse_side(d, m, s, o, server, client, kind_name);
+  parse_family(d, m, s, client, kind_name);
   parse_client_keys(d, m, s, o, server, client, kind_name);
   parse_http_client_keys(d, m, s, o);
   parse_framing(d, m, s, o, kind_name);

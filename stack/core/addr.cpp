@@ -175,12 +175,30 @@ std::optional<Ipv6Cidr> Ipv6Cidr::parse(std::string_view s) {
   return Ipv6Cidr{*a, static_cast<uint8_t>(len)};
 }
 
-std::string Endpoint::to_string() const { return addr.to_string() + ":" + std::to_string(port); }
+std::string IpAddr::to_string() const { return is_v4() ? v4().to_string() : v6().to_string(); }
+
+std::optional<IpAddr> IpAddr::parse(std::string_view s) {
+  if (auto a = Ipv4Addr::parse(s)) return IpAddr(*a);
+  if (auto a = Ipv6Addr::parse(s); a && !IpAddr::reserved_v6(*a)) return IpAddr(*a);
+  return std::nullopt;
+}
+
+std::string Endpoint::to_string() const {
+  const std::string a = addr.to_string();
+  return (addr.is_v4() ? a : "[" + a + "]") + ":" + std::to_string(port);
+}
 
 std::optional<Endpoint> Endpoint::parse(std::string_view s) {
   size_t colon = s.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  auto a = Ipv4Addr::parse(s.substr(0, colon));
+  std::string_view host = s.substr(0, colon);
+  std::optional<IpAddr> a;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    auto v6 = Ipv6Addr::parse(host.substr(1, host.size() - 2));
+    if (v6 && !IpAddr::reserved_v6(*v6)) a = IpAddr(*v6);
+  } else {
+    if (auto v4 = Ipv4Addr::parse(host)) a = IpAddr(*v4);
+  }
   uint32_t port = 0;
   if (!a || !parse_dec(s.substr(colon + 1), 65535, port)) return std::nullopt;
   return Endpoint{*a, static_cast<uint16_t>(port)};

@@ -153,11 +153,72 @@ struct Ipv6Cidr {
   constexpr auto operator<=>(const Ipv6Cidr&) const = default;
 };
 
-struct Endpoint {
-  Ipv4Addr addr;
-  uint16_t port = 0;
+// An IPv4 or IPv6 address as the transports see it (one type for both families): the
+// 128-bit number of an IPv6 address, an IPv4 address as its IPv4-mapped form
+// ::ffff:a.b.c.d (RFC 4291 2.5.5.2). Everything in ::/64 counts as IPv4: besides the
+// mapped block that is the unspecified and loopback addresses and the deprecated
+// IPv4-compatible ones (RFC 4291 2.5.5.1), none a peer on a link, so TCP and UDP over
+// IPv6 refuse such a source and parse() refuses such text. Two words, not 16 bytes, and
+// a family test of one comparison keep the IPv4 fast path on integers.
+struct IpAddr {
+  uint64_t hi = 0;
+  uint64_t lo = kV4Tag;  // 0.0.0.0
+
+  static constexpr uint64_t kV4Tag = uint64_t{0xffff} << 32;
+
+  constexpr IpAddr() = default;
+  constexpr IpAddr(Ipv4Addr a) : lo(kV4Tag | a.v) {}  // NOLINT: implicit by design
+  constexpr IpAddr(const Ipv6Addr& a) : hi(word(a, 0)), lo(word(a, 8)) {}  // NOLINT: implicit
+
+  constexpr bool is_v4() const { return hi == 0; }
+  constexpr bool is_v6() const { return !is_v4(); }
+  constexpr Ipv4Addr v4() const { return Ipv4Addr{static_cast<uint32_t>(lo)}; }
+  constexpr Ipv6Addr v6() const {
+    Ipv6Addr a;
+    for (size_t i = 0; i < 8; ++i) {
+      a.b[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
+      a.b[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
+    }
+    return a;
+  }
+  // 0.0.0.0 or ::
+  constexpr bool is_any() const { return hi == 0 && (lo == kV4Tag || lo == 0); }
+  // In ::/64, so not an IPv6 peer's address (see above).
+  static constexpr bool reserved_v6(const Ipv6Addr& a) { return word(a, 0) == 0; }
+  // The address in network byte order (4 or 16 bytes) at `p`; returns the byte count.
+  size_t to_bytes(uint8_t* p) const {
+    if (is_v4()) {
+      for (size_t i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(lo >> (24 - 8 * i));
+      return 4;
+    }
+    v6().to_bytes(p);
+    return 16;
+  }
+  // Dotted quad or RFC 5952 text.
   std::string to_string() const;
-  // "10.77.0.2:9"
+  // Either family's text form.
+  static std::optional<IpAddr> parse(std::string_view s);
+  constexpr auto operator<=>(const IpAddr&) const = default;
+
+ private:
+  static constexpr uint64_t word(const Ipv6Addr& a, size_t at) {
+    uint64_t w = 0;
+    for (size_t i = 0; i < 8; ++i) w = w << 8 | a.b[at + i];
+    return w;
+  }
+};
+
+// Which families a service answers (`family:` in its config): both, or one.
+enum class AddrFamily : uint8_t { kAny, kIpv4, kIpv6 };
+constexpr bool family_admits(AddrFamily f, const IpAddr& a) {
+  return f == AddrFamily::kAny || (f == AddrFamily::kIpv4) == a.is_v4();
+}
+
+struct Endpoint {
+  IpAddr addr;
+  uint16_t port = 0;
+  // "10.77.0.2:9", "[2001:db8::2]:7" (RFC 3986 3.2.2 brackets)
+  std::string to_string() const;
   static std::optional<Endpoint> parse(std::string_view s);
   constexpr auto operator<=>(const Endpoint&) const = default;
 };

@@ -53,17 +53,23 @@ inline uint32_t ipv4_pseudo_sum(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint1
   return static_cast<uint32_t>(s);
 }
 
-// Sum of the IPv6 pseudo header (RFC 8200 8.1): source, destination, 32-bit
-// upper-layer length, next header. Used by ICMPv6, UDP and TCP over IPv6.
-inline uint32_t ipv6_pseudo_sum(const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t next_header,
-                                uint32_t l4_len) {
-  uint64_t s = (l4_len >> 16) + (l4_len & 0xffff) + next_header;
-  for (size_t i = 0; i < 16; i += 2) {
-    s += (uint32_t{src.b[i]} << 8) | src.b[i + 1];
-    s += (uint32_t{dst.b[i]} << 8) | dst.b[i + 1];
-  }
+// Sum of the pseudo header of either family: the IPv4 one above, or the IPv6 one
+// (RFC 8200 8.1): source, destination, 32-bit upper-layer length, next header. Used by
+// ICMPv6, UDP and TCP.
+inline uint32_t pseudo_sum(const IpAddr& src, const IpAddr& dst, uint8_t proto, uint32_t l4_len) {
+  if (src.is_v4()) return ipv4_pseudo_sum(src.v4(), dst.v4(), proto, static_cast<uint16_t>(l4_len));
+  auto words16 = [](uint64_t w) {
+    return (w >> 48) + ((w >> 32) & 0xffff) + ((w >> 16) & 0xffff) + (w & 0xffff);
+  };
+  uint64_t s = (l4_len >> 16) + (l4_len & 0xffff) + proto + words16(src.hi) + words16(src.lo) +
+               words16(dst.hi) + words16(dst.lo);
   s = (s & 0xffffffff) + (s >> 32);
   return static_cast<uint32_t>(s);
+}
+
+inline uint32_t ipv6_pseudo_sum(const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t next_header,
+                                uint32_t l4_len) {
+  return pseudo_sum(IpAddr(src), IpAddr(dst), next_header, l4_len);
 }
 
 // RFC 1624 eqn. 3: new checksum after one 16-bit field changes from old_v to new_v.

@@ -108,6 +108,7 @@ constexpr std::string_view kDropReasonNames[] = {
     "ndp_ra_bad_source",
     "icmpv6_error_unmatched",
     "mld_bad_query",
+    "udp6_zero_checksum",
 };
 static_assert(std::size(kDropReasonNames) == kDropReasonCount, "every DropReason needs a name");
 }  // namespace

@@ -146,6 +146,9 @@ enum class DropReason : uint16_t {
   // An MLD query (RFC 3810 5.1.14) from a source that is not link-local or with a hop
   // limit other than 1.
   kMldBadQuery,
+  // A UDP datagram over IPv6 with a zero checksum: the checksum is mandatory there
+  // (RFC 8200 8.1; no RFC 6936 tunnel exception is configured).
+  kUdp6ZeroChecksum,
   kCount
 };
 

@@ -1,5 +1,5 @@
 // How transport protocols (UDP, TCP) send: reserve a frame with room for the
-// L4 header and payload, write them, then commit. The IP layer fills the IPv4
+// L4 header and payload, write them, then commit. The IP layer fills the IPv4 or IPv6
 // header, the L4 checksum (or asks the NIC to), resolves the next hop and sends.
 #pragma once
 
@@ -16,6 +16,10 @@ namespace ws {
 namespace ipsec {
 struct OutboundSa;
 }
+
+// The fixed IP header in front of an L4 header to `dst`: 20 bytes (IPv4 without
+// options) or 40 (IPv6 without extension headers).
+constexpr uint32_t ip_header_len(const IpAddr& dst) { return dst.is_v4() ? 20 : 40; }
 
 struct TsoLimits {
   uint32_t packet = 0;
@@ -38,8 +42,8 @@ struct L4Frame {
   uint32_t payload_sum = 0;
   TxBuf buf;           // the platform buffer holding the whole frame
   uint16_t iface = 0;  // interface index the frame leaves through
-  Ipv4Addr src;
-  Ipv4Addr dst;
+  IpAddr src;
+  IpAddr dst;
   uint8_t proto = 0;
   bool dont_fragment = true;
   // Set by the IP layer when the frame is laid out for ESP: commit() seals it for this SA.
@@ -63,30 +67,30 @@ class L4Output {
   virtual ~L4Output() = default;
   // Reserves a frame for `l4_len` bytes to `dst`. False when there is no route or
   // no buffer; the reason has been counted. `src` any = the interface's address.
-  virtual bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) = 0;
+  virtual bool begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) = 0;
   // Like begin() for a frame whose `header_len`-byte L4 header is written into
   // f.l4 and whose payload goes through f.writer(header_len): on a port with
   // small buffers the payload lands in the chain's segments directly. The
   // default is begin() (one contiguous l4).
-  virtual bool begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len,
+  virtual bool begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
                             uint32_t l4_len, L4Frame& out) {
     (void)header_len;
     return begin(src, dst, proto, l4_len, out);
   }
-  // Writes the IPv4 header and the L4 checksum (the checksum field in l4 must be
-  // zero), then sends or queues behind ARP resolution.
+  // Writes the IP header (IPv4 or IPv6, by the addresses) and the L4 checksum (the checksum field
+  // in l4 must be zero), then sends or queues behind ARP resolution.
   virtual void commit(L4Frame& f, Instant now) = 0;
   // Gives back a frame that will not be sent.
   virtual void abort(L4Frame& f) = 0;
   // MTU of the interface that routes to dst (0 when unroutable).
-  virtual uint32_t mtu_to(Ipv4Addr dst) const = 0;
+  virtual uint32_t mtu_to(IpAddr dst) const = 0;
   // Our address on the interface that routes to dst (any when unroutable).
-  virtual Ipv4Addr source_for(Ipv4Addr dst) const = 0;
+  virtual IpAddr source_for(IpAddr dst) const = 0;
   // TCP segmentation offload (TSO) toward dst: the largest IPv4 packet, header
   // included, that the port cuts into segments itself (0 when the port has no TSO
   // or it is switched off and TCP must segment), and the largest frame, Ethernet
   // header included, of a segment it cuts (0: MTU + 14).
-  virtual TsoLimits tso_limits_to(Ipv4Addr dst) const {
+  virtual TsoLimits tso_limits_to(IpAddr dst) const {
     (void)dst;
     return {};
   }
@@ -94,22 +98,21 @@ class L4Output {
   // TCP header and its payload) that the port cuts into segments of
   // `segment_payload` bytes each, replicating the header. Only within
   // tso_limits_to(dst).
-  virtual bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+  virtual bool begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_len,
                          uint32_t segment_payload, L4Frame& out) {
     (void)src, (void)dst, (void)header_len, (void)l4_len, (void)segment_payload, (void)out;
     return false;
   }
   // Free transmit buffers on that interface, for backpressure decisions.
-  virtual uint32_t free_buffers_to(Ipv4Addr dst) const = 0;
+  virtual uint32_t free_buffers_to(IpAddr dst) const = 0;
   // The slow path for datagrams that may not fit one frame: sends `head` followed
   // by `body` (an L4 header and payload whose checksum is already complete) as one
   // IPv4 datagram, cut into fragments (RFC 791 section 3.2) when it exceeds the
   // interface MTU, unless `dont_fragment` (then it is dropped as frame_too_long).
   // No checksum offload is used. False when nothing was sent; the reason is counted.
   // The default (outputs that cannot fragment, such as test doubles) sends nothing.
-  virtual bool send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto,
-                             std::span<const uint8_t> head, std::span<const uint8_t> body,
-                             bool dont_fragment, Instant now) {
+  virtual bool send_datagram(IpAddr src, IpAddr dst, uint8_t proto, std::span<const uint8_t> head,
+                             std::span<const uint8_t> body, bool dont_fragment, Instant now) {
     (void)src, (void)dst, (void)proto, (void)head, (void)body, (void)dont_fragment, (void)now;
     return false;
   }

@@ -71,10 +71,13 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
     case wire::kIcmpv6DestUnreachable:
     case wire::kIcmpv6PacketTooBig:
     case wire::kIcmpv6TimeExceeded:
-    case wire::kIcmpv6ParamProblem:
+    case wire::kIcmpv6ParamProblem: {
       ++counters_.icmpv6_errors_in;
-      if (!icmpv6_error_to_flow(msg)) drops_.add(DropReason::kIcmpv6ErrorUnmatched);
+      if (!icmpv6_error_to_flow(msg, type, icmp->code(), now)) {
+        drops_.add(DropReason::kIcmpv6ErrorUnmatched);
+      }
       return;
+    }
     default:
       drops_.add(DropReason::kIcmpv6UnsupportedType);
       return;
@@ -83,9 +86,16 @@ void Stack::icmpv6_input(Interface& ifc, const wire::Ipv6View& ip, const PacketV
 
 bool Stack::send_icmpv6(Interface& ifc, const Ipv6Addr& src, const Ipv6Addr& dst, uint8_t hop_limit,
                         std::span<const uint8_t> head, const PacketView& body, Instant now) {
-  constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
   const auto len = static_cast<uint32_t>(head.size() + body.size());
   wire::Ipv6Repr r{src, dst, wire::kIpProtoIcmpv6, hop_limit, 0, 0, static_cast<uint16_t>(len)};
+  return send_ipv6(ifc, r, head, body, now);
+}
+
+bool Stack::send_ipv6(Interface& ifc, const wire::Ipv6Repr& r, std::span<const uint8_t> head,
+                      const PacketView& body, Instant now) {
+  constexpr uint32_t kHdrs = wire::EthernetView::kHeaderLen + wire::Ipv6View::kHeaderLen;
+  const uint32_t len = r.payload_len;
+  const Ipv6Addr& dst = r.dst;
   if (wire::Ipv6View::kHeaderLen + len > ifc.v6->mtu) {
     return send_icmpv6_fragments(ifc, r, head, body, now);
   }
@@ -193,27 +203,29 @@ void Stack::send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32
   }
 }
 
-bool Stack::icmpv6_error_to_flow(const PacketView& msg) {
-  // RFC 4443 2.4 (e): an error goes to the upper layer of the packet it quotes. Only
-  // ICMPv6 runs above IPv6 here, and its echo replies and NDP keep no per-flow state to
-  // act on, so no error matches a flow: a forged Packet Too Big changes nothing.
-  static_cast<void>(msg);
-  return false;
+bool Stack::icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t code,
+                                 Instant now) {
+  // RFC 4443 2.4 (c), (e): the invoking packet follows the 8-byte header, and the error
+  // goes to its upper layer. Errors about one of our TCP segments go to TCP, which checks
+  // them against the connection (RFC 5927); Packet Too Big carries the link's MTU (RFC 8201
+  // 4). ICMPv6 and UDP keep no per-flow state to act on, so nothing else matches a flow.
+  const std::span<const uint8_t> m = linearize(msg);
+  if (tcp_ == nullptr || m.size() < 8 + wire::Ipv6View::kHeaderLen + 8) return false;
+  const auto quoted = m.subspan(8);
+  if (quoted[wire::Ipv6View::kNextHeaderOff] != wire::kIpProtoTcp) return false;
+  const uint32_t mtu = load_be32(m.data() + 4);
+  tcp_->icmp_error(type, code, static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)), quoted,
+                   now);
+  return true;
 }
 
 void Stack::neighbor_unreachable(TxBuf& frame) {
   // RFC 4861 7.2.2: each packet that waited is reported as destination unreachable,
-  // address unreachable (code 3). Only our own packets wait here, so the report goes to
-  // our upper layer, as a received error would; nothing is sent on the link.
+  // address unreachable. Only our own packets wait here and nothing goes on the link; the
+  // report is counted, and TCP learns of the failure from its own retransmission timer
+  // (an unreachable is a soft error for an established connection, RFC 1122 4.2.3.9).
+  static_cast<void>(frame);
   ++counters_.icmpv6_address_unreachable;
-  constexpr size_t kQuote = 1280 - wire::Ipv6View::kHeaderLen - 8;  // RFC 4443 2.4 (c)
-  std::array<uint8_t, 8 + kQuote> msg{wire::kIcmpv6DestUnreachable,
-                                      wire::kIcmpv6CodeAddressUnreachable};
-  if (frame.len <= wire::EthernetView::kHeaderLen) return;
-  const size_t n = std::min<size_t>(
-      std::min(frame.len, frame.capacity) - wire::EthernetView::kHeaderLen, kQuote);
-  std::memcpy(msg.data() + 8, frame.data + wire::EthernetView::kHeaderLen, n);
-  icmpv6_error_to_flow(PacketView(std::span<const uint8_t>(msg.data(), 8 + n)));
 }
 
 void Stack::reassembly_expired6(std::span<uint8_t> first, Instant now) {

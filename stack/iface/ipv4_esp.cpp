@@ -101,7 +101,7 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
   const bool tunnel = sa.mode == ipsec::Mode::tunnel;
   uint16_t lp = 0, rp = 0;
   read_ports(f.proto, f.l4, lp, rp);
-  const ipsec::Decision d = esp_->lookup(f.dst, f.proto, lp, rp);
+  const ipsec::Decision d = esp_->lookup(f.dst.v4(), f.proto, lp, rp);
   if (d.action == ipsec::PolicyAction::bypass && !tunnel) {
     // A port-specific bypass ahead of the protect policy: the same frame, in plaintext.
     std::memmove(b.data + kL2 + kL3, f.l4.data(), f.l4.size());
@@ -126,8 +126,8 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
   ip.ttl = cfg_.default_ttl;
   ip.dont_fragment = f.dont_fragment;
   if (tunnel) {
-    ip.src = f.src;
-    ip.dst = f.dst;
+    ip.src = f.src.v4();
+    ip.dst = f.dst.v4();
     ip.protocol = f.proto;
     ip.ident = next_ip_id_++;
     ip.payload_len = l4_len;
@@ -146,8 +146,8 @@ void Stack::commit_esp(L4Frame& f, Instant now) {
   } else {
     n = ipsec::esp_seal(esp_->engine(), *sa.keys, sa.spi, seq, sa.esn, nh, esp, inner_len);
   }
-  ip.src = tunnel ? sa.local : f.src;
-  ip.dst = tunnel ? sa.remote : f.dst;
+  ip.src = tunnel ? sa.local : f.src.v4();
+  ip.dst = tunnel ? sa.remote : f.dst.v4();
   ip.protocol = wire::kIpProtoEsp;
   ip.ident = next_ip_id_++;
   ip.payload_len = static_cast<uint16_t>(n);

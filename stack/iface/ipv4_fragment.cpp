@@ -34,8 +34,13 @@ bool write_range(TxWriter& w, std::span<const uint8_t> head, std::span<const uin
 }
 }  // namespace
 
-bool Stack::send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
-                          std::span<const uint8_t> body, bool dont_fragment, Instant now) {
+bool Stack::send_datagram(IpAddr src_addr, IpAddr dst_addr, uint8_t proto,
+                          std::span<const uint8_t> head, std::span<const uint8_t> body,
+                          bool dont_fragment, Instant now) {
+  // IPv6 routers never fragment (RFC 8200 4.5): every IPv6 datagram may be cut here.
+  if (!dst_addr.is_v4()) return send_datagram6(src_addr, dst_addr.v6(), proto, head, body, now);
+  const Ipv4Addr src = src_addr.v4();
+  const Ipv4Addr dst = dst_addr.v4();
   if (esp_ != nullptr) {
     if (ipsec::OutboundSa* sa = esp_->may_protect(dst, proto)) {
       return send_datagram_esp(*sa, src, dst, proto, head, body, now);

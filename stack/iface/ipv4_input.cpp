@@ -175,33 +175,46 @@ void Stack::ipv4_deliver(Interface& ifc, const PacketView& whole, const wire::Ip
 
 void Stack::udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
                       bool to_broadcast, RxMeta::Cksum l4_csum, Instant now) {
-  auto seg = ip_packet.tail(ip_hl);
+  if (udp_receive(ip_packet.tail(ip_hl), src, dst, l4_csum, now)) return;
+  // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.
+  if (!to_broadcast) {
+    send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodePortUnreachable, 0, ip_packet, now);
+  }
+}
+
+bool Stack::udp_receive(const PacketView& seg, IpAddr src, IpAddr dst, RxMeta::Cksum l4_csum,
+                        Instant now) {
   uint8_t hdr_buf[wire::UdpView::kHeaderLen];
   auto udp = wire::UdpView::parse(seg.pullup(std::min(seg.size(), wire::UdpView::kHeaderLen),
                                              hdr_buf, counters_.rx_header_pullups));
   if (!udp) {
     drops_.add(DropReason::kUdpTruncated);
-    return;
+    return true;
   }
   // RFC 768: the length field covers header and data; it must fit the IP payload.
   const size_t udp_len = udp->length();
   if (udp_len < wire::UdpView::kHeaderLen || udp_len > seg.size()) {
     drops_.add(DropReason::kUdpBadLength);
-    return;
+    return true;
   }
   auto datagram = seg.first(udp_len);
   const uint16_t csum = udp->checksum();
-  // A zero checksum means the sender did not compute one (RFC 768). Otherwise
-  // trust the NIC's verdict when it gave one, as for the IPv4 header and TCP.
+  // A zero checksum means the sender did not compute one (RFC 768); over IPv6 the
+  // checksum is mandatory (RFC 8200 8.1). Otherwise trust the NIC's verdict when it
+  // gave one, as for the IPv4 header and TCP.
+  if (csum == 0 && !src.is_v4()) {
+    drops_.add(DropReason::kUdp6ZeroChecksum);
+    return true;
+  }
   if (l4_csum == RxMeta::Cksum::kBad && csum != 0) {
     drops_.add(DropReason::kUdpBadChecksum);
-    return;
+    return true;
   }
   if (l4_csum != RxMeta::Cksum::kGood && csum != 0) {
-    uint32_t sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, static_cast<uint16_t>(udp_len));
+    uint32_t sum = pseudo_sum(src, dst, wire::kIpProtoUdp, static_cast<uint32_t>(udp_len));
     if (csum_fold(datagram.csum(sum)) != 0) {
       drops_.add(DropReason::kUdpBadChecksum);
-      return;
+      return true;
     }
   }
   ++counters_.udp_in;
@@ -212,12 +225,9 @@ void Stack::udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, I
   // (linearized, reassembled) is not.
   const bool held = rx_burst_open_ && payload.holder() != nullptr && payload.contiguous();
   UdpDatagram d{Endpoint{src, udp->src_port()}, Endpoint{dst, udp->dst_port()}, linearize(payload)};
-  if (udp_.deliver(d, now, held)) return;
+  if (udp_.deliver(d, now, held)) return true;
   drops_.add(DropReason::kUdpPortUnreachable);
-  // RFC 1122 4.1.3.1: port unreachable, but never in answer to a broadcast.
-  if (!to_broadcast) {
-    send_icmp_error(wire::kIcmpDestUnreachable, wire::kIcmpCodePortUnreachable, 0, ip_packet, now);
-  }
+  return false;
 }
 
 }  // namespace ws

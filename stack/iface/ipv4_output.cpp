@@ -54,11 +54,11 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
   return std::nullopt;
 }
 
-bool Stack::begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
+bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
   return begin_frame(src, dst, proto, -1, l4_len, out);
 }
 
-bool Stack::begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len,
+bool Stack::begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
                          uint32_t l4_len, L4Frame& out) {
   if (header_len > l4_len || header_len > 60) {
     drops_.add(DropReason::kFrameTooLong);
@@ -78,9 +78,13 @@ void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
   out.payload_summed = false;
 }
 
-bool Stack::begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len,
+bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t header_len,
                         uint32_t l4_len, L4Frame& out) {
   out.esp = nullptr;
+  if (!dst_addr.is_v4())
+    return begin_frame6(src_addr, dst_addr.v6(), proto, header_len, l4_len, out);
+  const Ipv4Addr src = src_addr.v4();
+  const Ipv4Addr dst = dst_addr.v4();
   if (esp_ != nullptr) {
     if (ipsec::OutboundSa* sa = esp_->may_protect(dst, proto)) {
       return begin_esp_frame(*sa, src, dst, proto, l4_len, out);
@@ -122,7 +126,10 @@ bool Stack::begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t heade
   return true;
 }
 
-TsoLimits Stack::tso_limits_to(Ipv4Addr dst) const {
+TsoLimits Stack::tso_limits_to(IpAddr dst_addr) const {
+  // IPv6 segments are cut by TCP: TxBuf flags describe IPv4 offloads only.
+  if (!dst_addr.is_v4()) return {};
+  const Ipv4Addr dst = dst_addr.v4();
   // The port cannot cut an ESP packet: protected traffic is segmented by TCP.
   if (esp_ != nullptr && esp_->may_protect(dst, wire::kIpProtoTcp) != nullptr) return {};
   auto r = route(dst);
@@ -134,7 +141,7 @@ TsoLimits Stack::tso_limits_to(Ipv4Addr dst) const {
   return {std::min<uint32_t>(o.tso_max, 65535), o.tso_segment_frame_max};
 }
 
-bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+bool Stack::begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_len,
                       uint32_t segment_payload, L4Frame& out) {
   uint32_t max = tso_limits_to(dst).packet;
   if (max == 0 || kL3 + l4_len > max || segment_payload == 0 || segment_payload > 0xffff ||
@@ -142,7 +149,7 @@ bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t 
     drops_.add(DropReason::kFrameTooLong);
     return false;
   }
-  auto r = route(dst);
+  auto r = route(dst.v4());
   Interface& ifc = *ifaces_[r->iface];
   if (!ifc.io.alloc_tx_gather(kL2 + kL3 + l4_len, kL2 + kL3 + header_len, out.buf)) {
     drops_.add(DropReason::kNoMbuf);
@@ -155,7 +162,7 @@ bool Stack::begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t 
   lay_out_l4(out, l4_len);
   out.sum_payload = false;  // the port sums every segment it cuts
   out.iface = r->iface;
-  out.src = src.is_any() ? ifc.cfg.address.addr : src;
+  out.src = src.is_any() ? IpAddr(ifc.cfg.address.addr) : src;
   out.dst = dst;
   out.proto = wire::kIpProtoTcp;
   out.dont_fragment = true;
@@ -169,12 +176,16 @@ void Stack::commit(L4Frame& f, Instant now) {
     commit_esp(f, now);
     return;
   }
+  if (!f.dst.is_v4()) {
+    commit6(f, now);
+    return;
+  }
   Interface& ifc = *ifaces_[f.iface];
   TxBuf& b = f.buf;
   auto l4_len = static_cast<uint16_t>(f.l4_size());
   wire::Ipv4Repr ip;
-  ip.src = f.src;
-  ip.dst = f.dst;
+  ip.src = f.src.v4();
+  ip.dst = f.dst.v4();
   ip.protocol = f.proto;
   ip.ttl = cfg_.default_ttl;
   ip.ident = next_ip_id_++;
@@ -191,7 +202,7 @@ void Stack::commit(L4Frame& f, Instant now) {
   b.l2_len = kL2;
   b.l3_len = kL3;
   finish_frame(ifc, b);
-  send_routed(ifc, b, f.dst, now);
+  send_routed(ifc, b, f.dst.v4(), now);
 }
 
 void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
@@ -209,7 +220,7 @@ void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool al
     if (l4_offload) b.flags |= kTxTcpCksum;
   }
   if (csum_off == 0) return;
-  uint32_t pseudo = ipv4_pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
+  uint32_t pseudo = pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
   if (l4_offload) {
     store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
   } else {
@@ -248,7 +259,12 @@ void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
   arp_deadline_ = Instant::from_ns(0);  // a request went out: re-evaluate timers
 }
 
-uint32_t Stack::mtu_to(Ipv4Addr dst) const {
+uint32_t Stack::mtu_to(IpAddr dst_addr) const {
+  if (!dst_addr.is_v4()) {
+    const Interface* ifc = route6(dst_addr.v6());
+    return ifc != nullptr ? ifc->cfg.mtu : 0;
+  }
+  const Ipv4Addr dst = dst_addr.v4();
   if (esp_ != nullptr) {
     if (const ipsec::OutboundSa* sa = esp_->may_protect(dst, 0)) return esp_mtu(*sa, dst);
   }
@@ -256,13 +272,22 @@ uint32_t Stack::mtu_to(Ipv4Addr dst) const {
   return r ? ifaces_[r->iface]->cfg.mtu : 0;
 }
 
-Ipv4Addr Stack::source_for(Ipv4Addr dst) const {
-  auto r = route(dst);
+IpAddr Stack::source_for(IpAddr dst_addr) const {
+  if (!dst_addr.is_v4()) {
+    const Interface* ifc = route6(dst_addr.v6());
+    auto a = ifc != nullptr ? source_for6(*ifc, dst_addr.v6()) : std::nullopt;
+    return a ? IpAddr(*a) : IpAddr(Ipv6Addr{});
+  }
+  auto r = route(dst_addr.v4());
   return r ? ifaces_[r->iface]->cfg.address.addr : Ipv4Addr::any();
 }
 
-uint32_t Stack::free_buffers_to(Ipv4Addr dst) const {
-  auto r = route(dst);
+uint32_t Stack::free_buffers_to(IpAddr dst) const {
+  if (!dst.is_v4()) {
+    const Interface* ifc = route6(dst.v6());
+    return ifc != nullptr ? ifc->io.free_buffers() : 0;
+  }
+  auto r = route(dst.v4());
   return r ? ifaces_[r->iface]->io.free_buffers() : 0;
 }
 

@@ -1,5 +1,5 @@
 // IPv6 input (RFC 8200), validated step by step; every failed step is counted under
-// its reason. Only ICMPv6 (echo and neighbour discovery) is carried above it so far.
+// its reason. ICMPv6, UDP and TCP are carried above it.
 #include <algorithm>
 
 #include "stack/iface/interface.hpp"
@@ -120,11 +120,39 @@ void Stack::ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6
     drops_.add(DropReason::kIpv6NotForUs);
     return;
   }
+  if (l4_input6(ifc, pkt, ip, chain.upper, payload.tail(chain.upper_off), now)) return;
   drops_.add(DropReason::kIpv6UnknownNextHeader);
   if (chain.upper != wire::kIpv6NoNext) {
     // RFC 8200 4: an unrecognised Next Header: Parameter Problem code 1 at that field.
     send_icmpv6_error(ifc, wire::kIcmpv6ParamProblem, 1, chain.upper_field, pkt, now);
   }
+}
+
+bool Stack::l4_input6(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip,
+                      uint8_t proto, const PacketView& l4, Instant now) {
+  if (proto != wire::kIpProtoUdp && (proto != wire::kIpProtoTcp || tcp_ == nullptr)) return false;
+  // A source in ::/64 names no peer and would read as IPv4 above (IpAddr).
+  if (IpAddr::reserved_v6(ip.src())) {
+    drops_.add(DropReason::kIpv6BadSource);
+    return true;
+  }
+  const IpAddr src(ip.src());
+  const IpAddr dst(ip.dst());
+  if (proto == wire::kIpProtoUdp) {
+    // RFC 4443 3.1: port unreachable, never for a packet sent to a group.
+    if (!udp_receive(l4, src, dst, RxMeta::Cksum::kUnknown, now) && !ip.dst().is_multicast()) {
+      send_icmpv6_error(ifc, wire::kIcmpv6DestUnreachable, wire::kIcmpv6CodePortUnreachable, 0, pkt,
+                        now);
+    }
+    return true;
+  }
+  if (ip.dst().is_multicast()) {  // TCP is unicast only (RFC 9293 3.9.1)
+    drops_.add(DropReason::kIpv6NotForUs);
+    return true;
+  }
+  ++counters_.tcp_in;
+  tcp_->input(src, dst, l4, false, now);
+  return true;
 }
 
 }  // namespace ws

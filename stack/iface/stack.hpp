@@ -68,13 +68,13 @@ struct InterfaceCounters {
   uint64_t l4_checksum_errors = 0;
 };
 
-// A transport above IPv4 (TCP): gets validated datagrams, ICMP errors that quote
+// A transport above IPv4 and IPv6 (TCP): gets validated datagrams, ICMP errors that quote
 // its segments, and a poll for its timers.
 class TransportHandler {
  public:
   virtual ~TransportHandler() = default;
   // `segment` may span several buffers (a chained frame); it is valid for the call.
-  virtual void input(Ipv4Addr src, Ipv4Addr dst, const PacketView& segment, bool checksum_verified,
+  virtual void input(IpAddr src, IpAddr dst, const PacketView& segment, bool checksum_verified,
                      Instant now) = 0;
   // ICMP destination unreachable / fragmentation needed (RFC 1191) quoting one of
   // our datagrams: `quoted` starts at the quoted IPv4 header.
@@ -150,6 +150,7 @@ class Stack final : public L4Output {
     udp_.flush_burst(now);
   }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
+  bool udp_restrict_family(uint16_t port, AddrFamily f) { return udp_.restrict_family(port, f); }
   void set_tcp(TransportHandler* tcp) { tcp_ = tcp; }
   // IPsec ESP (stack/ipsec/esp_layer.hpp) for this core; nullptr: none. Not owned: it must
   // outlive the stack (the stack gives back frames it holds for a burst when destroyed).
@@ -177,19 +178,19 @@ class Stack final : public L4Output {
   // The IPv6 link MTU: the port's, or lower when a router advertisement said so.
   uint32_t ipv6_mtu(uint16_t iface) const;
 
-  // L4Output
-  bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
-  bool begin_gather(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t header_len, uint32_t l4_len,
+  // L4Output: IPv4 here (ipv4_output.cpp), IPv6 destinations go to the *6 steps below.
+  bool begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override;
+  bool begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len, uint32_t l4_len,
                     L4Frame& out) override;
   void commit(L4Frame& f, Instant now) override;
   void abort(L4Frame& f) override;
-  uint32_t mtu_to(Ipv4Addr dst) const override;
-  Ipv4Addr source_for(Ipv4Addr dst) const override;
-  uint32_t free_buffers_to(Ipv4Addr dst) const override;
-  TsoLimits tso_limits_to(Ipv4Addr dst) const override;
-  bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+  uint32_t mtu_to(IpAddr dst) const override;
+  IpAddr source_for(IpAddr dst) const override;
+  uint32_t free_buffers_to(IpAddr dst) const override;
+  TsoLimits tso_limits_to(IpAddr dst) const override;
+  bool begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_len,
                  uint32_t segment_payload, L4Frame& out) override;
-  bool send_datagram(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<const uint8_t> head,
+  bool send_datagram(IpAddr src, IpAddr dst, uint8_t proto, std::span<const uint8_t> head,
                      std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
 
   const Reassembler& reassembly() const { return reasm_; }
@@ -255,7 +256,7 @@ class Stack final : public L4Output {
                          const PacketView& offending, Instant now);
   // Hands an ICMPv6 error (`msg` from its type on, quoting one of our packets), received
   // or raised here, to the flow it concerns; false when it concerns none.
-  bool icmpv6_error_to_flow(const PacketView& msg);
+  bool icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t code, Instant now);
   // A frame that waited for a neighbour that never answered (RFC 4861 7.2.2: reported to
   // the upper layer as destination unreachable, address unreachable).
   void neighbor_unreachable(TxBuf& frame);
@@ -268,6 +269,23 @@ class Stack final : public L4Output {
   // and prefix match); none while every candidate is tentative or duplicate.
   std::optional<Ipv6Addr> source_for6(const Interface& ifc, const Ipv6Addr& dst) const;
   void start_ipv6(Interface& ifc, Instant now);
+  // IPv6 output for the transports (ipv6_output.cpp): the interface that reaches `dst`
+  // (on-link prefix first, then the first default router), frames, commit, and datagrams
+  // cut into fragments (RFC 8200 4.5).
+  Interface* route6(const Ipv6Addr& dst) const;
+  bool begin_frame6(const IpAddr& src, const Ipv6Addr& dst, uint8_t proto, int32_t header_len,
+                    uint32_t l4_len, L4Frame& out);
+  void commit6(L4Frame& f, Instant now);
+  bool send_datagram6(const IpAddr& src, const Ipv6Addr& dst, uint8_t proto,
+                      std::span<const uint8_t> head, std::span<const uint8_t> body, Instant now);
+  // One IPv6 packet `head` + `body` as described by `r` (payload_len set), in fragments
+  // when it exceeds the link MTU.
+  bool send_ipv6(Interface& ifc, const wire::Ipv6Repr& r, std::span<const uint8_t> head,
+                 const PacketView& body, Instant now);
+  // TCP and UDP over IPv6 (ipv6_input.cpp): `l4` is the upper-layer packet; false when
+  // `proto` is neither or TCP is not attached.
+  bool l4_input6(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip, uint8_t proto,
+                 const PacketView& l4, Instant now);
   // DAD steps and the neighbour caches; returns the next deadline.
   Instant poll_ipv6(Instant now);
   void address_duplicate(Interface& ifc, const Ipv6Addr& addr);
@@ -286,6 +304,10 @@ class Stack final : public L4Output {
                  Instant now);
   void udp_input(const PacketView& ip_packet, size_t ip_hl, Ipv4Addr src, Ipv4Addr dst,
                  bool to_broadcast, RxMeta::Cksum l4_csum, Instant now);
+  // UDP of either family from the UDP header on: checks, then the socket. False when
+  // no socket is bound (counted; the caller answers port unreachable).
+  bool udp_receive(const PacketView& seg, IpAddr src, IpAddr dst, RxMeta::Cksum l4_csum,
+                   Instant now);
   // ICMP error quoting `offending` (an IPv4 packet we received), rate limited.
   void send_icmp_error(uint8_t type, uint8_t code, uint32_t rest, const PacketView& offending,
                        Instant now);
@@ -303,7 +325,7 @@ class Stack final : public L4Output {
   // now or behind ARP resolution.
   void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
   // begin() and begin_gather(): `header_len` < 0 asks for one contiguous l4.
-  bool begin_frame(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
+  bool begin_frame(IpAddr src, IpAddr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
                    L4Frame& out);
   // Points out.l4 / out.more at the L4 part of a freshly allocated out.buf.
   static void lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off = 14 + 20);

@@ -29,10 +29,11 @@ constexpr size_t kIcmpHeaderLen = 8;
 
 }  // namespace
 
-uint32_t flow_hash(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) {
+uint32_t flow_hash(IpAddr a, uint16_t a_port, IpAddr b, uint16_t b_port) {
+  auto key = [](IpAddr x) { return x.is_v4() ? uint64_t{x.v4().v} : mix64(x.hi ^ mix64(x.lo)); };
   // Order the endpoints so that both directions hash alike.
-  uint64_t ea = (uint64_t{a.v} << 16) | a_port;
-  uint64_t eb = (uint64_t{b.v} << 16) | b_port;
+  uint64_t ea = (key(a) << 16) | a_port;
+  uint64_t eb = (key(b) << 16) | b_port;
   if (ea > eb) std::swap(ea, eb);
   return static_cast<uint32_t>(mix64(mix64(ea) ^ (eb * 0x9e3779b97f4a7c15ull)));
 }
@@ -48,20 +49,21 @@ bool FlowOwner::host_port(uint16_t p) const {
 
 void FlowOwner::pin(Ipv4Cidr range, uint32_t core) { pins_.push_back({range, core % cores_}); }
 
-uint32_t FlowOwner::pinned(Ipv4Addr a, Ipv4Addr b) const {
+uint32_t FlowOwner::pinned(IpAddr a, IpAddr b) const {
+  if (!a.is_v4() || !b.is_v4()) return kNone;
   for (const Pin& p : pins_) {
-    if (p.range.contains(a) || p.range.contains(b)) return p.core;
+    if (p.range.contains(a.v4()) || p.range.contains(b.v4())) return p.core;
   }
   return kNone;
 }
 
-uint32_t FlowOwner::of_tcp(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) const {
+uint32_t FlowOwner::of_tcp(IpAddr a, uint16_t a_port, IpAddr b, uint16_t b_port) const {
   if (const uint32_t p = pinned(a, b); p != kNone) return p;
   if (host_port(a_port) || host_port(b_port)) return of_hosts(a, b);
   return flow_hash(a, a_port, b, b_port) % cores_;
 }
 
-uint32_t FlowOwner::of_hosts(Ipv4Addr a, Ipv4Addr b) const {
+uint32_t FlowOwner::of_hosts(IpAddr a, IpAddr b) const {
   if (const uint32_t p = pinned(a, b); p != kNone) return p;
   return flow_hash(a, 0, b, 0) % cores_;
 }
@@ -90,6 +92,27 @@ uint32_t FlowOwner::of_ip(std::span<const uint8_t> b, uint32_t here, bool quoted
   return here;
 }
 
+// An IPv6 packet: TCP by its 4-tuple and UDP by its hosts when the upper layer follows
+// the fixed header; a fragment by its hosts (RFC 8200 4.5: only the first carries the
+// ports); an ICMPv6 error by the packet it quotes (RFC 4443 2.4 (c)). Other extension
+// headers in front of TCP or UDP are rare enough to go by the hosts too.
+uint32_t FlowOwner::of_ipv6(std::span<const uint8_t> b, uint32_t here, bool quoted) const {
+  auto ip = wire::Ipv6View::parse(b);
+  if (!ip || ip->version() != 6) return here;
+  std::span<const uint8_t> l4 = b.subspan(wire::Ipv6View::kHeaderLen);
+  const IpAddr src(ip->src());
+  const IpAddr dst(ip->dst());
+  const uint8_t nh = ip->next_header();
+  if (nh == wire::kIpProtoTcp && l4.size() >= 4)
+    return of_tcp(src, load_be16(l4.data()), dst, load_be16(l4.data() + 2));
+  if (nh == wire::kIpProtoIcmpv6 && !quoted && l4.size() >= kIcmpHeaderLen &&
+      wire::is_icmpv6_error(l4[0]))
+    return of_ipv6(l4.subspan(kIcmpHeaderLen), here, true);
+  if (nh == wire::kIpProtoIcmpv6) return here;  // echo, NDP: no connection state
+  if (ip->dst().is_multicast()) return here;
+  return of_hosts(src, dst);
+}
+
 uint32_t FlowOwner::of_frame(std::span<const uint8_t> frame, uint32_t here) const {
   if (cores_ == 1) return 0;
   auto eth = wire::EthernetView::parse(frame);
@@ -112,6 +135,7 @@ uint32_t FlowOwner::of_frame(std::span<const uint8_t> frame, uint32_t here) cons
         (type == wire::kIcmpv6NeighborSolicit && from_unspecified))
       return kEvery;
   }
+  if (eth->ethertype() == wire::kEtherTypeIpv6) return of_ipv6(body, here, false);
   return here;
 }
 

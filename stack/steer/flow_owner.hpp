@@ -22,7 +22,8 @@
 namespace ws {
 
 // A hash of the two endpoints of a flow, the same whichever end is first.
-uint32_t flow_hash(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port);
+// IPv4 and IPv6 endpoints alike (an IPv6 address is folded to 64 bits first).
+uint32_t flow_hash(IpAddr a, uint16_t a_port, IpAddr b, uint16_t b_port);
 
 class FlowOwner {
  public:
@@ -43,12 +44,13 @@ class FlowOwner {
   void pin(Ipv4Cidr range, uint32_t core);
   // The core a pin gives the traffic between `a` and `b`, or kNone.
   static constexpr uint32_t kNone = 0xfffffffeu;
-  uint32_t pinned(Ipv4Addr a, Ipv4Addr b) const;
-  // The owner of a TCP connection between two endpoints.
-  uint32_t of_tcp(Ipv4Addr a, uint16_t a_port, Ipv4Addr b, uint16_t b_port) const;
-  // The owner of UDP and other IPv4 traffic between two hosts: by addresses only, so that
+  // Pins are IPv4 ranges (IPsec runs over IPv4): IPv6 traffic is never pinned.
+  uint32_t pinned(IpAddr a, IpAddr b) const;
+  // The owner of a TCP connection between two endpoints (either family).
+  uint32_t of_tcp(IpAddr a, uint16_t a_port, IpAddr b, uint16_t b_port) const;
+  // The owner of UDP and other traffic between two hosts: by addresses only, so that
   // the fragments of a datagram (only the first carries the ports) meet on one core.
-  uint32_t of_hosts(Ipv4Addr a, Ipv4Addr b) const;
+  uint32_t of_hosts(IpAddr a, IpAddr b) const;
   // The owner of a received Ethernet frame (its first `frame.size()` bytes, which must
   // hold the headers): a core index, kEvery, or `here` for frames any core may handle
   // (ICMP echo, ARP requests, frames too short or not IPv4, which the stack counts).
@@ -56,6 +58,7 @@ class FlowOwner {
 
  private:
   uint32_t of_ip(std::span<const uint8_t> ip, uint32_t here, bool quoted) const;
+  uint32_t of_ipv6(std::span<const uint8_t> ip, uint32_t here, bool quoted) const;
   bool host_port(uint16_t p) const;
   uint32_t cores_;
   std::vector<uint16_t> host_ports_;  // sorted

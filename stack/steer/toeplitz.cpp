@@ -18,42 +18,49 @@ uint32_t toeplitz_hash(std::span<const uint8_t> key, std::span<const uint8_t> in
   return hash;
 }
 
-uint32_t rss_hash_ipv4(std::span<const uint8_t> key, Ipv4Addr src, Ipv4Addr dst, uint16_t src_port,
-                       uint16_t dst_port, bool with_ports) {
-  std::array<uint8_t, 12> in{};
-  auto put32 = [&](size_t at, uint32_t v) {
-    in[at] = static_cast<uint8_t>(v >> 24);
-    in[at + 1] = static_cast<uint8_t>(v >> 16);
-    in[at + 2] = static_cast<uint8_t>(v >> 8);
-    in[at + 3] = static_cast<uint8_t>(v);
-  };
-  put32(0, src.v);
-  put32(4, dst.v);
-  in[8] = static_cast<uint8_t>(src_port >> 8);
-  in[9] = static_cast<uint8_t>(src_port);
-  in[10] = static_cast<uint8_t>(dst_port >> 8);
-  in[11] = static_cast<uint8_t>(dst_port);
-  return toeplitz_hash(key, std::span<const uint8_t>(in.data(), with_ports ? 12 : 8));
+uint32_t rss_hash(std::span<const uint8_t> key, IpAddr src, IpAddr dst, uint16_t src_port,
+                  uint16_t dst_port, bool with_ports) {
+  std::array<uint8_t, 36> in{};
+  size_t n = src.to_bytes(in.data());
+  n += dst.to_bytes(in.data() + n);
+  const size_t addrs = n;
+  in[n++] = static_cast<uint8_t>(src_port >> 8);
+  in[n++] = static_cast<uint8_t>(src_port);
+  in[n++] = static_cast<uint8_t>(dst_port >> 8);
+  in[n++] = static_cast<uint8_t>(dst_port);
+  return toeplitz_hash(key, std::span<const uint8_t>(in.data(), with_ports ? n : addrs));
 }
 
-const RssRoute* RssPortSelector::route(Ipv4Addr remote) const {
+const RssRoute* RssPortSelector::route(IpAddr remote) const {
   for (const RssRoute& r : routes_) {
-    if (r.subnet.contains(remote)) return &r;
+    if (remote.is_v4() && r.subnet.contains(remote.v4())) return &r;
+    if (!remote.is_v4()) {
+      for (const Ipv6Cidr& c : r.addresses6) {
+        if (c.contains(remote.v6())) return &r;
+      }
+    }
   }
   for (const RssRoute& r : routes_) {
-    if (r.has_gateway) return &r;
+    if (remote.is_v4() ? r.has_gateway : r.has_gateway6) return &r;
   }
   return routes_.empty() ? nullptr : &routes_.front();
+}
+
+IpAddr port_address_for(const Ipv4Cidr& v4, std::span<const Ipv6Cidr> v6, IpAddr remote) {
+  if (remote.is_v4()) return v4.addr;
+  for (const Ipv6Cidr& c : v6) {
+    if (c.contains(remote.v6())) return c.addr;
+  }
+  return v6.empty() ? IpAddr(Ipv6Addr{}) : IpAddr(v6.front().addr);
 }
 
 bool RssPortSelector::operator()(uint16_t local_port, Endpoint remote) const {
   const RssRoute* r = route(remote.addr);
   if (r == nullptr) return core_ == 0;
-  if (r->software)
-    return owner_.of_tcp(r->subnet.addr, local_port, remote.addr, remote.port) == core_;
-  const uint16_t q = r->rss.enabled && r->rx_queues > 1
-                         ? r->rss.queue_for_tcp(r->subnet.addr, local_port, remote)
-                         : 0;
+  const IpAddr local = port_address_for(r->subnet, r->addresses6, remote.addr);
+  if (r->software) return owner_.of_tcp(local, local_port, remote.addr, remote.port) == core_;
+  const uint16_t q =
+      r->rss.enabled && r->rx_queues > 1 ? r->rss.queue_for_tcp(local, local_port, remote) : 0;
   return q % cores_ == core_;
 }
 

@@ -30,10 +30,11 @@ inline constexpr size_t kRssKeyMax = 52;
 // least input.size() + 4 bytes long; missing key bytes count as zero.
 uint32_t toeplitz_hash(std::span<const uint8_t> key, std::span<const uint8_t> input);
 
-// The hash a NIC computes for a received IPv4 TCP or UDP packet (4-tuple) or for any
-// IPv4 packet (addresses only, `with_ports` false).
-uint32_t rss_hash_ipv4(std::span<const uint8_t> key, Ipv4Addr src, Ipv4Addr dst, uint16_t src_port,
-                       uint16_t dst_port, bool with_ports = true);
+// The hash a NIC computes for a received TCP or UDP packet (4-tuple) or for any IP
+// packet (addresses only, `with_ports` false): over source and destination address (4
+// bytes each for IPv4, 16 for IPv6), then source and destination port.
+uint32_t rss_hash(std::span<const uint8_t> key, IpAddr src, IpAddr dst, uint16_t src_port,
+                  uint16_t dst_port, bool with_ports = true);
 
 // What a port's RSS does, read from the device at start: its key, its redirection
 // table, and whether L4 ports enter the hash of TCP packets.
@@ -49,8 +50,8 @@ struct RssTable {
     return reta[hash % reta.size()];
   }
   // The RX queue of the packets a peer at `remote` sends to `local`:`local_port`.
-  uint16_t queue_for_tcp(Ipv4Addr local, uint16_t local_port, Endpoint remote) const {
-    return queue_for(rss_hash_ipv4(key, remote.addr, local, remote.port, local_port, tcp_ports));
+  uint16_t queue_for_tcp(IpAddr local, uint16_t local_port, Endpoint remote) const {
+    return queue_for(rss_hash(key, remote.addr, local, remote.port, local_port, tcp_ports));
   }
 };
 
@@ -58,7 +59,8 @@ struct RssTable {
 // must reach this core. On a port whose RSS could be read, that means an RX queue this
 // core polls (queue % cores == core, as the data plane deals queues); on a port steered
 // in software (`software`), a tuple this core owns by FlowOwner. The port towards the
-// remote is the one whose subnet holds it, else the first with a gateway, else the first.
+// remote is the one whose subnet (IPv4) or prefix (IPv6) holds it, else the first with a
+// gateway of the remote's family, else the first.
 // A port with neither delivers everything to its queue 0.
 struct RssRoute {
   Ipv4Cidr subnet;
@@ -66,7 +68,15 @@ struct RssRoute {
   uint16_t rx_queues = 1;
   RssTable rss;
   bool software = false;
+  // IPv6: the port's global addresses (its source towards a remote: the one whose
+  // prefix holds it, else the first) and whether it has a default router.
+  std::vector<Ipv6Cidr> addresses6;
+  bool has_gateway6 = false;
 };
+
+// A port's address towards `remote`: its IPv4 address, or the IPv6 one whose prefix
+// holds `remote`, else its first (:: when it has none).
+IpAddr port_address_for(const Ipv4Cidr& v4, std::span<const Ipv6Cidr> v6, IpAddr remote);
 
 class RssPortSelector {
  public:
@@ -80,7 +90,7 @@ class RssPortSelector {
   bool active() const;
 
  private:
-  const RssRoute* route(Ipv4Addr remote) const;
+  const RssRoute* route(IpAddr remote) const;
   std::vector<RssRoute> routes_;
   uint32_t core_;
   uint32_t cores_;

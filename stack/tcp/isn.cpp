@@ -11,16 +11,17 @@ IsnGenerator::IsnGenerator(const std::array<uint8_t, 32>& secret) {
 
 uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote) const {
   // The second half of the secret rides in the message so that all 32 bytes matter.
-  uint8_t m[16 + 12];
+  // 28 bytes for IPv4, 52 for IPv6.
+  uint8_t m[16 + 36];
   std::memcpy(m, salt_.data(), 16);
   uint8_t* p = m + 16;
-  for (int i = 3; i >= 0; --i) *p++ = static_cast<uint8_t>(local.addr.v >> (8 * i));
-  for (int i = 3; i >= 0; --i) *p++ = static_cast<uint8_t>(remote.addr.v >> (8 * i));
+  p += local.addr.to_bytes(p);
+  p += remote.addr.to_bytes(p);
   *p++ = static_cast<uint8_t>(local.port >> 8);
   *p++ = static_cast<uint8_t>(local.port);
   *p++ = static_cast<uint8_t>(remote.port >> 8);
-  *p = static_cast<uint8_t>(remote.port);
-  return siphash24(key_, m, sizeof(m));
+  *p++ = static_cast<uint8_t>(remote.port);
+  return siphash24(key_, m, static_cast<size_t>(p - m));
 }
 
 IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Instant now) const {
@@ -30,7 +31,7 @@ IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Ins
 }
 
 uint64_t IsnGenerator::prf(uint64_t x) const {
-  // 24 bytes: no message of hash() (28 bytes) has this length, so none collides.
+  // 24 bytes: no message of hash() (28 or 52 bytes) has this length, so none collides.
   uint8_t m[16 + 8];
   std::memcpy(m, salt_.data(), 16);
   std::memcpy(m + 16, &x, 8);

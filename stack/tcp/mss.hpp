@@ -12,9 +12,15 @@ inline constexpr uint32_t kTimestampOptionLen = 12;  // NOP NOP TS(10), RFC 7323
 // RFC 9293 section 3.7.1: without an MSS option the peer takes 536.
 inline constexpr uint32_t kDefaultPeerMss = 536;
 
-// The MSS we advertise: the MTU less the fixed IPv4 and TCP headers.
-constexpr uint32_t advertised_mss(uint32_t mtu) {
-  return mtu > kIpv4HeaderLen + kTcpHeaderLen ? mtu - kIpv4HeaderLen - kTcpHeaderLen : 0;
+inline constexpr uint32_t kIpv6HeaderLen = 40;
+// The smallest MTU a path may have: 576 for IPv4 (RFC 791), 1280 for IPv6 (RFC 8200 5).
+inline constexpr uint32_t kIpv4MinMtu = 576;
+inline constexpr uint32_t kIpv6MinMtu = 1280;
+
+// The MSS we advertise: the MTU less the fixed IP and TCP headers (RFC 9293 3.7.1; 60
+// bytes over IPv6, RFC 8200 8.3).
+constexpr uint32_t advertised_mss(uint32_t mtu, uint32_t ip_header_len = kIpv4HeaderLen) {
+  return mtu > ip_header_len + kTcpHeaderLen ? mtu - ip_header_len - kTcpHeaderLen : 0;
 }
 
 // The most payload we put in one segment: the smaller of both MSS values, less the

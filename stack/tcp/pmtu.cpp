@@ -46,7 +46,9 @@ void Tcb::pmtu_remember(Instant now) {
 }
 
 IcmpVerdict Tcb::pmtu_frag_needed(uint32_t mtu, SeqNum seq, Instant now) {
-  uint32_t mss = advertised_mss(std::max(mtu, kPmtuFloorMtu));
+  // An IPv6 link carries 1280 bytes at least (RFC 8201 4: a smaller report is raised).
+  const uint32_t floor = t.raddr.is_v4() ? kPmtuFloorMtu : kIpv6MinMtu;
+  uint32_t mss = advertised_mss(std::max(mtu, floor), ip_header_len(t.raddr));
   if (pmtu.probe_out && pmtu.probe_seq <= seq && seq < pmtu.probe_end && mss >= pmtu.mss) {
     // About our probe (RFC 4821 section 7.4: ICMP may speed up the search): the probed
     // size fails; the reported MTU bounds the search from above.

@@ -28,11 +28,12 @@ uint8_t* put_be16(uint8_t* p, uint16_t v) {
   *p++ = static_cast<uint8_t>(v);
   return p;
 }
-// The 4-tuple and the peer's ISN: 16 bytes, the common head of both hashes' messages.
+// The 4-tuple and the peer's ISN: 16 bytes (40 over IPv6), the common head of both
+// hashes' messages.
 uint8_t* put_flow(uint8_t* p, Endpoint local, Endpoint remote, SeqNum peer_isn) {
-  p = put_be32(p, local.addr.v);
+  p += local.addr.to_bytes(p);
   p = put_be16(p, local.port);
-  p = put_be32(p, remote.addr.v);
+  p += remote.addr.to_bytes(p);
   p = put_be16(p, remote.port);
   return put_be32(p, peer_isn.raw());
 }
@@ -100,19 +101,19 @@ void SynCookies::rotate(Instant now) {
 }
 
 uint32_t SynCookies::whitener(Endpoint local, Endpoint remote, SeqNum peer_isn) const {
-  uint8_t m[16];
-  put_flow(m, local, remote, peer_isn);
-  return static_cast<uint32_t>(siphash24(white_, m, sizeof(m)));
+  uint8_t m[40];
+  const uint8_t* end = put_flow(m, local, remote, peer_isn);
+  return static_cast<uint32_t>(siphash24(white_, m, static_cast<size_t>(end - m)));
 }
 
 uint32_t SynCookies::mac(const Key& k, Endpoint local, Endpoint remote, SeqNum peer_isn,
                          uint32_t epoch2, uint32_t mss_index, uint8_t opt_byte) const {
-  uint8_t m[19];
+  uint8_t m[43];
   uint8_t* p = put_flow(m, local, remote, peer_isn);
   *p++ = static_cast<uint8_t>(epoch2);
   *p++ = static_cast<uint8_t>(mss_index);
-  *p = opt_byte;
-  return static_cast<uint32_t>(siphash24(k, m, sizeof(m))) & kMacMask;
+  *p++ = opt_byte;
+  return static_cast<uint32_t>(siphash24(k, m, static_cast<size_t>(p - m))) & kMacMask;
 }
 
 SynCookies::Issued SynCookies::make(Endpoint local, Endpoint remote, SeqNum peer_isn,

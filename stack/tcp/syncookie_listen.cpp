@@ -30,7 +30,8 @@ bool TcpStack::cookie_wanted(const Listener& l) const {
 }
 
 void TcpStack::send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s, Instant now) {
-  const uint32_t mtu = out_.mtu_to(t.raddr) ? out_.mtu_to(t.raddr) : 576;
+  // The cookie's MSS table is derived from an IPv4 MTU: the one of our MSS.
+  const uint32_t mtu = mss_to(t.raddr) + kIpv4HeaderLen + kTcpHeaderLen;
   CookieOptions o;
   o.mss = s.opts.mss ? std::max<uint32_t>(*s.opts.mss, 64) : kDefaultPeerMss;
   // Window scale and SACK travel in the timestamp: without one, offer neither (Linux
@@ -76,7 +77,7 @@ void TcpStack::send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s
 bool TcpStack::accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now) {
   if (cfg_.syncookies == SynCookieMode::kNever || s.rst()) return false;
   if (cfg_.syncookies == SynCookieMode::kAuto && !(now < l.cookies_until)) return false;
-  const uint32_t mtu = out_.mtu_to(t.raddr) ? out_.mtu_to(t.raddr) : 576;
+  const uint32_t mtu = mss_to(t.raddr) + kIpv4HeaderLen + kTcpHeaderLen;
   const SeqNum iss = s.ack - 1, irs = s.seq - 1;
   std::optional<uint32_t> ecr;
   if (s.opts.ts_val) ecr = s.opts.ts_ecr;

@@ -28,17 +28,19 @@ struct Listener;
 struct TcbSlot;
 
 struct FourTuple {
-  Ipv4Addr laddr;
+  IpAddr laddr;
+  IpAddr raddr;
   uint16_t lport = 0;
-  Ipv4Addr raddr;
   uint16_t rport = 0;
   bool operator==(const FourTuple&) const = default;
 };
 
 struct FourTupleHash {
   size_t operator()(const FourTuple& t) const {
-    uint64_t x = (uint64_t{t.laddr.v} << 32 | t.raddr.v) ^
-                 (uint64_t{t.lport} << 16 | t.rport) * 0x9e3779b97f4a7c15ull;
+    // The low words hold an IPv4 address whole (and an IPv6 interface identifier); the
+    // remote's high word (its prefix) is folded in too. Local addresses are few.
+    uint64_t x = (t.laddr.lo << 32 | (t.raddr.lo & 0xffffffffu)) ^ (t.raddr.lo >> 32) ^ t.raddr.hi ^
+                 ((uint64_t{t.lport} << 16 | t.rport) * 0x9e3779b97f4a7c15ull);
     x ^= x >> 31;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 29;

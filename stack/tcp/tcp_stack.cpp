@@ -142,7 +142,31 @@ void TcpStack::recycle_rings(Tcb& t) {
   give_ring(spare_snd_, t.sndbuf);
 }
 
-bool TcpStack::tx_pressure(Ipv4Addr dst) const {
+Listener* TcpStack::listener_for(const FourTuple& t) {
+  auto lit = listeners_.find(t.lport);
+  if (lit == listeners_.end()) return nullptr;
+  if (!listen_family_.empty()) {
+    auto f = listen_family_.find(t.lport);
+    if (f != listen_family_.end() && !family_admits(f->second, t.raddr)) return nullptr;
+  }
+  return &lit->second;
+}
+
+void TcpStack::restrict_family(uint16_t port, AddrFamily f) {
+  if (f == AddrFamily::kAny) {
+    listen_family_.erase(port);
+  } else {
+    listen_family_[port] = f;
+  }
+}
+
+uint32_t TcpStack::mss_to(IpAddr raddr) const {
+  const uint32_t mtu = out_.mtu_to(raddr);
+  const uint32_t floor = raddr.is_v4() ? kIpv4MinMtu : kIpv6MinMtu;
+  return advertised_mss(mtu ? mtu : floor, ip_header_len(raddr));
+}
+
+bool TcpStack::tx_pressure(IpAddr dst) const {
   return out_.free_buffers_to(dst) < cfg_.low_buffers;
 }
 
@@ -211,7 +235,7 @@ bool TcpStack::challenge_ack_allowed(Instant now) {
   return true;
 }
 
-void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csum_verified,
+void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_verified,
                      Instant now) {
   Guard g(*this);
   now_ = now;
@@ -229,7 +253,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
     return;
   }
   if (!csum_verified) {
-    uint32_t s = ipv4_pseudo_sum(src, dst, wire::kIpProtoTcp, static_cast<uint16_t>(seg.size()));
+    uint32_t s = pseudo_sum(src, dst, wire::kIpProtoTcp, static_cast<uint32_t>(seg.size()));
     if (csum_fold(seg.csum(s)) != 0) {
       drops_.add(DropReason::kTcpBadChecksum);
       return;
@@ -250,7 +274,7 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
     return;
   }
   ++ctr_.segments_in;
-  FourTuple t{dst, v->dst_port(), src, v->src_port()};
+  FourTuple t{dst, src, v->dst_port(), v->src_port()};
   if (Tcb* tcb = conns_.find(t); tcb != nullptr) {
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
@@ -258,12 +282,12 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
       bool newer = tcb->ts_ok && s.opts.ts_val
                        ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
                        : s.seq > tcb->rcv_nxt;
-      auto lit = listeners_.find(t.lport);
-      if (newer && lit != listeners_.end()) {
+      Listener* l = newer ? listener_for(t) : nullptr;
+      if (l != nullptr) {
         ++ctr_.time_wait_reused;
         tcb->set_state(TcpState::kClosed);
         release(tcb);
-        listen_input(lit->second, t, s, now);
+        listen_input(*l, t, s, now);
         return;
       }
     }
@@ -271,9 +295,8 @@ void TcpStack::input(Ipv4Addr src, Ipv4Addr dst, const PacketView& seg, bool csu
     if (!tcb->released) tcb->output(now);
     return;
   }
-  auto lit = listeners_.find(t.lport);
-  if (lit != listeners_.end()) {
-    listen_input(lit->second, t, s, now);
+  if (Listener* l = listener_for(t)) {
+    listen_input(*l, t, s, now);
     return;
   }
   drops_.add(DropReason::kTcpNoListener);
@@ -391,8 +414,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   slot->id = tcb->id;
   conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
-  uint32_t mtu = out_.mtu_to(t.raddr);
-  tcb->our_mss = advertised_mss(mtu ? mtu : 576);
+  tcb->our_mss = mss_to(t.raddr);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
   if (const PmtuCache::Entry* e = pmtu_cache_.find(t.raddr, now_); e && e->mss < tcb->our_mss) {
     // Start where an earlier connection to this host is (RFC 1191 section 5), with its
@@ -447,8 +469,8 @@ void TcpStack::release(Tcb* t) {
   if (conns_.erase(t->t, t)) graveyard_.push_back(t);
 }
 
-void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted,
-                          IcmpError e, uint16_t next_hop_mtu, Instant now, uint16_t quoted_len) {
+void TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
+                          uint16_t next_hop_mtu, Instant now, uint16_t quoted_len) {
   Guard g(*this);
   now_ = std::max(now_, now);
   if (quoted.size() < 8) {
@@ -456,7 +478,7 @@ void TcpStack::icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8
     ++ctr_.icmp_ignored_short;
     return;
   }
-  FourTuple t{local, load_be16(quoted.data()), remote, load_be16(quoted.data() + 2)};
+  FourTuple t{local, remote, load_be16(quoted.data()), load_be16(quoted.data() + 2)};
   Tcb* c = conns_.find(t);
   if (c == nullptr) {
     ++ctr_.icmp_ignored;
@@ -538,7 +560,7 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
   return false;
 }
 
-uint16_t TcpStack::pick_port(Ipv4Addr laddr, Endpoint remote, Instant now) {
+uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
   // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
@@ -552,7 +574,7 @@ uint16_t TcpStack::pick_port(Ipv4Addr laddr, Endpoint remote, Instant now) {
     uint16_t p = static_cast<uint16_t>(lo + (port_cursor_ + i) % n);
     if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;
     if (listeners_.count(p)) continue;
-    FourTuple t{laddr, p, remote.addr, remote.port};
+    FourTuple t{laddr, remote.addr, p, remote.port};
     if (!reuse_time_wait(t, now)) continue;
     port_cursor_ = static_cast<uint16_t>((port_cursor_ + i + 1) % n);
     return p;
@@ -568,21 +590,21 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
                               Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
-  Ipv4Addr laddr = out_.source_for(remote.addr);
+  IpAddr laddr = out_.source_for(remote.addr);
   if (laddr.is_any() || remote.port == 0 || conns_.size() >= cfg_.max_connections) {
     ++ctr_.connect_failed;
     return nullptr;
   }
   if (local_port == 0) {
     local_port = pick_port(laddr, remote, now_);
-  } else if (!reuse_time_wait({laddr, local_port, remote.addr, remote.port}, now_)) {
+  } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_)) {
     local_port = 0;
   }
   if (local_port == 0) {
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tcb = new_tcb({laddr, local_port, remote.addr, remote.port});
+  Tcb* tcb = new_tcb({laddr, remote.addr, local_port, remote.port});
   tcb->cb = std::move(cbs);
   tcb->app_visible = true;
   tcb->ws_ok = cfg_.window_scaling;

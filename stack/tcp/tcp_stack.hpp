@@ -140,9 +140,9 @@ class TcpStack {
   // Every IPv4 packet with protocol 6 addressed to us (header already validated).
   // The segment may span several buffers; in-order payload is offered to the
   // application straight from them (tcp_input.cpp, receive_data).
-  void input(Ipv4Addr src, Ipv4Addr dst, const PacketView& tcp_segment, bool csum_verified,
+  void input(IpAddr src, IpAddr dst, const PacketView& tcp_segment, bool csum_verified,
              Instant now);
-  void input(Ipv4Addr src, Ipv4Addr dst, std::span<const uint8_t> tcp_segment, bool csum_verified,
+  void input(IpAddr src, IpAddr dst, std::span<const uint8_t> tcp_segment, bool csum_verified,
              Instant now) {
     input(src, dst, PacketView(tcp_segment), csum_verified, now);
   }
@@ -176,12 +176,15 @@ class TcpStack {
   // (RFC 1191; a zero MTU is estimated from the plateau table below quoted_len), unless
   // the MTU is not below the current path MTU or the quoted length (ignored, counted);
   // kPortUnreachable aborts a connection in SYN_SENT (RFC 5461).
-  void icmp_error(Ipv4Addr local, Ipv4Addr remote, std::span<const uint8_t> quoted, IcmpError e,
+  void icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
                   uint16_t next_hop_mtu, Instant now, uint16_t quoted_len = 0);
 
   // Passive open on `port` (any local address). False if already listening.
   bool listen(uint16_t port, ListenCallbacks cbs);
   void unlisten(uint16_t port);
+  // Connections to `port` from the other family are refused as if nobody listened
+  // (RST); kAny lifts it. Kept across listen() and unlisten().
+  void restrict_family(uint16_t port, AddrFamily f);
   // Active open; the SYN leaves at once (time of the last input()/poll() call, or
   // `now` when given). local_port 0 picks an ephemeral port that port_ok accepts.
   // Returns nullptr when no port/route/connection slot is available.
@@ -212,7 +215,10 @@ class TcpStack {
   // send_reset_for() for a segment to no connection (or to a listener), within
   // tcp.rst_rate_limit; over it the RST is not sent and counted.
   void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
-  bool tx_pressure(Ipv4Addr dst) const;
+  bool tx_pressure(IpAddr dst) const;
+  // The MSS we advertise to `raddr`: its route's MTU (the family's minimum when
+  // unroutable) less the fixed IP and TCP headers of its family.
+  uint32_t mss_to(IpAddr raddr) const;
   // May `c` put a frame (data or a pure ACK) on its port's transmit queue now? Not when
   // fewer than tcp.low_buffers are free (tx_pressure), nor, while other connections
   // wait for that port, until their turn came (serve_tx_waiters) or twice the mark is
@@ -262,7 +268,7 @@ class TcpStack {
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
   uint8_t offered_wscale() const;  // the window scale our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
-  uint16_t pick_port(Ipv4Addr laddr, Endpoint remote, Instant now);
+  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now);
   // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
   bool reuse_time_wait(const FourTuple& t, Instant now);
 
@@ -276,6 +282,9 @@ class TcpStack {
   PmtuCache pmtu_cache_;
   ConnTable conns_;
   std::unordered_map<uint16_t, Listener> listeners_;
+  std::unordered_map<uint16_t, AddrFamily> listen_family_;  // ports restricted to one family
+  // The listener for `t`'s local port if it takes `t`'s family, or nullptr.
+  Listener* listener_for(const FourTuple& t);
   std::vector<Tcb*> graveyard_;       // released during this call; destroyed at its end
   std::vector<TcbSlot*> free_slots_;  // owned; deleted beyond a bound by compact_timers()
   size_t slot_count_ = 0;             // slots allocated: live connections + free_slots_

@@ -47,6 +47,7 @@ bool UdpTable::deliver(const UdpDatagram& d, Instant now, bool held) {
   int16_t i = index_[d.dst.port];
   if (i == 0) return false;
   UdpSocket& s = *sockets_[static_cast<size_t>(i - 1)];
+  if (!family_admits(s.family_, d.src.addr)) return false;
   if (!s.burst_) {
     s.handler_(s, d, now);
     return true;
@@ -70,6 +71,13 @@ void UdpTable::flush_burst(Instant now) {
   s->burst_(*s, std::span<const UdpDatagram>(burst_.data(), n), now);
 }
 
+bool UdpTable::restrict_family(uint16_t port, AddrFamily f) {
+  int16_t i = index_[port];
+  if (i == 0) return false;
+  sockets_[static_cast<size_t>(i - 1)]->family_ = f;
+  return true;
+}
+
 bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload,
                     Instant now) {
   // The UDP length field bounds a datagram to 65535 bytes with its header.
@@ -79,7 +87,7 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
   }
   auto l4_len = static_cast<uint32_t>(wire::UdpView::kHeaderLen + payload.size());
   const uint32_t mtu = out_.mtu_to(dst.addr);  // a route lookup: once
-  if (wire::Ipv4View::kMinHeaderLen + l4_len > mtu && mtu != 0) {
+  if (ip_header_len(dst.addr) + l4_len > mtu && mtu != 0) {
     return send_fragmented(src_port, dst, payload, now);
   }
   L4Frame f;
@@ -105,14 +113,14 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
 
 bool UdpTable::send_fragmented(uint16_t src_port, const Endpoint& dst,
                                std::span<const uint8_t> payload, Instant now) {
-  // Larger than the MTU: the IP layer cuts it into fragments (RFC 791 3.2), so the
+  // Larger than the MTU: the IP layer cuts it into fragments (RFC 791 3.2, RFC 8200 4.5), so the
   // checksum covers the whole datagram and is computed here, in software (RFC 768).
-  Ipv4Addr src = out_.source_for(dst.addr);
+  const IpAddr src = out_.source_for(dst.addr);
   auto l4_len = static_cast<uint16_t>(wire::UdpView::kHeaderLen + payload.size());
   std::array<uint8_t, wire::UdpView::kHeaderLen> hdr{};
   wire::emit_udp(hdr.data(), src_port, dst.port, static_cast<uint16_t>(payload.size()));
   store_be16(hdr.data() + wire::UdpView::kChecksumOff, 0);
-  uint32_t sum = ipv4_pseudo_sum(src, dst.addr, wire::kIpProtoUdp, l4_len);
+  uint32_t sum = pseudo_sum(src, dst.addr, wire::kIpProtoUdp, l4_len);
   sum = csum_partial(hdr, sum);
   uint16_t c = csum_fold(csum_partial(payload, sum));
   if (c == 0) c = 0xffff;  // RFC 768: zero means "no checksum"

@@ -46,6 +46,7 @@ class UdpSocket {
   uint16_t port_;
   Handler handler_;     // one call per datagram, or
   BurstHandler burst_;  // one call per run of datagrams
+  AddrFamily family_ = AddrFamily::kAny;
 };
 
 class UdpTable {
@@ -58,6 +59,9 @@ class UdpTable {
   UdpSocket* bind(uint16_t port, UdpSocket::Handler handler);
   UdpSocket* bind(uint16_t port, UdpSocket::BurstHandler handler);
   void unbind(uint16_t port);
+  // Datagrams to `port` from the other family are refused as to a closed port (kAny:
+  // both). False when nothing is bound there.
+  bool restrict_family(uint16_t port, AddrFamily f);
 
   // Delivers a validated datagram; false when no socket is bound to dst.port. For a
   // socket with a burst handler, a datagram whose payload stays valid until

@@ -48,23 +48,23 @@ inline uint8_t payload_byte(uint64_t seed, uint64_t i) {
 }
 
 struct Packet {
-  Ipv4Addr src, dst;
+  IpAddr src, dst;
   std::vector<uint8_t> l4;
   wire::TcpView tcp() const { return *wire::TcpView::parse(l4); }
 };
 
 // The TCP checksum as the IP layer computes it on commit.
-inline void fill_tcp_checksum(Ipv4Addr src, Ipv4Addr dst, std::span<uint8_t> l4) {
+inline void fill_tcp_checksum(IpAddr src, IpAddr dst, std::span<uint8_t> l4) {
   store_be16(l4.data() + 16, 0);
-  uint32_t s = ipv4_pseudo_sum(src, dst, 6, static_cast<uint16_t>(l4.size()));
+  uint32_t s = pseudo_sum(src, dst, 6, static_cast<uint32_t>(l4.size()));
   store_be16(l4.data() + 16, csum_fold(csum_partial(l4, s)));
 }
 
 class FakeOutput : public L4Output {
  public:
-  explicit FakeOutput(Ipv4Addr self) : self_(self) {}
-  bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override {
-    if (fail_begin || l4_len + 20 > mtu) {
+  explicit FakeOutput(IpAddr self) : self_(self) {}
+  bool begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override {
+    if (fail_begin || l4_len + ip_header_len(dst) > mtu) {
       ++begin_failures;
       return false;
     }
@@ -79,8 +79,8 @@ class FakeOutput : public L4Output {
   // TSO as a port does it (when tso_max is set): the super-segment is cut into
   // segments of tso_segsz payload bytes, each with a copy of the header, its own
   // sequence number and checksum; FIN and PSH stay on the last one only.
-  TsoLimits tso_limits_to(Ipv4Addr) const override { return {tso_max, tso_segment_frame}; }
-  bool begin_tso(Ipv4Addr src, Ipv4Addr dst, uint32_t header_len, uint32_t l4_len,
+  TsoLimits tso_limits_to(IpAddr) const override { return {tso_max, tso_segment_frame}; }
+  bool begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_len,
                  uint32_t segment_payload, L4Frame& out) override {
     if (tso_max == 0 || l4_len + 20 > tso_max || header_len > l4_len ||
         (l4_len - header_len) % segment_payload != 0) {
@@ -136,11 +136,11 @@ class FakeOutput : public L4Output {
         captured.push_back(std::move(p));
     }
   }
-  uint32_t mtu_to(Ipv4Addr) const override { return mtu; }
-  Ipv4Addr source_for(Ipv4Addr) const override { return self_; }
-  uint32_t free_buffers_to(Ipv4Addr) const override { return free_buffers; }
+  uint32_t mtu_to(IpAddr) const override { return mtu; }
+  IpAddr source_for(IpAddr) const override { return self_; }
+  uint32_t free_buffers_to(IpAddr) const override { return free_buffers; }
 
-  Ipv4Addr self_;
+  IpAddr self_;
   uint32_t mtu = 1500;
   uint32_t free_buffers = 1u << 20;
   bool fail_begin = false;
@@ -404,7 +404,7 @@ struct Net {
 };
 
 // Builds a segment as a peer would (for scripted scenarios).
-inline std::vector<uint8_t> make_segment(Ipv4Addr src, Ipv4Addr dst, const wire::TcpRepr& r,
+inline std::vector<uint8_t> make_segment(IpAddr src, IpAddr dst, const wire::TcpRepr& r,
                                          std::span<const uint8_t> payload = {}) {
   std::vector<uint8_t> v(r.header_len() + payload.size());
   size_t hl = wire::emit_tcp(v.data(), r);

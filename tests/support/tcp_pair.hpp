@@ -22,15 +22,15 @@ inline constexpr Ipv4Addr kAddrA = Ipv4Addr::from_octets(10, 0, 0, 1);
 inline constexpr Ipv4Addr kAddrB = Ipv4Addr::from_octets(10, 0, 0, 2);
 
 struct WireSegment {
-  Ipv4Addr src, dst;
+  IpAddr src, dst;
   std::vector<uint8_t> bytes;
 };
 
 // Segments in flight, recycled so that the loop does not measure the allocator.
 class Wire final : public L4Output {
  public:
-  explicit Wire(Ipv4Addr self) : self_(self) {}
-  bool begin(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override {
+  explicit Wire(IpAddr self) : self_(self) {}
+  bool begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override {
     WireSegment* s;
     if (!spare_.empty()) {
       s = spare_.back();
@@ -52,20 +52,20 @@ class Wire final : public L4Output {
   void commit(L4Frame& f, Instant) override {
     auto* s = static_cast<WireSegment*>(f.buf.handle);
     std::span<uint8_t> l4(s->bytes);
-    uint32_t sum = ipv4_pseudo_sum(s->src, s->dst, 6, static_cast<uint16_t>(l4.size()));
+    uint32_t sum = pseudo_sum(s->src, s->dst, 6, static_cast<uint32_t>(l4.size()));
     store_be16(l4.data() + 16, csum_fold(csum_partial(l4, sum)));
     queue_->push_back(s);
   }
   void abort(L4Frame& f) override { spare_.push_back(static_cast<WireSegment*>(f.buf.handle)); }
-  uint32_t mtu_to(Ipv4Addr) const override { return 1500; }
-  Ipv4Addr source_for(Ipv4Addr) const override { return self_; }
-  uint32_t free_buffers_to(Ipv4Addr) const override { return 4096; }
+  uint32_t mtu_to(IpAddr) const override { return 1500; }
+  IpAddr source_for(IpAddr) const override { return self_; }
+  uint32_t free_buffers_to(IpAddr) const override { return 4096; }
 
   void recycle(WireSegment* s) { spare_.push_back(s); }
   std::deque<WireSegment*>* queue_ = nullptr;
 
  private:
-  Ipv4Addr self_;
+  IpAddr self_;
   std::vector<std::unique_ptr<WireSegment>> pool_;
   std::vector<WireSegment*> spare_;
 };

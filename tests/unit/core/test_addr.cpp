@@ -265,10 +265,60 @@ TEST(Endpoint, ParseRejects) {
            "10.77.0:80"sv,
            "10.77.0.256:80"sv,
            "host:80"sv,
-           "[::1]:80"sv,
+           "2001:db8::2:7"sv,  // an IPv6 address needs its brackets
+           "[2001:db8::2]"sv,  // no port
+           "[2001:db8::2]:"sv,
+           "[2001:db8::2]:65536"sv,
+           "[2001:db8::2:7"sv,
+           "2001:db8::2]:7"sv,
+           "[]:7"sv,
+           "[10.77.0.2]:7"sv,         // brackets hold IPv6 only
+           "[::ffff:10.77.0.2]:7"sv,  // no dotted tail, and no IPv4-mapped address
+           "[::ffff:a4d:2]:7"sv,
+           "[2001:db8::g]:7"sv,
+           "[::1]:80"sv,  // ::/64 names no peer (IpAddr)
+           "[::a4d:2]:7"sv,
        }) {
     EXPECT_FALSE(Endpoint::parse(s)) << "accepted \"" << s << "\"";
   }
+}
+
+TEST(Endpoint, ParsesBracketedIpv6) {
+  auto e = Endpoint::parse("[2001:db8::2]:7");
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->addr.is_v4());
+  EXPECT_EQ(e->addr.v6(), *Ipv6Addr::parse("2001:db8::2"));
+  EXPECT_EQ(e->port, 7);
+  EXPECT_EQ(e->to_string(), "[2001:db8::2]:7");
+  EXPECT_EQ(Endpoint::parse("10.77.0.2:9")->to_string(), "10.77.0.2:9");
+}
+
+TEST(IpAddr, FamiliesStayApart) {
+  const IpAddr v4(Ipv4Addr::from_octets(10, 77, 0, 2));
+  EXPECT_TRUE(v4.is_v4());
+  EXPECT_EQ(v4.v4(), Ipv4Addr::from_octets(10, 77, 0, 2));
+  EXPECT_EQ(v4.to_string(), "10.77.0.2");
+  // The IPv4-mapped form is how an IPv4 address is held, so that text is refused.
+  EXPECT_FALSE(IpAddr::parse("::ffff:a4d:2"));
+  EXPECT_FALSE(IpAddr::parse("::1"));
+  EXPECT_TRUE(IpAddr::reserved_v6(*Ipv6Addr::parse("::1:2:3:4")));
+  EXPECT_FALSE(IpAddr::reserved_v6(*Ipv6Addr::parse("0:0:0:1::")));
+  const IpAddr v6 = *IpAddr::parse("2001:db8::a4d:2");
+  EXPECT_FALSE(v6.is_v4());
+  EXPECT_NE(v4, v6);
+  EXPECT_EQ(v6.v6(), *Ipv6Addr::parse("2001:db8::a4d:2"));
+  EXPECT_EQ(v6.to_string(), "2001:db8::a4d:2");
+  // Both "any" addresses, and the default (IPv4 any).
+  EXPECT_TRUE(IpAddr().is_any());
+  EXPECT_TRUE(IpAddr().is_v4());
+  EXPECT_TRUE(IpAddr(Ipv6Addr{}).is_any());
+  uint8_t b[16];
+  EXPECT_EQ(v4.to_bytes(b), 4u);
+  EXPECT_EQ(b[0], 10);
+  EXPECT_EQ(b[3], 2);
+  EXPECT_EQ(v6.to_bytes(b), 16u);
+  EXPECT_EQ(b[0], 0x20);
+  EXPECT_EQ(b[15], 2);
 }
 
 TEST(Endpoint, Ordering) {

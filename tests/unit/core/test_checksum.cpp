@@ -136,6 +136,28 @@ TEST(Checksum, PseudoSumMatchesExplicitPseudoHeader) {
                                               0xff, 0xff, 0xff}));
 }
 
+// RFC 8200 8.1: source, destination, 32-bit length, three zero bytes, next header.
+TEST(Checksum, Ipv6PseudoSumMatchesExplicitPseudoHeader) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 10000; ++i) {
+    Ipv6Addr src, dst;
+    for (auto& x : src.b) x = static_cast<uint8_t>(rng());
+    for (auto& x : dst.b) x = static_cast<uint8_t>(rng());
+    auto nh = static_cast<uint8_t>(rng());
+    auto len = static_cast<uint32_t>(rng()) >> (rng() % 32);
+    uint8_t ph[40] = {};
+    src.to_bytes(ph);
+    dst.to_bytes(ph + 16);
+    store_be32(ph + 32, len);
+    ph[39] = nh;
+    ASSERT_EQ(fold16(pseudo_sum(IpAddr(src), IpAddr(dst), nh, len)), ref_sum16(ph));
+    ASSERT_EQ(fold16(ipv6_pseudo_sum(src, dst, nh, len)), ref_sum16(ph));
+  }
+  // The family-agnostic sum of two IPv4 addresses is the IPv4 pseudo header's.
+  const Ipv4Addr a = Ipv4Addr::from_octets(10, 0, 0, 1), b = Ipv4Addr::from_octets(10, 0, 0, 2);
+  EXPECT_EQ(pseudo_sum(a, b, 17, 1234), ipv4_pseudo_sum(a, b, 17, 1234));
+}
+
 TEST(Checksum, RandomBuffersMatchReferenceAtEveryLengthAndAlignment) {
   std::mt19937_64 rng(0xc0ffee);
   std::vector<uint8_t> buf(2000 + 16);

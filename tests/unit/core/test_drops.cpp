@@ -96,6 +96,7 @@ TEST(DropReason, NamesMatchEnumerators) {
       {DropReason::kTcpMaxConnections, "tcp_max_connections"},
       {DropReason::kIpv4ReassemblyEvicted, "ipv4_reassembly_evicted"},
       {DropReason::kRxTruncated, "rx_truncated"},
+      {DropReason::kUdp6ZeroChecksum, "udp6_zero_checksum"},
   };
   for (const auto& [r, name] : expected) {
     EXPECT_EQ(drop_reason_name(r), name) << static_cast<int>(r);

@@ -176,7 +176,7 @@ TEST(FlowOwner, NeighbourAdvertisementsAndDadProbesGoToEveryCore) {
 TEST(RssPortSelector, SoftwareRoutesPickPortsTheCoreOwns) {
   FlowOwner o(2, {});
   Ipv4Cidr subnet{kA, 24};
-  std::vector<RssRoute> routes{RssRoute{subnet, false, 2, RssTable{}, true}};
+  std::vector<RssRoute> routes{RssRoute{subnet, false, 2, RssTable{}, true, {}, false}};
   RssPortSelector c0(routes, 0, 2, o), c1(routes, 1, 2, o);
   EXPECT_TRUE(c0.active());
   Endpoint peer{kB, 7};

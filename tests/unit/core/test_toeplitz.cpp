@@ -36,8 +36,8 @@ TEST(Toeplitz, SpecificationVectors) {
   for (const Vector& v : kVectors) {
     Ipv4Addr src = *Ipv4Addr::parse(v.src);
     Ipv4Addr dst = *Ipv4Addr::parse(v.dst);
-    EXPECT_EQ(rss_hash_ipv4(kKey, src, dst, v.src_port, v.dst_port, false), v.ip_only) << v.src;
-    EXPECT_EQ(rss_hash_ipv4(kKey, src, dst, v.src_port, v.dst_port, true), v.with_tcp) << v.src;
+    EXPECT_EQ(rss_hash(kKey, src, dst, v.src_port, v.dst_port, false), v.ip_only) << v.src;
+    EXPECT_EQ(rss_hash(kKey, src, dst, v.src_port, v.dst_port, true), v.with_tcp) << v.src;
   }
 }
 
@@ -86,7 +86,7 @@ TEST(RssPortSelector, PortsComeBackToTheOpeningCore) {
   t.key = kKey;
   for (int i = 0; i < 128; ++i) t.reta.push_back(static_cast<uint16_t>(i % 4));
   const Ipv4Cidr subnet{*Ipv4Addr::parse("10.0.0.1"), 24};
-  std::vector<RssRoute> routes{RssRoute{subnet, false, 4, t}};
+  std::vector<RssRoute> routes{RssRoute{subnet, false, 4, t, false, {}, false}};
   RssPortSelector core0(routes, 0, 2), core1(routes, 1, 2);
   ASSERT_TRUE(core0.active());
   const Endpoint remote{*Ipv4Addr::parse("10.0.0.2"), 7};
@@ -106,7 +106,7 @@ TEST(RssPortSelector, PortsComeBackToTheOpeningCore) {
 
 TEST(RssPortSelector, WithoutRssEverythingReturnsToQueueZero) {
   const Ipv4Cidr subnet{*Ipv4Addr::parse("10.0.0.1"), 24};
-  std::vector<RssRoute> routes{RssRoute{subnet, true, 1, RssTable{}}};
+  std::vector<RssRoute> routes{RssRoute{subnet, true, 1, RssTable{}, false, {}, false}};
   RssPortSelector core0(routes, 0, 2), core1(routes, 1, 2);
   EXPECT_FALSE(core0.active());
   const Endpoint far{*Ipv4Addr::parse("192.0.2.9"), 80};  // via the gateway

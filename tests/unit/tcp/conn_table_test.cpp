@@ -20,9 +20,16 @@ struct Fakes {
   std::vector<uint64_t> mem;
 };
 
+// Odd i: IPv6 tuples beside the IPv4 ones, in the same table.
 FourTuple tuple(uint32_t i) {
-  return {Ipv4Addr::from_octets(10, 0, 0, 1), static_cast<uint16_t>(1024 + i % 60000),
-          Ipv4Addr::from_octets(10, 0, static_cast<uint8_t>(i / 60000), 2), 7};
+  const auto port = static_cast<uint16_t>(1024 + i % 60000);
+  if (i % 2 == 1) {
+    Ipv6Addr r = *Ipv6Addr::parse("2001:db8::2");
+    r.b[13] = static_cast<uint8_t>(i / 60000);
+    return {IpAddr(*Ipv6Addr::parse("2001:db8::1")), IpAddr(r), port, 7};
+  }
+  return {Ipv4Addr::from_octets(10, 0, 0, 1),
+          Ipv4Addr::from_octets(10, 0, static_cast<uint8_t>(i / 60000), 2), port, 7};
 }
 
 TEST(ConnTable, MatchesAReferenceMapUnderRandomChurn) {
