@@ -203,8 +203,7 @@ void Stack::send_icmpv6_error(Interface& ifc, uint8_t type, uint8_t code, uint32
   }
 }
 
-bool Stack::icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t code,
-                                 Instant now) {
+bool Stack::icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t code, Instant now) {
   // RFC 4443 2.4 (c), (e): the invoking packet follows the 8-byte header, and the error
   // goes to its upper layer. Errors about one of our TCP segments go to TCP, which checks
   // them against the connection (RFC 5927); Packet Too Big carries the link's MTU (RFC 8201
@@ -214,8 +213,7 @@ bool Stack::icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t co
   const auto quoted = m.subspan(8);
   if (quoted[wire::Ipv6View::kNextHeaderOff] != wire::kIpProtoTcp) return false;
   const uint32_t mtu = load_be32(m.data() + 4);
-  tcp_->icmp_error(type, code, static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)), quoted,
-                   now);
+  tcp_->icmp_error(type, code, static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)), quoted, now);
   return true;
 }
 

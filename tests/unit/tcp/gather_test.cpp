@@ -348,7 +348,6 @@ TEST(TxPressure, RefusedWriterIsWokenByItsTurnAndSendsInIt) {
   n.a.io.restore_pool();
 }
 
-
 // Transmit buffers run short while the connection has nothing in flight: send() takes
 // nothing, and when the buffers come back the 1 ms re-check alone (no ACK will arrive:
 // the peer has nothing to answer) ends the pressure and wakes the writer.
