@@ -213,8 +213,8 @@ bool Stack::icmpv6_error_to_flow(const PacketView& msg, uint8_t type, uint8_t co
   const auto quoted = m.subspan(8);
   if (quoted[wire::Ipv6View::kNextHeaderOff] != wire::kIpProtoTcp) return false;
   const uint32_t mtu = load_be32(m.data() + 4);
-  tcp_->icmp_error(type, code, static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)), quoted, now);
-  return true;
+  return tcp_->icmp_error(type, code, static_cast<uint16_t>(std::min<uint32_t>(mtu, 65535)), quoted,
+                          now);
 }
 
 void Stack::neighbor_unreachable(TxBuf& frame) {

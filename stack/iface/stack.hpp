@@ -78,7 +78,8 @@ class TransportHandler {
                      Instant now) = 0;
   // ICMP destination unreachable / fragmentation needed (RFC 1191) quoting one of
   // our datagrams: `quoted` starts at the quoted IPv4 header.
-  virtual void icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
+  // True when the quoted segment belongs to a connection (checked further there).
+  virtual bool icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
                           std::span<const uint8_t> quoted, Instant now) = 0;
   virtual Instant poll(Instant now) = 0;
 };

@@ -18,18 +18,17 @@ class TcpTransport final : public TransportHandler {
              Instant now) override {
     tcp_.input(src, dst, segment, verified, now);
   }
-  void icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
+  bool icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
                   std::span<const uint8_t> quoted, Instant now) override {
     if (!quoted.empty() && quoted[0] >> 4 == 6) {
-      icmp6_error(type, code, next_hop_mtu, quoted, now);
-      return;
+      return icmp6_error(type, code, next_hop_mtu, quoted, now);
     }
     // `quoted` starts at the IPv4 header of a datagram we sent: its source is
     // us, its destination the peer, and the TCP header follows its IHL.
     auto ip = wire::Ipv4View::parse(quoted);
     if (!ip || ip->header_len() < wire::Ipv4View::kMinHeaderLen ||
         quoted.size() < ip->header_len() + 8) {
-      return;  // RFC 792: at least 8 bytes of the original payload are quoted
+      return false;  // RFC 792: at least 8 bytes of the original payload are quoted
     }
     IcmpError e = IcmpError::kOtherUnreachable;
     if (type == wire::kIcmpDestUnreachable && code == wire::kIcmpCodeFragNeeded) {
@@ -38,33 +37,33 @@ class TcpTransport final : public TransportHandler {
                                                       code == wire::kIcmpCodeProtoUnreachable)) {
       e = IcmpError::kPortUnreachable;
     }
-    tcp_.icmp_error(ip->src(), ip->dst(), quoted.subspan(ip->header_len()), e, next_hop_mtu, now,
-                    ip->total_len());
+    return tcp_.icmp_error(ip->src(), ip->dst(), quoted.subspan(ip->header_len()), e, next_hop_mtu,
+                           now, ip->total_len());
   }
   Instant poll(Instant now) override { return tcp_.poll(now); }
 
  private:
   // An ICMPv6 error (RFC 4443) quoting an IPv6 packet we sent, the TCP header right after
   // its fixed header (the stack's IPv6 output adds no extension headers).
-  void icmp6_error(uint8_t type, uint8_t code, uint16_t mtu, std::span<const uint8_t> quoted,
+  bool icmp6_error(uint8_t type, uint8_t code, uint16_t mtu, std::span<const uint8_t> quoted,
                    Instant now) {
     auto ip = wire::Ipv6View::parse(quoted);
-    if (!ip || quoted.size() < wire::Ipv6View::kHeaderLen + 8) return;
+    if (!ip || quoted.size() < wire::Ipv6View::kHeaderLen + 8) return false;
     IcmpError e = IcmpError::kOtherUnreachable;
     if (type == wire::kIcmpv6PacketTooBig) {
       e = IcmpError::kFragNeeded;
     } else if (type == wire::kIcmpv6DestUnreachable && code == wire::kIcmpv6CodePortUnreachable) {
       e = IcmpError::kPortUnreachable;
     } else if (type != wire::kIcmpv6DestUnreachable && type != wire::kIcmpv6TimeExceeded) {
-      return;  // Parameter Problem: nothing for TCP to act on
+      return true;  // Parameter Problem: nothing for TCP to act on
     }
     // A mapped or other ::/64 address in the quote would read as IPv4 (IpAddr): none of
     // our connections has one.
-    if (IpAddr::reserved_v6(ip->src()) || IpAddr::reserved_v6(ip->dst())) return;
-    tcp_.icmp_error(IpAddr(ip->src()), IpAddr(ip->dst()),
-                    quoted.subspan(wire::Ipv6View::kHeaderLen), e, mtu, now,
-                    static_cast<uint16_t>(
-                        std::min<size_t>(wire::Ipv6View::kHeaderLen + ip->payload_len(), 65535)));
+    if (IpAddr::reserved_v6(ip->src()) || IpAddr::reserved_v6(ip->dst())) return false;
+    return tcp_.icmp_error(IpAddr(ip->src()), IpAddr(ip->dst()),
+                           quoted.subspan(wire::Ipv6View::kHeaderLen), e, mtu, now,
+                           static_cast<uint16_t>(std::min<size_t>(
+                               wire::Ipv6View::kHeaderLen + ip->payload_len(), 65535)));
   }
 
   TcpStack& tcp_;

@@ -469,21 +469,21 @@ void TcpStack::release(Tcb* t) {
   if (conns_.erase(t->t, t)) graveyard_.push_back(t);
 }
 
-void TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
+bool TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
                           uint16_t next_hop_mtu, Instant now, uint16_t quoted_len) {
   Guard g(*this);
   now_ = std::max(now_, now);
   if (quoted.size() < 8) {
     ++ctr_.icmp_ignored;
     ++ctr_.icmp_ignored_short;
-    return;
+    return false;
   }
   FourTuple t{local, remote, load_be16(quoted.data()), load_be16(quoted.data() + 2)};
   Tcb* c = conns_.find(t);
   if (c == nullptr) {
     ++ctr_.icmp_ignored;
     ++ctr_.icmp_ignored_no_connection;
-    return;
+    return false;
   }
   SeqNum seq(load_be32(quoted.data() + 4));
   // RFC 5927 section 4.1: only an error about data in flight can be genuine; a blind
@@ -491,7 +491,7 @@ void TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> 
   if (!(c->snd_una <= seq && seq < c->snd_max)) {
     ++ctr_.icmp_ignored;
     ++ctr_.icmp_ignored_sequence;
-    return;
+    return true;
   }
   switch (e) {
     case IcmpError::kFragNeeded: {
@@ -504,12 +504,12 @@ void TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> 
       if (quoted_len != 0 && mtu >= quoted_len) {
         ++ctr_.icmp_ignored;
         ++ctr_.icmp_ignored_mtu;
-        return;
+        return true;
       }
       if (c->pmtu_frag_needed(mtu, seq, now_) == IcmpVerdict::kMtuNotLower) {
         ++ctr_.icmp_ignored;
         ++ctr_.icmp_ignored_mtu;
-        return;
+        return true;
       }
       ++ctr_.icmp_accepted;
       break;
@@ -526,6 +526,7 @@ void TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> 
       ++ctr_.icmp_accepted;
       break;  // soft error: the retransmission timer decides
   }
+  return true;
 }
 
 bool TcpStack::listen(uint16_t port, ListenCallbacks cbs) {

@@ -176,7 +176,8 @@ class TcpStack {
   // (RFC 1191; a zero MTU is estimated from the plateau table below quoted_len), unless
   // the MTU is not below the current path MTU or the quoted length (ignored, counted);
   // kPortUnreachable aborts a connection in SYN_SENT (RFC 5461).
-  void icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
+  // Returns false when the quote is too short or names no connection.
+  bool icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
                   uint16_t next_hop_mtu, Instant now, uint16_t quoted_len = 0);
 
   // Passive open on `port` (any local address). False if already listening.
