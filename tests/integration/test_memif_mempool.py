@@ -8,7 +8,8 @@ rings; the client data plane (lcore 1, a normal pool) runs 64 `source` connectio
 for a few seconds. The echo holds received data until its replies go out, so the server's
 pool runs dry within the first second. Checked:
 
-- the pool really ran dry: the sampled in-use count reached the pool size, and
+- the pool really ran dry: allocations failed (counted) while the in-use count, sampled
+  every 0.2 s, reached at least 90% of the pool size, and
   `wirespeed_drops_total{reason="no_mbuf"}` (with `wirespeed_tcp_output_no_buffer_total`)
   rose; without that the test would prove nothing;
 - it degraded but never froze: the source moved data in every full second and the ping
@@ -130,7 +131,7 @@ def exercise(res, tmp, ctl):
     m = ctl.scrape()
     no_mbuf = value(m, "wirespeed_drops_total", reason="no_mbuf")
     no_buf = value(m, "wirespeed_tcp_output_no_buffer_total")
-    res.check(peak >= size - 1 and no_mbuf > 0 and no_buf > 0,
+    res.check(peak >= 0.9 * size and no_mbuf > 0 and no_buf > 0,
               f"the {size:.0f}-mbuf pool ran dry (peak {peak:.0f} in use, baseline "
               f"{base_in_use:.0f}): {no_mbuf:.0f} no_mbuf drops, {no_buf:.0f} TCP outputs "
               "without a buffer")
