@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
+from test_ipv6 import eui64_link_local  # noqa: E402
 
 DP_IP = "10.79.7.1"
 PEER_IP = "10.79.7.2"
@@ -30,10 +31,13 @@ PY = "/usr/bin/python3"
 TCP_SHA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcp_sha.py")
 MiB = 1024 * 1024
 UDP_SIZES = (1, 2, 3, 64, 512, 1000, 1232, 1400, 1451, 1452)
+UDP_FRAGMENTED = (1453, 3000, 8000, 30000)  # in fragments both ways (RFC 8200 4.5)
 CONNS = 500
 
 SERVICES = ["{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
             "{ name: echo-tcp, kind: echo, protocol: tcp, port: 7, framing: none }",
+            "{ name: echo6-only, kind: echo, protocol: tcp, port: 8, framing: none, family: ipv6 }",
+            "{ name: echo4-only, kind: echo, protocol: tcp, port: 9, framing: none, family: ipv4 }",
             "{ name: perf, kind: iperf3, protocol: tcp, port: 5201 }",
             '{ name: web, kind: http, protocol: tcp, port: 80, responses: '
             '[ { path: "/", body_bytes: 438 } ] }']
@@ -51,7 +55,7 @@ for size in map(int, sys.argv[2:]):
     for _ in range(3):
         s.sendto(msg, (dst, 7))
         try:
-            data, src = s.recvfrom(4096)
+            data, src = s.recvfrom(65536)
         except socket.timeout:
             continue
         res = "ok" if data == msg and src[0] == dst and src[1] == 7 else "bad"
@@ -155,13 +159,48 @@ def wait_ipv6_ready(ns):
 
 def check_udp(res, ns, tmp):
     script = h.write_script(tmp, "udp6.py", UDP6)
-    r = h.sh(f"{PY} {script} {DP_IP6} {' '.join(map(str, UDP_SIZES))}", ns=ns, check=False,
-             timeout=60)
-    got = dict(line.split() for line in r.stdout.splitlines() if len(line.split()) == 2)
-    good = [s for s in UDP_SIZES if got.get(str(s)) == "ok"]
-    res.check(len(good) == len(UDP_SIZES),
-              f"UDP echo over IPv6: {len(good)}/{len(UDP_SIZES)} sizes "
-              f"{UDP_SIZES[0]}..{UDP_SIZES[-1]} bytes echoed intact", r.stdout + r.stderr[-300:])
+    for sizes, how in ((UDP_SIZES, "in one packet"), (UDP_FRAGMENTED, "in fragments")):
+        r = h.sh(f"{PY} {script} {DP_IP6} {' '.join(map(str, sizes))}", ns=ns, check=False,
+                 timeout=60)
+        got = dict(line.split() for line in r.stdout.splitlines() if len(line.split()) == 2)
+        good = [s for s in sizes if got.get(str(s)) == "ok"]
+        res.check(len(good) == len(sizes),
+                  f"UDP echo over IPv6 {how}: {len(good)}/{len(sizes)} sizes "
+                  f"{sizes[0]}..{sizes[-1]} bytes echoed intact", r.stdout + r.stderr[-300:])
+
+
+# In the namespace: connects to HOST:PORT; prints "echoed", "refused" or the error.
+CONNECT = r'''
+import socket, sys
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+    s.sendall(b"family")
+    print("echoed" if s.recv(16) == b"family" else "bad")
+except ConnectionRefusedError:
+    print("refused")
+except OSError as e:
+    print(repr(e))
+'''
+
+
+def check_family(res, ns, tmp):
+    """`family:` restricts a service: the other family is refused as by a closed port."""
+    script = h.write_script(tmp, "connect.py", CONNECT)
+    want = {(DP_IP6, 8): "echoed", (DP_IP, 8): "refused", (DP_IP, 9): "echoed",
+            (DP_IP6, 9): "refused"}
+    got = {k: h.sh(f"{PY} {script} {k[0]} {k[1]}", ns=ns, check=False, timeout=30).stdout.strip()
+           for k in want}
+    res.check(got == want, "family: ipv6 / ipv4 services: the other family refused (RST), "
+              "their own echoed", str(got))
+
+
+def check_link_local(res, ns, peer_if, dp_mac):
+    """TCP to the data plane's link-local address, from the kernel's link-local one."""
+    url = f"http://[{eui64_link_local(dp_mac)}%25{peer_if}]:80/"
+    r = h.sh(f"curl -6 -g -s --max-time 20 -o /dev/null -w '%{{http_code}} %{{size_download}}' "
+             f"'{url}'", ns=ns, check=False, timeout=30)
+    res.check(r.returncode == 0 and r.stdout.strip() == "200 438",
+              f"curl -6 {url}: 200 with a 438-byte body", f"rc={r.returncode} {r.stdout}")
 
 
 def check_tcp_bulk(res, ns):
@@ -245,12 +284,15 @@ def main():
         h.sh(f"sysctl -qw net.ipv6.conf.{peer.peer_if}.disable_ipv6=0", ns=ns)
         h.sh(f"ip -6 addr add {PEER_IP6}/64 dev {peer.peer_if} nodad", ns=ns)
         cfg = config(tmp, peer.device())
+        dp_mac = h.sh(f"cat /sys/class/net/{peer.dp_if}/address").stdout.strip()
         try:
             with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, METRICS_PORT) as ctl:
                 if res.check(wait_ipv6_ready(ns), f"{DP_IP6} past DAD, answers ping -6"):
                     for step in (lambda: check_udp(res, ns, tmp), lambda: check_tcp_bulk(res, ns),
                                  lambda: check_many(res, ns, tmp), lambda: check_iperf3(res, ns),
-                                 lambda: check_http(res, ns), lambda: check_both_families(res, ns)):
+                                 lambda: check_http(res, ns), lambda: check_both_families(res, ns),
+                                 lambda: check_family(res, ns, tmp),
+                                 lambda: check_link_local(res, ns, peer.peer_if, dp_mac)):
                         before = ctl.drops()
                         step()
                         # Drops are not failures here (SYN shedding under 500 SYNs is by
