@@ -183,8 +183,9 @@ except OSError as e:
 '''
 
 
-def check_family(res, ns, tmp):
+def check_family(res, ns, tmp, ctl):
     """`family:` restricts a service: the other family is refused as by a closed port."""
+    before = ctl.drops().get("tcp_no_listener", 0)
     script = h.write_script(tmp, "connect.py", CONNECT)
     want = {(DP_IP6, 8): "echoed", (DP_IP, 8): "refused", (DP_IP, 9): "echoed",
             (DP_IP6, 9): "refused"}
@@ -192,6 +193,9 @@ def check_family(res, ns, tmp):
            for k in want}
     res.check(got == want, "family: ipv6 / ipv4 services: the other family refused (RST), "
               "their own echoed", str(got))
+    res.check(ctl.wait_for(lambda: ctl.drops().get("tcp_no_listener", 0) - before == 2, 5),
+              "both refused SYNs counted as tcp_no_listener",
+              str(ctl.drops().get("tcp_no_listener", 0) - before))
 
 
 def check_link_local(res, ns, peer_if, dp_mac):
@@ -291,7 +295,7 @@ def main():
                     for step in (lambda: check_udp(res, ns, tmp), lambda: check_tcp_bulk(res, ns),
                                  lambda: check_many(res, ns, tmp), lambda: check_iperf3(res, ns),
                                  lambda: check_http(res, ns), lambda: check_both_families(res, ns),
-                                 lambda: check_family(res, ns, tmp),
+                                 lambda: check_family(res, ns, tmp, ctl),
                                  lambda: check_link_local(res, ns, peer.peer_if, dp_mac)):
                         before = ctl.drops()
                         step()
