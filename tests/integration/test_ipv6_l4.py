@@ -9,6 +9,10 @@
 4. `iperf3 -6 -c` against the iperf3 service: TCP, -R and -u, 2 s each.
 5. `curl -6` and `wrk` on http://[addr]:80/ against the http service.
 6. TCP echo over IPv4 and over IPv6 at the same time, both SHA-256 checked.
+Then `family:` services, curl to the link-local address, and Packet Too Big from a kernel
+router: the peer namespace forwards to a third one behind a 1280-byte link, whose route
+advertises MSS 1440; our 1500-byte echo segments draw ICMPv6 Packet Too Big (RFC 8201)
+from the router, the connection's MSS falls to 1220 and the echo comes back whole.
 """
 import json
 import os
@@ -26,6 +30,9 @@ DP_IP = "10.79.7.1"
 PEER_IP = "10.79.7.2"
 DP_IP6 = "2001:db8:7b::1"
 PEER_IP6 = "2001:db8:7b::2"
+FAR_NS = "wst-v6l4-far"
+ROUTER_FAR_IP6 = "2001:db8:7c::1"  # the peer namespace's address on the 1280-byte link
+FAR_IP6 = "2001:db8:7c::2"
 METRICS_PORT = 9598
 PY = "/usr/bin/python3"
 TCP_SHA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcp_sha.py")
@@ -109,6 +116,7 @@ ports:
     device: "{device}"
     mtu: 1500
     addresses: [{DP_IP}/24, "{DP_IP6}/64"]
+    gateway6: "{PEER_IP6}"
 ipv6:
   link_local: eui64
   dad_transmits: 1
@@ -279,6 +287,42 @@ def check_both_families(res, ns):
               f"(v4 {j4.get('seconds', 0):.1f} s, v6 {j6.get('seconds', 0):.1f} s)", out4 + out6)
 
 
+def far_namespace(peer):
+    """A third namespace behind the peer, which forwards over a 1280-byte veth."""
+    h.sh(f"ip netns del {FAR_NS}", check=False)
+    h.sh(f"ip netns add {FAR_NS}")
+    h.sh(f"ip link add wst-v6l4-r1 mtu 1280 type veth peer name wst-v6l4-f0 mtu 1280")
+    h.sh(f"ip link set wst-v6l4-r1 netns {peer.ns}")
+    h.sh(f"ip link set wst-v6l4-f0 netns {FAR_NS}")
+    h.sh("sysctl -qw net.ipv6.conf.all.forwarding=1", ns=peer.ns)
+    for ns, dev, addr in ((peer.ns, "wst-v6l4-r1", ROUTER_FAR_IP6), (FAR_NS, "wst-v6l4-f0", FAR_IP6)):
+        h.sh(f"sysctl -qw net.ipv6.conf.{dev}.disable_ipv6=0", ns=ns)
+        h.sh(f"ip -6 addr add {addr}/64 dev {dev} nodad", ns=ns)
+        h.sh(f"ethtool -K {dev} tx off", ns=ns)
+        h.sh(f"ip link set {dev} up", ns=ns)
+    h.sh("ip link set lo up", ns=FAR_NS)
+    # The far end offers MSS 1440, as a host on a 1500-byte link would: only the router's
+    # 1280-byte hop can tell us to send less.
+    h.sh(f"ip -6 route add {DP_IP6}/128 via {ROUTER_FAR_IP6} dev wst-v6l4-f0 advmss 1440",
+         ns=FAR_NS)
+
+
+def check_packet_too_big(res, peer, ctl):
+    far_namespace(peer)
+    before = ctl.value("wirespeed_tcp_pmtu_reductions_total")
+    holes = ctl.value("wirespeed_tcp_pmtu_black_holes_total")
+    n = 8 * MiB
+    j, out = sha_result(tcp_sha(FAR_NS, DP_IP6, n, timeout=60), timeout=70)
+    red = ctl.value("wirespeed_tcp_pmtu_reductions_total") - before
+    res.check(sha_ok(j, n), f"TCP echo over IPv6 through a 1280-byte hop: 8 MiB, SHA-256 equal "
+              f"({j.get('seconds', 0):.1f} s)", out)
+    # Black-hole detection also lowers the MSS: the reduction must come from the ICMPv6.
+    res.check(ctl.wait_for(lambda: ctl.value("wirespeed_tcp_pmtu_reductions_total") - before >= 1,
+                           5) and ctl.value("wirespeed_tcp_pmtu_black_holes_total") == holes,
+              "the router's Packet Too Big lowered the connection's MSS "
+              "(wirespeed_tcp_pmtu_reductions_total, no black hole)", f"{red}")
+
+
 def main():
     h.need_root()
     h.require("ping", "ip", "iperf3", "curl", "wrk", "timeout")
@@ -296,7 +340,8 @@ def main():
                                  lambda: check_many(res, ns, tmp), lambda: check_iperf3(res, ns),
                                  lambda: check_http(res, ns), lambda: check_both_families(res, ns),
                                  lambda: check_family(res, ns, tmp, ctl),
-                                 lambda: check_link_local(res, ns, peer.peer_if, dp_mac)):
+                                 lambda: check_link_local(res, ns, peer.peer_if, dp_mac),
+                                 lambda: check_packet_too_big(res, peer, ctl)):
                         before = ctl.drops()
                         step()
                         # Drops are not failures here (SYN shedding under 500 SYNs is by
@@ -305,6 +350,7 @@ def main():
                                  if v > before.get(k, 0)}
                         print(f"       drops during it: {delta or 'none'}", flush=True)
         finally:
+            h.sh(f"ip netns del {FAR_NS}", check=False)
             if res.failed:
                 h.print_log_tails(tmp)
     return res.finish()
