@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
+import test_iperf3  # noqa: E402
 from test_ipv6 import eui64_link_local  # noqa: E402
 
 DP_IP = "10.79.7.1"
@@ -103,31 +104,11 @@ asyncio.run(main())
 
 
 def config(tmp, device):
-    svc = "\n".join(f"  - {s}" for s in SERVICES)
-    text = f"""version: 1
-dataplane:
-  lcores: [1]
-  idle: adaptive
-  file_prefix: wst-ipv6l4
-  hugepages: false
-  memory_mb: 512
-ports:
-  - name: p0
-    device: "{device}"
-    mtu: 1500
-    addresses: [{DP_IP}/24, "{DP_IP6}/64"]
-    gateway6: "{PEER_IP6}"
-ipv6:
-  link_local: eui64
-  dad_transmits: 1
-tcp:
-  time_wait_ms: 0
-services:
-{svc}
-control:
-  metrics_listen: 127.0.0.1:{METRICS_PORT}
-"""
-    return h.write_script(tmp, "wirespeed.yaml", text)
+    return h.write_config(tmp, device=device, address=f"{DP_IP}/24", address6=f"{DP_IP6}/64",
+                          gateway6=PEER_IP6, services=SERVICES, prefix="wst-ipv6l4",
+                          metrics_port=METRICS_PORT,
+                          extra="ipv6:\n  link_local: eui64\n  dad_transmits: 1\n"
+                                "tcp:\n  time_wait_ms: 0\n")
 
 
 def tcp_sha(ns, host, nbytes, timeout=120):
@@ -237,14 +218,9 @@ def check_many(res, ns, tmp):
               f"({j.get('total_s', 0):.2f} s in all)", r.stdout[-500:] + r.stderr[-300:])
 
 
-def iperf(ns, args, timeout=20):
-    r = h.sh(f"timeout {timeout} iperf3 -6 -c {DP_IP6} --json {args}", ns=ns, check=False,
-             timeout=timeout + 10)
-    try:
-        j = json.loads(r.stdout)
-    except ValueError:
-        j = {}
-    return r.returncode, j.get("end", {}), (r.stdout[-1000:] + r.stderr[-300:])
+def iperf(ns, args):
+    rc, j, out = test_iperf3.iperf(ns, f"-6 {args}", timeout=20, server=DP_IP6)
+    return rc, j.get("end", {}), out
 
 
 def check_iperf3(res, ns):
@@ -290,8 +266,9 @@ def check_both_families(res, ns):
 def far_namespace(peer):
     """A third namespace behind the peer, which forwards over a 1280-byte veth."""
     h.sh(f"ip netns del {FAR_NS}", check=False)
+    h.sh("ip link del wst-v6l4-r1", check=False)  # left in the root namespace by a crash
     h.sh(f"ip netns add {FAR_NS}")
-    h.sh(f"ip link add wst-v6l4-r1 mtu 1280 type veth peer name wst-v6l4-f0 mtu 1280")
+    h.sh("ip link add wst-v6l4-r1 mtu 1280 type veth peer name wst-v6l4-f0 mtu 1280")
     h.sh(f"ip link set wst-v6l4-r1 netns {peer.ns}")
     h.sh(f"ip link set wst-v6l4-f0 netns {FAR_NS}")
     h.sh("sysctl -qw net.ipv6.conf.all.forwarding=1", ns=peer.ns)
