@@ -249,9 +249,14 @@ def write_script(tmpdir, name, text):
 
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
                  lcores=(1,), extra_dataplane="", extra="", metrics_port=9551, gateway=None,
-                 mac=None):
+                 mac=None, address6=None, gateway6=None):
+    """`address6` (X:X::X/N) gives the port both families (`addresses`); `gateway6` its
+    IPv6 default router."""
     svc = "\n".join(f"  - {s}" for s in services) or "  []"
+    if address6:
+        address = f'[{address}, "{address6}"]'
     gw = f"\n    gateway: {gateway}" if gateway else ""
+    gw += f'\n    gateway6: "{gateway6}"' if gateway6 else ""
     gw += f'\n    mac: "{mac}"' if mac else ""
     text = f"""version: 1
 dataplane:
@@ -265,7 +270,7 @@ ports:
   - name: p0
     device: "{device}"
     mtu: {mtu}
-    address: {address}{gw}
+    address{"es" if address6 else ""}: {address}{gw}
 services:
 {svc}
 control:

@@ -37,9 +37,9 @@ SERVICES = [f"{{ name: {SERVICE}, kind: iperf3, protocol: tcp, port: 5201 }}"]
 MiB = 1024 * 1024
 
 
-def iperf(ns, args, timeout=30):
+def iperf(ns, args, timeout=30, server=DP_IP):
     """Runs the client with --json; returns (exit code, parsed JSON or {}, raw output)."""
-    r = h.sh(f"timeout {timeout} iperf3 -c {DP_IP} --json {args}", ns=ns, check=False,
+    r = h.sh(f"timeout {timeout} iperf3 -c {server} --json {args}", ns=ns, check=False,
              timeout=timeout + 10)
     try:
         j = json.loads(r.stdout)
