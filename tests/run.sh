@@ -63,6 +63,28 @@ suites() {
   fi
 }
 
+# suite_targets BUILD_DIR SUITE...: the targets the tests of those suites run (as
+# `meson compile` names, PATH/NAME), read from meson's introspection files. The sanitizer
+# build compiles only these: the benchmarks, the data plane binary and the relay are used by
+# no sanitizer suite, and the release build compiles them all (with -Werror) anyway.
+suite_targets() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, os, sys
+info, suites = os.path.join(sys.argv[1], "meson-info"), set(sys.argv[2:])
+tests = json.load(open(os.path.join(info, "intro-tests.json")))
+targets = {t["id"]: t for t in json.load(open(os.path.join(info, "intro-targets.json")))}
+names = set()
+for t in tests:
+    if suites & {s.split(":")[-1] for s in t["suite"]}:
+        for dep in t["depends"]:
+            d = targets[dep]
+            names.add(os.path.relpath(os.path.dirname(d["defined_in"])) + "/" + d["name"])
+if not names:
+    sys.exit("tests/run.sh: no targets for suites " + " ".join(sorted(suites)))
+print("\n".join(sorted(names)))
+PY
+}
+
 step "dependencies"
 bash deploy/install-deps.sh || { echo "cannot install dependencies"; exit 1; }
 
@@ -89,7 +111,8 @@ if ((!QUICK)); then
     meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false ||
       { echo "meson setup (asan) failed"; exit 1; }
   fi
-  if meson compile -C build-asan -j "$JOBS" >build-asan/meson-logs/compile.log 2>&1; then
+  if asan_targets=$(suite_targets build-asan unit sim) &&
+    meson compile -C build-asan -j "$JOBS" $asan_targets >build-asan/meson-logs/compile.log 2>&1; then
     step "unit, sim and fuzz-smoke suites (ASan + UBSan)"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       suites "unit/sim suites (sanitizers)" build-asan --suite unit --suite sim \

@@ -18,7 +18,8 @@ import sys
 import warnings
 
 warnings.filterwarnings("ignore")
-from scapy.all import IP, fragment, raw  # noqa: E402
+from scapy.compat import raw  # noqa: E402
+from scapy.layers.inet import IP, fragment  # noqa: E402
 from scapy.layers.ipsec import ESP  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -20,11 +20,13 @@ import random
 import socket
 import struct
 import sys
-import time
 import warnings
 
 warnings.filterwarnings("ignore")
-from scapy.all import IP, UDP, fragment, raw  # noqa: E402
+# scapy.layers.* rather than scapy.all: the same classes without loading every layer, which
+# costs about a second per process on a loaded machine (one process per test case here).
+from scapy.compat import raw  # noqa: E402
+from scapy.layers.inet import IP, UDP, fragment  # noqa: E402
 from scapy.layers.ipsec import ESP, AuthAlgo, IPSecIntegrityError, SecurityAssociation  # noqa: E402,E501
 
 AES = {"aes-gcm-128": 16, "aes-gcm-256": 32, "aes-cbc-128-hmac-sha256": 16,

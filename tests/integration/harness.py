@@ -59,6 +59,7 @@ class Capture:
 
     def __init__(self, ns, iface, pcap, args, timeout=10):
         require("tcpdump")
+        self.pcap = pcap
         self.log_path = pcap + ".log"
         self.argv = ["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-w", pcap] + list(args)
         self.timeout = timeout
@@ -84,6 +85,20 @@ class Capture:
     def output(self):
         with open(self.log_path) as f:
             return f.read()
+
+    def settle(self, quiet=0.2, timeout=3.0):
+        """Waits until the capture file has not grown for `quiet` seconds (at most `timeout`),
+        so that stop() loses nothing still on its way: with -U and --immediate-mode tcpdump
+        writes each packet as it arrives, so a file that stays the same size is complete."""
+        deadline = time.time() + timeout
+        size, since = -1, time.time()
+        while time.time() < deadline:
+            now = os.path.getsize(self.pcap) if os.path.exists(self.pcap) else 0
+            if now != size:
+                size, since = now, time.time()
+            elif time.time() - since >= quiet:
+                return
+            time.sleep(0.05)
 
     def stop(self):
         """Ends the capture (tcpdump writes its counts on SIGTERM); returns its messages."""

@@ -22,11 +22,8 @@ a network namespace (the kernel here has no ESP):
 """
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -69,6 +66,10 @@ def run_peer(peer, cipher, mode, esn, k_out, k_in, actions):
     out = h.sh(f"/usr/bin/python3 {PEER_SCRIPT} '{json.dumps(cfg)}'", ns=peer.ns, timeout=300)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
+
+# tcpdump options of the ESP captures: every packet written as it arrives (--immediate-mode,
+# -U), so Capture.settle() can tell when the capture is complete.
+ESP_CAPTURE = ["-U", "--immediate-mode", "-s", "0"]
 
 TSHARK_ENC = {"aes-gcm-128": "AES-GCM with 16 octet ICV [RFC4106]",
               "aes-gcm-256": "AES-GCM with 16 octet ICV [RFC4106]",
@@ -127,14 +128,9 @@ def one_setup(r, peer, cipher, mode, esn, actions, check):
                          extra=ipsec_section(tmp, cipher, mode, esn, k_out, k_in))
     pcap = os.path.join(tmp, "esp.pcap")
     with h.Dataplane(cfg, tmp) as dp, h.Control(cfg, tmp, METRICS_PORT) as ctl:
-        cap = subprocess.Popen(["ip", "netns", "exec", peer.ns, "tcpdump", "-i", peer.peer_if,
-                                "-U", "-s", "0", "-w", pcap, "ip"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
-        res = run_peer(peer, cipher, mode, esn, k_out, k_in, actions)
-        time.sleep(0.5)
-        cap.send_signal(signal.SIGINT)
-        cap.wait(10)
+        with h.Capture(peer.ns, peer.peer_if, pcap, ESP_CAPTURE + ["ip"]) as cap:
+            res = run_peer(peer, cipher, mode, esn, k_out, k_in, actions)
+            cap.settle()
         ctl.wait_for(lambda: ctl.value("wirespeed_ipsec_packets_total", sa="a-to-b",
                                        direction="outbound") > 0, 3)
         check(res, ctl)

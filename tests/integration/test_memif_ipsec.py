@@ -17,6 +17,7 @@ Memif socket and file prefixes are wsmi-*.
 """
 import collections
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -119,7 +120,8 @@ def run_cipher(res, tmp, cipher):
         res.check(ping.get("messages", 0) == PINGS and ping.get("errors", 1) == 0,
                   f"{cipher}: ping got {ping.get('messages')}/{PINGS} echoes, verified",
                   str(ping)[:300])
-        time.sleep(0.3)
+        ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total", service="sink")
+                     >= src.get("bytes", 1 << 62), 3)
         sink = ctl.value("wirespeed_service_received_bytes_total", service="sink")
         res.check(ctl.value("wirespeed_service_send_failures_total", service="sink") == 0
                   and sink >= src.get("bytes", 1 << 62),
@@ -132,6 +134,20 @@ def run_cipher(res, tmp, cipher):
         res.check(inb > 1000 and outb > 1000 and auth == 0,
                   f"{cipher}: server SA packets in {inb:.0f}, out {outb:.0f}, auth_failed {auth:.0f}, "
                   f"replayed {replayed:.0f} (injected duplicates)")
+
+
+def capturing(cap, timeout=10):
+    """Waits for `wirespeed-control capture` to say it is capturing (or to end); returns
+    what it printed."""
+    out = ""
+    deadline = time.monotonic() + timeout
+    while "capturing" not in out and time.monotonic() < deadline:
+        ready, _, _ = select.select([cap.stderr], [], [], deadline - time.monotonic())
+        line = cap.stderr.readline() if ready else ""
+        if not line:
+            break
+        out += line
+    return out
 
 
 def esp_sequences(pcap):
@@ -162,12 +178,13 @@ def run_two_cores(res, tmp, cipher):
     with h.Dataplane(s_cfg, s_dir), h.Control(s_cfg, s_dir, S_METRICS) as ctl:
         cap = subprocess.Popen([h.CONTROL, "-c", s_cfg, "capture", "--snaplen", "64", "-w", pcap],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        started = capturing(cap)
         run_client(res, label, c_cfg, c_dir)
-        time.sleep(0.3)
-        cap.send_signal(2)
-        cap_log = cap.communicate(timeout=20)[1]
         src, ping = h.load_json(src_rep), h.load_json(ping_rep)
+        ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total", service="sink")
+                     >= src.get("bytes", 1 << 62), 3)
+        cap.send_signal(2)
+        cap_log = started + cap.communicate(timeout=20)[1]
         sink = ctl.value("wirespeed_service_received_bytes_total", service="sink")
         res.check(src.get("errors", 1) == 0 and src.get("connections") == 1 and
                   sink >= src.get("bytes", 1 << 62) > 0 and
