@@ -78,7 +78,8 @@ for t in tests:
     if suites & {s.split(":")[-1] for s in t["suite"]}:
         for dep in t["depends"]:
             d = targets[dep]
-            names.add(os.path.relpath(os.path.dirname(d["defined_in"])) + "/" + d["name"])
+            where = os.path.relpath(os.path.dirname(d["defined_in"]))
+            names.add(d["name"] if where == "." else where + "/" + d["name"])
 if not names:
     sys.exit("tests/run.sh: no targets for suites " + " ".join(sorted(suites)))
 print("\n".join(sorted(names)))
