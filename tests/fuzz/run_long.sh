@@ -51,13 +51,14 @@ fi
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$BUILD" -Dfuzz_sanitize="$SANITIZE" >/dev/null || exit 2
 fi
-SANITIZE=$(meson introspect "$BUILD" --buildoptions |
-  /usr/bin/python3 -c "import json,sys; print([o['value'] for o in json.load(sys.stdin) if o['name']=='fuzz_sanitize'][0])")
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 BINS="tests/fuzz/fuzz_smoke"
 for t in $TARGETS; do BINS="$BINS tests/fuzz/fuzz_$t"; done
 # shellcheck disable=SC2086
 nice meson compile -C "$BUILD" -j2 $BINS >/dev/null || { echo "run_long.sh: build failed" >&2; exit 2; }
+# What the binaries are built with (a build dir set up earlier may differ from the flags).
+SANITIZE=$(meson introspect "$BUILD" --buildoptions | /usr/bin/python3 -c \
+  "import json,sys; print(*[o['value'] for o in json.load(sys.stdin) if o['name']=='fuzz_sanitize'])")
 mkdir -p "$OUT/crashes"
 SEEDS="$OUT/seeds"
 rm -rf "$SEEDS" && "$BUILD/tests/fuzz/fuzz_smoke" --write-seeds "$SEEDS" >/dev/null || exit 2
