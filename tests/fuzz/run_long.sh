@@ -10,13 +10,16 @@
 #
 #   tests/fuzz/run_long.sh [--runs N] [--time SECONDS] [--out DIR] [--build DIR]
 #                          [--targets "a b"] [--rss-limit MB] [--jobs J]
-#                          [--no-asan] [--fuzzer-flags "-flag=v ..."]
+#                          [--no-asan] [--no-trace-cmp] [--fuzzer-flags "-flag=v ..."]
 # Defaults: --runs 10000000, no time limit, --out BUILD/long, --build build-fuzz.
 # --jobs J runs J processes per target that share its corpus (libFuzzer reloads it), each
 #   for N/J executions (and --time); the executions are their sum.
 # --no-asan builds without AddressSanitizer (UBSan and the coverage instrumentation stay)
 #   in build-fuzz-ubsan, for throughput: out-of-bounds reads and use-after-free that do
 #   not crash go unseen. Say so wherever the results are quoted.
+# --no-trace-cmp builds without comparison tracing (-Dfuzz_trace_cmp=false; build dir
+#   suffix -nocmp): libFuzzer no longer aims mutations at the values the code compares
+#   with (its CMP and value-profile guidance), for throughput. Edge coverage stays.
 # --fuzzer-flags passes libFuzzer flags to every process, e.g. "-entropic=0 -max_len=1026".
 # Exit status 1 if any target crashed.
 set -u
@@ -29,6 +32,7 @@ TARGETS=""
 RSS=2048
 JOBS=1
 SANITIZE=address,undefined
+TRACE_CMP=true
 FLAGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,17 +43,23 @@ while [ $# -gt 0 ]; do
     --targets) TARGETS=$2; shift 2 ;;
     --rss-limit) RSS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
-    --no-asan) SANITIZE=undefined; [ "$BUILD" = build-fuzz ] && BUILD=build-fuzz-ubsan; shift ;;
+    --no-asan) SANITIZE=undefined; shift ;;
+    --no-trace-cmp) TRACE_CMP=false; shift ;;
     --fuzzer-flags) FLAGS=$2; shift 2 ;;
     *) echo "run_long.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [ "$BUILD" = build-fuzz ]; then
+  [ "$SANITIZE" = undefined ] && BUILD=$BUILD-ubsan
+  [ "$TRACE_CMP" = false ] && BUILD=$BUILD-nocmp
+fi
 OUT=${OUT:-$BUILD/long}
 if [ -z "$TARGETS" ]; then
   TARGETS=$(sed -n "/^fuzz_targets = \[/,/^\]/p" tests/fuzz/meson.build | grep -o "'[a-z_0-9]*'" | tr -d "'")
 fi
 if [ ! -f "$BUILD/build.ninja" ]; then
-  CC=clang CXX=clang++ meson setup "$BUILD" -Dfuzz_sanitize="$SANITIZE" >/dev/null || exit 2
+  CC=clang CXX=clang++ meson setup "$BUILD" -Dfuzz_sanitize="$SANITIZE" \
+    -Dfuzz_trace_cmp="$TRACE_CMP" >/dev/null || exit 2
 fi
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 BINS="tests/fuzz/fuzz_smoke"
@@ -57,8 +67,12 @@ for t in $TARGETS; do BINS="$BINS tests/fuzz/fuzz_$t"; done
 # shellcheck disable=SC2086
 nice meson compile -C "$BUILD" -j2 $BINS >/dev/null || { echo "run_long.sh: build failed" >&2; exit 2; }
 # What the binaries are built with (a build dir set up earlier may differ from the flags).
-SANITIZE=$(meson introspect "$BUILD" --buildoptions | /usr/bin/python3 -c \
-  "import json,sys; print(*[o['value'] for o in json.load(sys.stdin) if o['name']=='fuzz_sanitize'])")
+option() {
+  meson introspect "$BUILD" --buildoptions | /usr/bin/python3 -c \
+    "import json,sys; print(*[str(o['value']).lower() for o in json.load(sys.stdin) if o['name']=='$1'])"
+}
+SANITIZE=$(option fuzz_sanitize)
+TRACE_CMP=$(option fuzz_trace_cmp)
 mkdir -p "$OUT/crashes"
 SEEDS="$OUT/seeds"
 rm -rf "$SEEDS" && "$BUILD/tests/fuzz/fuzz_smoke" --write-seeds "$SEEDS" >/dev/null || exit 2
@@ -111,13 +125,15 @@ for t in $TARGETS; do
     "$crashes" "$rc" "$JOBS" >> "$RESULTS"
   tail -1 "$RESULTS"
 done
-/usr/bin/python3 - "$RESULTS" "$OUT" "$COMMIT" "$DATE" "$SANITIZE" "$FLAGS" <<'PY'
+/usr/bin/python3 - "$RESULTS" "$OUT" "$COMMIT" "$DATE" "$SANITIZE" "$TRACE_CMP" "$FLAGS" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-out, commit, date, san, flags = sys.argv[2:7]
-json.dump({"commit": commit, "date": date, "sanitize": san, "fuzzer_flags": flags, "targets": rows},
-          open(f"{out}/results.json", "w"), indent=1)
+out, commit, date, san, trace_cmp, flags = sys.argv[2:8]
+json.dump({"commit": commit, "date": date, "sanitize": san, "trace_cmp": trace_cmp == "true",
+           "fuzzer_flags": flags, "targets": rows}, open(f"{out}/results.json", "w"), indent=1)
 sans = " + ".join({"address": "ASan", "undefined": "UBSan"}.get(x, x) for x in san.split(","))
+if trace_cmp != "true":
+    sans += ", no comparison tracing"
 jobs = rows[0]["jobs"] if rows else 1
 with open(f"{out}/results.md", "w") as f:
     f.write(f"Long fuzz run, {date}, commit {commit} (clang, libFuzzer + {sans}, "
