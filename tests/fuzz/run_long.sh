@@ -23,7 +23,7 @@
 # --fuzzer-flags passes libFuzzer flags to every process, e.g. "-entropic=0 -max_len=1026".
 # Exit status 1 if any target crashed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 RUNS=10000000
 TIME=0
 BUILD=build-fuzz
