@@ -235,6 +235,7 @@ class Tcb final : public Connection {
   std::array<SeqNum, 4> sack_recent{};
   uint8_t sack_recent_n = 0;
   void note_ooo_segment(SeqNum seq);
+  void ack_out_of_order(bool blocks_changed, Instant now);
   size_t fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) const;
   std::optional<SeqNum> ooo_fin;
   bool fin_received = false;
@@ -338,6 +339,10 @@ class Tcb final : public Connection {
   uint32_t last_emit_len = 0;
   uint32_t rcv_mss = 536;  // largest segment seen from the peer
   uint32_t quickack = 16;  // segments to ACK at once at start (cf. Linux quickack)
+  // SACK compression while data arrives out of order (ack_out_of_order).
+  SeqNum comp_rcv_nxt;
+  uint8_t comp_dupacks = 0;  // duplicate ACKs sent at once for comp_rcv_nxt
+  uint8_t comp_held = 0;     // out-of-order segments whose ACK is held
 
   // Autotuning (Linux dynamic right-sizing, cf. tcp_rcv_space_adjust).
   uint32_t rcv_space = 0;

@@ -216,10 +216,11 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
 // the out-of-order list that the SACK blocks report.
 [[gnu::always_inline]] static inline void queue_out_of_order(Tcb& c, SeqNum seq,
                                                              const PacketView& p, size_t off,
-                                                             size_t len) {
+                                                             size_t len, Instant now) {
   TcpStack& st = c.stack;
   if (c.ooo.covers(seq, seq + static_cast<uint32_t>(len)))
     note_duplicate(c, seq, seq + static_cast<uint32_t>(len));
+  const size_t blocks = c.ooo.count();
   if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
     st.drops().add(DropReason::kTcpReceiveBufferFull);
     c.ack_now = true;
@@ -228,9 +229,36 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
   st.ctr().rx_bytes_buffered += len;
   c.note_ooo_segment(seq);
-  // RFC 5681 4.2: an out-of-order segment is ACKed at once (with SACK, RFC 2018).
-  c.ack_now = true;
   c.quickack = std::max<uint32_t>(c.quickack, 2);
+  c.ack_out_of_order(c.ooo.count() != blocks, now);
+}
+
+// RFC 5681 4.2 asks for an immediate ACK of every out-of-order segment. As Linux does
+// (tcp_comp_sack_*), a run of them that only extends a SACK block already reported is
+// ACKed less often: the first three duplicate ACKs for a RCV.NXT go at once (what a
+// sender counting duplicate ACKs needs), later ones are held for at most RTT/20 and
+// 1 ms, and one ACK carries them all (at most kCompSackMax held). An ACK goes at once
+// when the blocks change in number (a new hole, or one closed between two blocks), for a
+// D-SACK, and when RCV.NXT moves (the in-order path). Without this, a hole open for a
+// round trip drew one ACK per segment behind it, each one costing the sender and the
+// path as much as a data segment's ACK and telling nothing new but one SACK edge.
+void Tcb::ack_out_of_order(bool blocks_changed, Instant now) {
+  constexpr uint8_t kImmediateDupAcks = 3;
+  constexpr uint8_t kCompSackMax = 44;
+  if (comp_rcv_nxt != rcv_nxt) {
+    comp_rcv_nxt = rcv_nxt;
+    comp_dupacks = 0;
+  }
+  if (blocks_changed || dsack_pending || !sack_ok || !have_rtt ||
+      comp_dupacks < kImmediateDupAcks || comp_held >= kCompSackMax) {
+    if (comp_dupacks < kImmediateDupAcks) ++comp_dupacks;
+    ack_now = true;
+    return;
+  }
+  ++comp_held;
+  ack_pending = true;
+  Instant due = now + std::min(srtt / 20, Duration::millis(1));
+  if (due < delack_at) delack_at = due;
 }
 
 static void receive_data(Tcb& c, Segment& s, Instant now) {
@@ -299,7 +327,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     }
     buffer_in_order(c, p, len);
   } else {
-    queue_out_of_order(c, seq, p, off, len);
+    queue_out_of_order(c, seq, p, off, len, now);
   }
 }
 

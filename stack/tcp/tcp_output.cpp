@@ -230,6 +230,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   if (flags & kAck) {
     ack_pending = false;
     ack_now = false;
+    comp_held = 0;
     unacked_bytes = 0;
     delack_at = Instant::never();
     last_ack_sent = rcv_nxt;

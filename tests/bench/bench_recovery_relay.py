@@ -23,10 +23,13 @@ receive transfers of a cell N times each and keeps the median (all N times are k
 "samples"): a 2 MiB transfer at 1 ms takes 50-200 ms, and one scheduling hiccup on a loaded
 machine changes it by 1.5x. --delays limits the matrix to some delays; --update FILE
 replaces those cells in an earlier run's JSON (the records are rebuilt, the commands of
-both runs kept) instead of writing a new one.
+both runs kept) instead of writing a new one. --receive-only runs only the two receive
+transfers of each cell (a change to wirespeed's receiving side leaves its sending figures
+as they were); with --update the earlier run's sending figures of those cells are kept.
 
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
            [--quick] [--repeat N] [--delays 1,20] [--linux-cc cubic|bbr|reno]
+           [--receive-only]
            [--out FILE | --update FILE]
 """
 import argparse
@@ -42,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "relay"))
 import relay_net as rn  # noqa: E402
+import harness as h  # noqa: E402  (tests/integration, on the path relay_net set)
 
 LOSS = (0.1, 1, 5, 10)
 DELAY_MS = (1, 20)
@@ -50,14 +54,46 @@ QUICK = ((1, 20, 0), (5, 1, 10), (10, 20, 25))
 LOCK = "/tmp/ws-integration.lock"
 
 
+def receive_only(imp, args, tmp):
+    """The two receive transfers of a cell (rn.linux_pair's and rn.wirespeed_pair's
+    first halves, each run args.repeat times on a relay started afresh)."""
+    n = args.count
+    linux = []
+    for _ in range(args.repeat):
+        with rn.Relay("b", **imp):
+            sink = rn.WsperfSink(args.timeout)
+            t = rn.tcp_timeouts(rn.NS_A)
+            s = rn.linux_send(rn.NS_A, rn.IP_B, rn.SINK_PORT, n, args.timeout, args.linux_cc)
+            k = sink.stop()
+            intact = k.get("bytes") == n * rn.MESSAGE and k.get("verify_errors") == 0
+            linux.append(rn._entry(s.get("seconds"), n * (rn.MESSAGE + 4), intact,
+                                   s.get("error"),
+                                   sender_timeouts=rn.tcp_timeouts(rn.NS_A) - t))
+    cfg = h.write_config(
+        tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
+        metrics_port=9591,
+        services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
+    ws = []
+    with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
+        for _ in range(args.repeat):
+            with rn.Relay("dp", **imp):
+                ws.append(rn._receive(ctl, n, args.timeout, args.linux_cc))
+    return ({"ws_receives": rn.median_entry(linux)},
+            {"ws_receives": rn.median_entry(ws)})
+
+
 def run_cell(loss, delay, reorder, args, tmp):
     imp = dict(loss=loss, delay_ms=delay, reorder=reorder, seed=args.seed)
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with rn.RelayNet():
-            linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc, args.repeat)
-            ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc,
-                                   repeat=args.repeat)
+            if args.receive_only:
+                linux, ws = receive_only(imp, args, tmp)
+            else:
+                linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc,
+                                      args.repeat)
+                ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc,
+                                       repeat=args.repeat)
     return {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
 
@@ -75,6 +111,8 @@ def records(cells, args):
     size = args.count * (rn.MESSAGE + 4)
     for i, c in enumerate(cells):
         for d, what in (("ws_sends", "wirespeed sends"), ("ws_receives", "wirespeed receives")):
+            if d not in c["wirespeed"]:
+                continue
             ws, lx = c["wirespeed"][d], c["linux"][d]
             ours, ws_bound = goodput(ws, size, args.timeout)
             peer, lx_bound = goodput(lx, size, args.timeout)
@@ -100,6 +138,8 @@ def markdown(cells):
              "RTOs ws / Linux |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in cells:
         for d in ("ws_sends", "ws_receives"):
+            if d not in c["wirespeed"]:
+                continue
             ws, lx = c["wirespeed"][d], c["linux"][d]
 
             def cell(e):
@@ -117,13 +157,19 @@ def update(args, cells, command, start, load0):
         doc = json.load(f)
     key = lambda c: (c["loss_pct"], c["delay_ms"], c["reorder_pct"])  # noqa: E731
     new = {key(c): c for c in cells}
+    if args.receive_only:  # the earlier run's sending figures stay
+        for c in doc["cells"]:
+            if key(c) in new:
+                for side in ("linux", "wirespeed"):
+                    new[key(c)][side] = {**c[side], **new[key(c)][side]}
     doc["cells"] = [new.pop(key(c), c) for c in doc["cells"]] + list(new.values())
     run = doc["run"]
     run["command"] += f"; then {command}"
     run["measured"] += f"; then {start.strftime('%Y-%m-%d %H:%M UTC')}"
     run["load"] += f"; then {load0:.1f} / {os.getloadavg()[0]:.1f}"
     run["source"] += (f"; the {len(cells)} cells of the second command were run again "
-                      f"with {args.repeat} receive transfers each (median kept)")
+                      f"with {args.repeat} receive transfers each (median kept)"
+                      + (", sending figures kept" if args.receive_only else ""))
     doc["records"] = records(doc["cells"], args)
     with open(args.update, "w") as f:
         json.dump(doc, f, indent=2)
@@ -145,6 +191,8 @@ def main():
                     help="receive transfers per cell and side (the median is kept)")
     ap.add_argument("--delays", default=",".join(str(d) for d in DELAY_MS),
                     help="one-way delays (ms) of the matrix to run, comma-separated")
+    ap.add_argument("--receive-only", action="store_true",
+                    help="only the receive transfers (with --update: keep the sending ones)")
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")

@@ -121,6 +121,41 @@ TEST(Recovery, HundredHolesInOneWindow) {
   EXPECT_EQ(c.retransmits, 100u) << "each hole resent once, nothing else";
 }
 
+// One segment lost in a fast flow: the segments behind the hole arrive out of order for
+// a round trip. The receiver does not ACK each of them (Linux compresses these SACK ACKs
+// too): the first three duplicate ACKs and a new hole go at once, the rest are held for
+// at most RTT/20. The sender still repairs the hole with one retransmission, found by
+// RACK, without a timeout.
+TEST(Recovery, ReceiverCompressesSackAcksBehindOneHole) {
+  const uint32_t victim = 300 * 1448;
+  LossRun r(
+      [&](uint32_t rel, int before, const wire::TcpView&) { return rel == victim && before == 0; },
+      2'000'000, default_config(1), big_receiver());
+  uint64_t dupacks = 0, behind = 0;
+  auto tap = r.n.tap_ab;
+  r.n.tap_ab = [&](Packet& p) {
+    wire::TcpView v = p.tcp();
+    if (!v.syn() && !v.payload().empty() && r.sends.count(victim) && r.sends[victim] == 1 &&
+        static_cast<uint32_t>(v.seq() - r.first) > victim)
+      ++behind;  // sent after the loss, before the retransmission
+    return tap(p);
+  };
+  r.n.tap_ba = [&](Packet& p) {
+    wire::TcpView v = p.tcp();
+    if (v.payload().empty() && v.ack() == r.first + victim) ++dupacks;
+    return true;
+  };
+  ASSERT_TRUE(r.go());
+  auto c = r.n.a.counters();
+  EXPECT_EQ(r.dropped, 1u);
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_EQ(c.retransmits, 1u);
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
+  EXPECT_GT(behind, 100u) << "a long run behind the hole";
+  EXPECT_GE(dupacks, 3u);
+  EXPECT_LT(dupacks * 4, behind) << dupacks << " duplicate ACKs for " << behind << " segments";
+}
+
 // Without timestamps (no Eifel): one segment held back beyond the reordering window is
 // retransmitted needlessly; the receiver's D-SACK undoes the reduction (RFC 2883).
 TEST(Recovery, DsackUndoesSpuriousRecovery) {
