@@ -78,30 +78,6 @@ void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
   out.payload_summed = false;
 }
 
-bool Stack::alloc_l4_frame(Interface& ifc, uint32_t l3_len, int32_t header_len, uint32_t l4_len,
-                           L4Frame& out) {
-  const uint32_t len = kL2 + l3_len + l4_len;
-  if (l3_len + l4_len > ifc.cfg.mtu || len > ifc.io.max_frame_len()) {
-    drops_.add(DropReason::kFrameTooLong);
-    return false;
-  }
-  const uint32_t alloc_len = std::max<uint32_t>(len, 60);
-  const bool ok = header_len < 0
-                      ? ifc.io.alloc_tx(alloc_len, out.buf)
-                      : ifc.io.alloc_tx_gather(
-                            alloc_len, kL2 + l3_len + static_cast<uint32_t>(header_len), out.buf);
-  if (!ok) {
-    drops_.add(DropReason::kNoMbuf);
-    return false;
-  }
-  out.buf.len = len;
-  out.buf.flags = 0;
-  lay_out_l4(out, l4_len, kL2 + l3_len);
-  out.iface = ifc.index;
-  out.dont_fragment = true;
-  return true;
-}
-
 bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t header_len,
                         uint32_t l4_len, L4Frame& out) {
   out.esp = nullptr;
