@@ -266,6 +266,10 @@ IpAddr Stack::source_for(IpAddr dst_addr) const {
 }
 
 uint32_t Stack::free_buffers_to(IpAddr dst) const {
+  // TCP asks this about three times per segment. With one interface (the usual data
+  // plane) every route leads to it, so no lookup is needed; without a route nothing is
+  // sent anyway (counted as no route).
+  if (ifaces_.size() == 1) return ifaces_[0]->io.free_buffers();
   if (!dst.is_v4()) {
     const Interface* ifc = route6(dst.v6());
     return ifc != nullptr ? ifc->io.free_buffers() : 0;
