@@ -105,7 +105,8 @@ TEST(Ipv6Cidr, ContainsAgreesWithBitwiseReferenceAtEveryLength) {
   }
   // The same code at compile time (the byte loops of half()).
   static_assert(Ipv6Cidr{Ipv6Addr::all_nodes(), 16}.contains(Ipv6Addr{{0xff, 0x02, 9}}));
-  static_assert(!Ipv6Cidr{Ipv6Addr::all_nodes(), 15}.contains(Ipv6Addr{{0xff, 0x03}}));
+  static_assert(Ipv6Cidr{Ipv6Addr::all_nodes(), 15}.contains(Ipv6Addr{{0xff, 0x03}}));
+  static_assert(!Ipv6Cidr{Ipv6Addr::all_nodes(), 16}.contains(Ipv6Addr{{0xff, 0x03}}));
 }
 
 TEST(Ipv6Addr, HalvesAndEquality) {
