@@ -162,6 +162,10 @@ bool Pipeline::start(std::string& error) {
   if (!esp_ && !error.empty()) return false;
   stack_.set_ipsec(esp_.get());
   sample_.esp = esp_.get();
+  // One announcement is enough: the core that owns RX queue 0 sends it. Before the
+  // services: a client connects as it starts, and without DAD (dad_transmits 0) its IPv6
+  // source address is usable only once the stack has started.
+  if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
   for (size_t i = 0; i < cfg_.services.size(); ++i) {
     const auto& sc = cfg_.services[i];
     std::string why;
@@ -203,8 +207,6 @@ bool Pipeline::start(std::string& error) {
   sample_.net = &stack_;
   sample_.tcp = &tcp_;
   sample_.steer = &steer_;
-  // One announcement is enough: the core that owns RX queue 0 sends it.
-  if (!rxqs_.empty() && rxqs_.front().queue == 0) stack_.start(now);
   for (auto& io : ios_) io->flush();
   return true;
 }

@@ -96,27 +96,10 @@ bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t
     return false;
   }
   Interface& ifc = *ifaces_[r->iface];
-  uint32_t len = kL2 + kL3 + l4_len;
-  if (kL3 + l4_len > ifc.cfg.mtu || len > ifc.io.max_frame_len()) {
-    drops_.add(DropReason::kFrameTooLong);
-    return false;
-  }
-  uint32_t alloc_len = len < 60 ? 60 : len;
-  bool ok = header_len < 0 ? ifc.io.alloc_tx(alloc_len, out.buf)
-                           : ifc.io.alloc_tx_gather(
-                                 alloc_len, kL2 + kL3 + static_cast<uint32_t>(header_len), out.buf);
-  if (!ok) {
-    drops_.add(DropReason::kNoMbuf);
-    return false;
-  }
-  out.buf.len = len;
-  out.buf.flags = 0;
-  lay_out_l4(out, l4_len);
-  out.iface = r->iface;
+  if (!alloc_l4_frame(ifc, kL3, header_len, l4_len, out)) return false;
   out.src = src.is_any() ? ifc.cfg.address.addr : src;
   out.dst = dst;
   out.proto = proto;
-  out.dont_fragment = true;
   // The payload is summed on its way in only where commit() computes the L4
   // checksum in software.
   const TxOffloads& o = ifc.offloads;
@@ -283,6 +266,10 @@ IpAddr Stack::source_for(IpAddr dst_addr) const {
 }
 
 uint32_t Stack::free_buffers_to(IpAddr dst) const {
+  // TCP asks this about three times per segment. With one interface (the usual data
+  // plane) every route leads to it, so no lookup is needed; without a route nothing is
+  // sent anyway (counted as no route).
+  if (ifaces_.size() == 1) return ifaces_[0]->io.free_buffers();
   if (!dst.is_v4()) {
     const Interface* ifc = route6(dst.v6());
     return ifc != nullptr ? ifc->io.free_buffers() : 0;

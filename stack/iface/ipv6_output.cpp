@@ -39,28 +39,10 @@ bool Stack::begin_frame6(const IpAddr& src, const Ipv6Addr& dst, uint8_t proto, 
     drops_.add(DropReason::kIpv6NoRoute);
     return false;
   }
-  const uint32_t len = kL2 + kL3 + l4_len;
-  if (kL3 + l4_len > ifc->cfg.mtu || len > ifc->io.max_frame_len()) {
-    drops_.add(DropReason::kFrameTooLong);
-    return false;
-  }
-  const uint32_t alloc_len = std::max<uint32_t>(len, 60);
-  const bool ok = header_len < 0
-                      ? ifc->io.alloc_tx(alloc_len, out.buf)
-                      : ifc->io.alloc_tx_gather(
-                            alloc_len, kL2 + kL3 + static_cast<uint32_t>(header_len), out.buf);
-  if (!ok) {
-    drops_.add(DropReason::kNoMbuf);
-    return false;
-  }
-  out.buf.len = len;
-  out.buf.flags = 0;
-  lay_out_l4(out, l4_len, kL2 + kL3);
-  out.iface = ifc->index;
+  if (!alloc_l4_frame(*ifc, kL3, header_len, l4_len, out)) return false;
   out.src = *from;
   out.dst = dst;
   out.proto = proto;
-  out.dont_fragment = true;
   // TxBuf's checksum flags describe IPv4 packets: the L4 checksum of an IPv6 one is
   // computed here, summing the payload while it is copied in.
   out.sum_payload = header_len >= 0;

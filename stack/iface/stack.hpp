@@ -330,6 +330,12 @@ class Stack final : public L4Output {
                    L4Frame& out);
   // Points out.l4 / out.more at the L4 part of a freshly allocated out.buf.
   static void lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off = 14 + 20);
+  // The frame of one L4 packet of either family behind Ethernet and an `l3_len`-byte IP
+  // header: checked against the MTU, allocated whole (`header_len` < 0) or gathered
+  // behind `header_len` bytes of L4 header, laid out (lay_out_l4) and sent from `ifc`.
+  // A frame too long or no buffer is counted and false.
+  bool alloc_l4_frame(Interface& ifc, uint32_t l3_len, int32_t header_len, uint32_t l4_len,
+                      L4Frame& out);
   // The L4 checksum of a committed frame: by the port where allowed and offered.
   void fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload);
   // Pads to the Ethernet minimum and writes the Ethernet header of a built frame.

@@ -47,7 +47,7 @@ DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 MEMIF_SOCK = os.environ.get("WS_BENCH_MEMIF_SOCK", "/run/wirespeed-bench.sock")
 METRICS_PORT = int(os.environ.get("WS_BENCH_METRICS_PORT", "9591"))
 
-WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "mtu", "backoff"]
+WORKLOADS = ["micro", "udp", "tcp-bulk", "tcp-rtt", "sweep", "scrape", "mtu", "backoff", "ipv6"]
 
 # ---------------------------------------------------------------------------------------
 # Cleanup: every process and network object is registered when created and removed at exit.
@@ -245,6 +245,9 @@ class KernelPair:
 def dp_config(path, *, prefix, lcore, device, address, mtu, services, metrics_port,
               hugepages=False, extra="", mac=None, dp_extra="", port_extra=""):
     svc = "\n".join(f"  - {s}" for s in services)
+    # One address as `address:`; a list (both families) as `addresses:`.
+    addr = (f"address: {address}" if isinstance(address, str)
+            else "addresses: [" + ", ".join(f'"{a}"' for a in address) + "]")
     text = f"""version: 1
 dataplane:
   lcores: [{lcore}]
@@ -257,7 +260,7 @@ ports:
   - name: p0
     device: "{device}"
     mtu: {mtu}
-    address: {address}
+    {addr}
 {f'    mac: "{mac}"' if mac else ""}
 {port_extra}
 services:
@@ -384,6 +387,7 @@ class Report:
         self.tables = []
         self.notes = []
         self.data = {}
+        self.records = []  # docs/results records, written unless --no-doc
 
     def add_table(self, caption, headers, rows):
         self.tables.append((caption, table(headers, rows)))
@@ -466,13 +470,20 @@ class Memif:
     """Two data planes over net_memif: a server process (echo :7 and sink :9 over TCP, or
     `server_services`) on lcore 0 and short-lived client processes on lcore 1 that run one source/ping and exit.
     link="afpacket": the two processes use the two ends of a root-namespace veth pair
-    (wsb-s2s-a / wsb-s2s-b) through af_packet instead (used where memif cannot take the MTU)."""
+    (wsb-s2s-a / wsb-s2s-b) through af_packet instead (used where memif cannot take the MTU).
+    dual=True: both processes also get an IPv6 address (SERVER_IP6, CLIENT_IP6), with duplicate
+    address detection off so that both families are usable as soon as the process runs."""
 
     SERVER_IP, CLIENT_IP = "10.96.0.1", "10.96.0.2"
+    SERVER_IP6, CLIENT_IP6 = "fd00:96::1", "fd00:96::2"
 
     def __init__(self, tmp, mtu, tag, metrics_port=None, hugepages=False, tcp_extra="",
-                 link="memif", counters=True, dp_extra="", port_extra="", server_services=None):
+                 link="memif", counters=True, dp_extra="", port_extra="", server_services=None,
+                 dual=False):
         metrics_port = METRICS_PORT if metrics_port is None else metrics_port
+        self.dual = dual
+        if dual:
+            tcp_extra = (tcp_extra + "\n" if tcp_extra else "") + "ipv6:\n  dad_transmits: 0"
         self.server_services = server_services or [
             "{ name: echo, kind: echo, protocol: tcp, port: 7 }",
             "{ name: sink, kind: sink, protocol: tcp, port: 9 }",
@@ -498,6 +509,12 @@ class Memif:
             return f"net_af_packet0,iface={iface},blocksz=20480,framesz=10240,qpairs=1"
         return f"net_memif0,role={role},socket={MEMIF_SOCK},id=0"
 
+    def addresses(self, role):
+        v4 = f"{self.SERVER_IP if role == 'server' else self.CLIENT_IP}/24"
+        if not self.dual:
+            return v4
+        return [v4, f"{self.SERVER_IP6 if role == 'server' else self.CLIENT_IP6}/64"]
+
     def __enter__(self):
         if self.link == "afpacket":
             veth_pair("wsb-s2s-a", "wsb-s2s-b", None, None, None, None, self.mtu)
@@ -506,7 +523,7 @@ class Memif:
         _files.append(MEMIF_SOCK)
         self.cfg = dp_config(
             os.path.join(self.tmp, f"{self.tag}-server.yaml"), prefix=f"wsb-srv-{self.tag}",
-            lcore=0, device=self.device("server"), address=f"{self.SERVER_IP}/24", mtu=self.mtu,
+            lcore=0, device=self.device("server"), address=self.addresses("server"), mtu=self.mtu,
             services=self.server_services,
             metrics_port=self.metrics_port, hugepages=self.hugepages, extra=self.tcp_extra,
             mac="02:00:00:00:96:01", dp_extra=self.dp_extra, port_extra=self.port_extra)
@@ -517,7 +534,7 @@ class Memif:
             # runs (the client's stats segment goes when it exits: it is read just before).
             self.client_cfg = dp_config(
                 os.path.join(self.tmp, f"{self.tag}-client-ctl.yaml"), prefix=f"wsb-cli-{self.tag}",
-                lcore=1, device=self.device("client"), address=f"{self.CLIENT_IP}/24", mtu=self.mtu,
+                lcore=1, device=self.device("client"), address=self.addresses("client"), mtu=self.mtu,
                 services=["{ name: x, kind: sink, protocol: tcp, port: 9 }"],
                 metrics_port=self.metrics_port + 1)
             self.ctl_server = start_control(self.cfg, os.path.join(self.tmp, f"{self.tag}-ctl-s.log"),
@@ -576,7 +593,7 @@ class Memif:
         rep = os.path.join(self.tmp, f"{name}.json")
         svc = service.rstrip().rstrip("}") + f", report: {rep} }}"
         cfg = dp_config(os.path.join(self.tmp, f"{name}.yaml"), prefix=f"wsb-cli-{self.tag}",
-                        lcore=1, device=self.device("client"), address=f"{self.CLIENT_IP}/24",
+                        lcore=1, device=self.device("client"), address=self.addresses("client"),
                         mtu=self.mtu, services=[svc], metrics_port=self.metrics_port + 1,
                         hugepages=self.hugepages, extra=self.tcp_extra, mac="02:00:00:00:96:02",
                         dp_extra=self.dp_extra, port_extra=self.port_extra)
@@ -1532,6 +1549,129 @@ def bench_mtu(ctx):
     return rep
 
 # ---------------------------------------------------------------------------------------
+# Workload 22: IPv6 against IPv4, stack to stack over memif
+
+FAMILIES = (("IPv4", Memif.SERVER_IP), ("IPv6", f"[{Memif.SERVER_IP6}]"))
+
+
+def family_runs(ctx, m, runs, key, service, timeout, errors):
+    """ctx.reps repetitions of `service(host)` against each family on the pair m, the two
+    families taking turns (IPv4 first in even repetitions, IPv6 first in odd ones) so that
+    load drift favours neither; runs[(key, family)] gets every sample (None: failed)."""
+    for i in range(ctx.reps):
+        for fam, host in (FAMILIES if i % 2 == 0 else FAMILIES[::-1]):
+            runs.setdefault((key, fam), []).extend(
+                repeat(lambda: m.client(service(host), timeout), 1, errors))
+
+
+def family_record(rid, figure, unit, v6, v4, better, rank):
+    """A docs/results record: IPv6 as ours, IPv4 of the same run as the peer (the ratio from
+    the rounded figures)."""
+    r = v6 / v4 if better == "higher" else v4 / v6
+    return {"id": rid, "table": "ipv6", "figure": figure, "unit": unit, "ours": v6, "peer": v4,
+            "peer_name": "IPv4, same run", "better": better, "ratio": round(r, 3),
+            "readme": False, "headline": False, "rank": rank}
+
+
+def bench_ipv6(ctx):
+    rep = Report("ipv6", "22. IPv6 against IPv4, stack to stack over memif (one core each)",
+                 ctx.command("ipv6"))
+    errors, runs = [], {}
+    for mtu in (1500, 9000):
+        try:
+            with Memif(ctx.tmp, mtu, f"v6bulk{mtu}", dual=True) as m:
+                family_runs(ctx, m, runs, f"bulk{mtu}", lambda host: (
+                    f"{{ name: load, kind: source, protocol: tcp, target: \"{host}:9\", "
+                    f"message_size: 1048576, connections: 1, duration_s: {ctx.ws_dur} }}"),
+                    ctx.ws_dur + 15, errors)
+        except Failure as e:
+            errors.append(f"bulk at MTU {mtu}: {e}")
+    try:
+        with Memif(ctx.tmp, 1500, "v6rtt", dual=True) as m:
+            for conns in (1, 64):
+                family_runs(ctx, m, runs, f"rtt{conns}", lambda host, c=conns: (
+                    f"{{ name: rtt, kind: ping, protocol: tcp, target: \"{host}:7\", "
+                    f"message_size: 64, connections: {c}, duration_s: {ctx.dur} }}"),
+                    ctx.dur + 15, errors)
+    except Failure as e:
+        errors.append(f"round trips: {e}")
+
+    def get(key, fam, f):
+        return pick(runs.get((key, fam), [None]), f)
+
+    p50 = lambda s: s["rtt_us"]["p50"]  # noqa: E731
+    p99 = lambda s: s["rtt_us"]["p99"]  # noqa: E731
+    mps = lambda s: s["messages_per_second"]  # noqa: E731
+    figures = [  # (id, figure, key, sample -> value, unit, better)
+        ("bulk-1500", "TCP bulk, 1 MiB messages, MTU 1500 (2nd half of run)", "bulk1500",
+         steady_gbps, "Gbit/s", "higher"),
+        ("bulk-1500-whole", "TCP bulk, 1 MiB messages, MTU 1500 (whole run)", "bulk1500", gbps,
+         "Gbit/s", "higher"),
+        ("bulk-9000", "TCP bulk, 1 MiB messages, MTU 9000 (2nd half of run)", "bulk9000",
+         steady_gbps, "Gbit/s", "higher"),
+        ("bulk-9000-whole", "TCP bulk, 1 MiB messages, MTU 9000 (whole run)", "bulk9000", gbps,
+         "Gbit/s", "higher"),
+        ("rtt1-rate", "64 B TCP round trips/s, 1 connection", "rtt1", mps, "/s", "higher"),
+        ("rtt1-p50", "64 B TCP round trip p50, 1 connection", "rtt1", p50, "µs", "lower"),
+        ("rtt1-p99", "64 B TCP round trip p99, 1 connection", "rtt1", p99, "µs", "lower"),
+        ("rtt64-rate", "64 B TCP round trips/s, 64 connections", "rtt64", mps, "/s", "higher"),
+        ("rtt64-p50", "64 B TCP round trip p50, 64 connections", "rtt64", p50, "µs", "lower"),
+    ]
+    rows, medians = [], {}
+    for rid, figure, key, f, unit, better in figures:
+        v4, v6 = get(key, "IPv4", f), get(key, "IPv6", f)
+        medians[rid] = (med(v6), med(v4))
+        # Repetition i of each family ran back to back: their ratio cancels slow load drift.
+        paired = [(b / a if better == "lower" else a / b) for a, b in zip(v6, v4) if a and b]
+        rows.append([figure, fmt_ms(v4, unit), fmt_ms(v6, unit), ratio(v6, v4, better == "lower"),
+                     f"{med(paired):.2f}×" if paired else "—"])
+    rep.add_table("", ["figure", "IPv4", "IPv6", "ratio of medians (>1: IPv6 better)",
+                       "median of the per-repetition ratios"], rows)
+    rep.note("One data plane per side over `net_memif` (client process on lcore 1, server on "
+             "lcore 0, `idle: poll`, `--no-huge`), each port with an IPv4 and an IPv6 address "
+             "(`ipv6.dad_transmits: 0`); the server's `echo` (:7) and `sink` (:9) answer both "
+             "families. Each repetition runs IPv4 and IPv6 back to back against the same server "
+             "(IPv4 first in even repetitions, IPv6 first in odd ones), so both figures of a row "
+             "come from the same minutes of the same run.")
+    rep.note(f"Bulk: `source` (1 connection, 1 MiB messages, length32) → `sink`, {ctx.ws_dur} s per "
+             f"run; round trips: `ping` (64 B) → `echo`, {ctx.dur} s per run. Median of {ctx.reps} "
+             "runs per family; ±: (max−min)/median. Goal: IPv6 at least 0.95× of IPv4. IPv6 "
+             "carries 20 bytes less payload per segment than IPv4 (MSS = MTU − 60 against − 40), "
+             "1.4 % of a 1500-byte MTU and 0.2 % of 9000.")
+    for e in errors:
+        rep.note(f"FAILURE: {e}")
+    rep.data = {"runs": {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, "errors": errors}
+    rank = {"bulk-1500": 400, "bulk-9000": 401, "rtt1-p50": 402, "rtt1-rate": 403,
+            "rtt64-rate": 404, "rtt64-p50": 405}
+    scale = {"/s": (1e3, "k/s", 1), "Gbit/s": (1, "Gbit/s", 2), "µs": (1, "µs", 2)}
+    rep.records = []
+    for rid, figure, _, _, unit, better in figures:
+        v6, v4 = medians[rid]
+        if rid in rank and v6 and v4:
+            div, shown, nd = scale[unit]
+            rep.records.append(family_record(f"ipv6-{rid}", figure, shown, round(v6 / div, nd),
+                                             round(v4 / div, nd), better, rank[rid]))
+    return rep
+
+
+def write_doc_results(ctx, rep, loads):
+    """docs/results/<date>-<workload>.json for tests/bench/make_performance.py."""
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    now = datetime.datetime.utcnow()
+    run = {"workload": rep.name, "section": rep.title.split(".")[0],
+           "measured": now.strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
+           "command": rep.command, "load": f"{loads[0]} at start, {loads[1]} at end",
+           "source": f"tests/bench/bench.py {rep.name}; medians of {ctx.reps} runs per figure, "
+                     "every sample in tests/bench/results/"}
+    path = os.path.join(ROOT, "docs", "results", now.strftime("%Y-%m-%d") + f"-{rep.name}.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"run": run, "records": rep.records}, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {path}: run tests/bench/make_performance.py", flush=True)
+
+
+# ---------------------------------------------------------------------------------------
 
 
 class Ctx:
@@ -1565,7 +1705,8 @@ class Ctx:
 
 
 FUNCS = {"udp": bench_udp, "tcp-bulk": bench_tcp_bulk, "tcp-rtt": bench_tcp_rtt, "sweep": bench_sweep,
-         "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu, "backoff": bench_backoff}
+         "scrape": bench_scrape, "micro": bench_micro, "mtu": bench_mtu, "backoff": bench_backoff,
+         "ipv6": bench_ipv6}
 
 
 def run_workloads(todo, funcs, ctx, stamp, no_doc, json_extra=None, machine=None):
@@ -1610,6 +1751,8 @@ def run_workloads(todo, funcs, ctx, stamp, no_doc, json_extra=None, machine=None
             json.dump(record, f, indent=1, default=str)
         if not no_doc:
             update_doc(rep, machine)
+            if rep.records:
+                write_doc_results(ctx, rep, (load0, load1))
     return failed
 
 

@@ -11,7 +11,9 @@
 // frame, and the copy the data plane made of a chain before in-place parsing)
 // is counted by the command above. The sender's cost per segment sent (the ACKs it
 // receives, the data segments they release, and Connection::send) is counted with
-// --toggle-collect='*receive_at_source*' --toggle-collect='*Connection::send*'. Compiled against a
+// --toggle-collect='*receive_at_source*' --toggle-collect='*Connection::send*'. A fourth
+// argument "v6" carries the same transfer over IPv6 (fd00::1 to fd00::2, both hosts then
+// holding both families), for the cost of IPv6 against IPv4 on the same path. Compiled against a
 // stack without PacketView (stack/core/packet_view.hpp), a chain is first copied whole, as
 // dataplane/rx_frame.hpp did, so the same file measures before and after.
 #include <algorithm>
@@ -74,19 +76,31 @@ __attribute__((noinline)) void receive_at_source(Stack& s, const Frame& f, Insta
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rx_path_bench MTU [chained] [MBYTES]\n");
+    std::fprintf(stderr, "usage: rx_path_bench MTU [chained|one] [MBYTES] [v6]\n");
     return 2;
   }
   const uint32_t mtu = static_cast<uint32_t>(std::atoi(argv[1]));
   const bool chained = argc > 2 && std::string(argv[2]) == "chained";
   const uint64_t total = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 64) << 20;
+  const bool v6 = argc > 4 && std::string(argv[4]) == "v6";
   if (mtu < 576 || mtu > 9000) return 2;
 
   std::deque<Frame*> a_to_b, b_to_a;
   const Ipv4Addr ip_a = Ipv4Addr::from_octets(10, 0, 0, 1);
   const Ipv4Addr ip_b = Ipv4Addr::from_octets(10, 0, 0, 2);
+#ifdef WS_STACK_WIRE_IPV6
+  const auto ip6_a = Ipv6Addr::parse("fd00::1");
+  const auto ip6_b = Ipv6Addr::parse("fd00::2");
+  // Only the IPv6 run gives the hosts IPv6 addresses: the IPv4 run stays as it was.
+  Host a(mtu, MacAddr{{2, 0, 0, 0, 0, 1}}, ip_a, a_to_b, {}, v6 ? ip6_a : std::nullopt);
+  Host b(mtu, MacAddr{{2, 0, 0, 0, 0, 2}}, ip_b, b_to_a, {}, v6 ? ip6_b : std::nullopt);
+  const IpAddr dst = v6 ? IpAddr(*ip6_b) : IpAddr(ip_b);
+#else
+  if (v6) return 2;  // a stack without IPv6
   Host a(mtu, MacAddr{{2, 0, 0, 0, 0, 1}}, ip_a, a_to_b);
   Host b(mtu, MacAddr{{2, 0, 0, 0, 0, 2}}, ip_b, b_to_a);
+  const Ipv4Addr dst = ip_b;
+#endif
 
   uint64_t received = 0, sum = 0, sent = 0;
   static std::vector<uint8_t> chunk(256 * 1024);
@@ -117,9 +131,15 @@ int main(int argc, char** argv) {
   ccb.on_writable = pump;
 
   Instant now = Instant::from_ns(1'000'000'000);
+#ifdef WS_STACK_WIRE_IPV6
+  if (v6) {  // the IPv6 addresses (no DAD) become usable
+    a.stack.start(now);
+    b.stack.start(now);
+  }
+#endif
   a.stack.poll(now);
   b.stack.poll(now);
-  conn = a.tcp.connect({ip_b, 9}, ccb, 0, now);
+  conn = a.tcp.connect({dst, 9}, ccb, 0, now);
   if (conn == nullptr) return 1;
   // A 10 Gbit/s wire with a 20 us round trip: time advances per frame.
   for (uint64_t iter = 0; received < total && iter < 100'000'000; ++iter) {
@@ -145,10 +165,10 @@ int main(int argc, char** argv) {
   }
   const auto& tc = b.tcp.counters();
   std::printf(
-      "mtu %u %s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu"
+      "mtu %u %s%s: %llu bytes received (check %llu), drops %llu/%llu, segments %llu"
       " (sent %llu)\n",
-      mtu, chained ? "chained" : "one buffer", static_cast<unsigned long long>(received),
-      static_cast<unsigned long long>(sum % 1000),
+      mtu, chained ? "chained" : "one buffer", v6 ? ", IPv6" : "",
+      static_cast<unsigned long long>(received), static_cast<unsigned long long>(sum % 1000),
       static_cast<unsigned long long>(b.stack.drops().total()),
       static_cast<unsigned long long>(b.drops.total()),
       static_cast<unsigned long long>(tc.segments_in),

@@ -1,4 +1,5 @@
-// Two whole Stacks (Ethernet, IPv4, ARP, TCP) wired back to back in memory, for the
+// Two whole Stacks (Ethernet, IPv4, ARP, TCP; IPv6 and NDP beside them when a host is given
+// an IPv6 address) wired back to back in memory, for the
 // programs in tests/bench that count instructions under callgrind (rx_path_bench,
 // http_cost): each frame a host transmits lands in its peer's queue, and buffers are
 // recycled so that the allocator is not measured.
@@ -6,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,15 +67,30 @@ class WireIo final : public PacketIo {
   std::vector<Frame*> free_;
 };
 
+// Built against a stack without IPv6 (to measure an older commit), `ip6` is not allowed.
+#if __has_include("stack/wire/ipv6.hpp")
+#define WS_STACK_WIRE_IPV6 1
+using HostIpv6 = std::optional<Ipv6Addr>;
+#else
+using HostIpv6 = std::optional<int>;
+#endif
+
 struct Host {
+  // With `ip6`, the interface also holds ip6/64, usable at once (no DAD).
   Host(uint32_t mtu, MacAddr mac, Ipv4Addr ip, std::deque<Frame*>& to_peer,
-       tcp::TcpConfig tcp_cfg = {})
+       tcp::TcpConfig tcp_cfg = {}, HostIpv6 ip6 = std::nullopt)
       : io(mtu, to_peer), tcp(stack, drops, std::move(tcp_cfg)), transport(tcp) {
     InterfaceConfig c;
     c.name = "bench0";
     c.mac = mac;
     c.address = Ipv4Cidr{ip, 24};
     c.mtu = mtu;
+#ifdef WS_STACK_WIRE_IPV6
+    if (ip6) {
+      c.addresses6 = {Ipv6Cidr{*ip6, 64}};
+      c.dad_transmits = 0;
+    }
+#endif
     stack.add_interface(c, io);
     stack.set_tcp(&transport);
   }

@@ -88,5 +88,46 @@ TEST(Ipv6Cidr, ParseContainsFormat) {
   }
 }
 
+// The word-wise contains() against a bit-by-bit reference, at every prefix length, for
+// addresses that differ from the prefix in one bit each (and not at all).
+TEST(Ipv6Cidr, ContainsAgreesWithBitwiseReferenceAtEveryLength) {
+  const Ipv6Addr base = *Ipv6Addr::parse("2001:db8:a5a5:5a5a:1234:5678:9abc:def0");
+  auto bit = [](const Ipv6Addr& a, unsigned i) { return (a.b[i / 8] >> (7 - i % 8)) & 1; };
+  for (unsigned len = 0; len <= 128; ++len) {
+    const Ipv6Cidr c{base, static_cast<uint8_t>(len)};
+    for (unsigned flip = 0; flip <= 128; ++flip) {
+      Ipv6Addr a = base;
+      if (flip < 128) a.b[flip / 8] ^= static_cast<uint8_t>(0x80 >> (flip % 8));
+      bool want = true;
+      for (unsigned i = 0; i < len; ++i) want = want && bit(a, i) == bit(base, i);
+      EXPECT_EQ(c.contains(a), want) << "prefix " << len << ", bit " << flip;
+    }
+  }
+  // The same code at compile time (the byte loops of half()).
+  static_assert(Ipv6Cidr{Ipv6Addr::all_nodes(), 16}.contains(Ipv6Addr{{0xff, 0x02, 9}}));
+  static_assert(Ipv6Cidr{Ipv6Addr::all_nodes(), 15}.contains(Ipv6Addr{{0xff, 0x03}}));
+  static_assert(!Ipv6Cidr{Ipv6Addr::all_nodes(), 16}.contains(Ipv6Addr{{0xff, 0x03}}));
+}
+
+TEST(Ipv6Addr, HalvesAndEquality) {
+  const Ipv6Addr a = *Ipv6Addr::parse("102:304:506:708:90a:b0c:d0e:f10");
+  EXPECT_EQ(a.half(0), 0x0102030405060708ull);
+  EXPECT_EQ(a.half(1), 0x090a0b0c0d0e0f10ull);
+  EXPECT_EQ(Ipv6Addr::from_halves(a.half(0), a.half(1)), a);
+  EXPECT_EQ(IpAddr(a).v6(), a);
+  for (size_t i = 0; i < 16; ++i) {
+    Ipv6Addr b = a;
+    b.b[i] ^= 1;
+    EXPECT_NE(a, b) << i;
+  }
+  static_assert(Ipv6Addr::from_halves(0xff02000000000000ull, 1) == Ipv6Addr::all_nodes());
+  EXPECT_FALSE(Ipv6Addr::parse("::1")->is_unspecified());
+  EXPECT_FALSE(Ipv6Addr::parse("1::1")->is_loopback());
+  EXPECT_FALSE(Ipv6Addr::parse("::1:0:0:1")->is_loopback());
+  EXPECT_FALSE(Ipv6Addr::parse("::fffe:a00:1")->is_v4_mapped());
+  EXPECT_FALSE(Ipv6Addr::parse("::1:ffff:a00:1")->is_v4_mapped());
+  EXPECT_FALSE(Ipv6Addr::parse("1::ffff:a00:1")->is_v4_mapped());
+}
+
 }  // namespace
 }  // namespace ws
