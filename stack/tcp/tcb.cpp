@@ -48,6 +48,7 @@ void Tcb::set_state(TcpState s) {
 
 void Tcb::become_established(Instant now) {
   set_state(TcpState::kEstablished);
+  ++stack.ctr().family.connections_established[family_index(t.raddr)];
   // RFC 6298 (5.7): after a lost SYN (or SYN,ACK) and without an RTT sample, data
   // transmission starts with an RTO of 3 s.
   if (syn_retransmitted && !have_rtt) rto = std::max(rto, Duration::seconds(3));
@@ -63,7 +64,7 @@ void Tcb::become_established(Instant now) {
     bool ok = l && l->cb.on_accept;
     if (ok) {
       app_visible = true;
-      ++stack.ctr().connections_accepted;
+      ++stack.ctr().family.connections_accepted[family_index(t.raddr)];
       ok = l->cb.on_accept(*this);
       if (!ok) app_visible = false;
     }
