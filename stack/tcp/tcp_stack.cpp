@@ -273,9 +273,9 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     drops_.add(DropReason::kTcpBadFlags);
     return;
   }
-  ++ctr_.family.segments_in[family_index(src)];
   FourTuple t{dst, src, v->dst_port(), v->src_port()};
   if (Tcb* tcb = conns_.find(t); tcb != nullptr) {
+    ++ctr_.family.segments_in[tcb->fam];
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
     if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
@@ -295,6 +295,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     if (!tcb->released) tcb->output(now);
     return;
   }
+  ++ctr_.family.segments_in[family_index(src)];
   if (Listener* l = listener_for(t)) {
     listen_input(*l, t, s, now);
     return;

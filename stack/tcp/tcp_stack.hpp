@@ -46,8 +46,8 @@ struct TcpFamilyCounters {
 };
 
 struct TcpCounters {
-  // The totals of the family counters below, filled by counters(); TCP counts into
-  // `family` only, so a per-family count costs no more than one total did.
+  // The totals of the family counters below, filled by counters(): TCP counts into
+  // `family` only (a connection indexes it by its Tcb::fam byte), never twice.
   uint64_t segments_in = 0;
   uint64_t segments_out = 0;
   uint64_t retransmits = 0;
