@@ -44,6 +44,15 @@ void copy_fields(uint64_t* values, const Source& src,
   for (const auto& [field, slot] : slots) values[slot.offset] = src.*field;
 }
 
+template <class Source>
+void copy_families(uint64_t* values, const Source& src, const FamilySlots<Source>& slots) {
+  for (const FamilySlot<Source>& s : slots) {
+    const FamilyCount& c = src.*(s.field);
+    if (s.total) values[s.total->offset] = family_total(c);
+    for (size_t f = 0; f < kFamilies; ++f) values[s.by[f].offset] = c[f];
+  }
+}
+
 // Per port, labelled port (rte_eth_stats_get).
 constexpr FieldSeries<rte_eth_stats> kPortCounters[] = {
     {&rte_eth_stats::ipackets, "wirespeed_port_receive_packets_total",
@@ -154,8 +163,6 @@ constexpr FieldSeries<StackCounters> kStackMetrics[] = {
     WS_STACK_METRIC(icmpv6_address_unreachable, "wirespeed_icmpv6_address_unreachable_total",
                     "Packets of ours given up after neighbour resolution failed, reported to "
                     "the upper layer as destination unreachable, address unreachable."),
-    WS_STACK_METRIC(udp_in, "wirespeed_udp_received_datagrams_total", "UDP datagrams received."),
-    WS_STACK_METRIC(udp_out, "wirespeed_udp_sent_datagrams_total", "UDP datagrams sent."),
     WS_STACK_METRIC(rx_chained_frames, "wirespeed_rx_chained_frames_total",
                     "Frames received in several mbufs (parsed in place as a chain)."),
     WS_STACK_METRIC(rx_header_pullups, "wirespeed_rx_header_pullups_total",
@@ -177,6 +184,46 @@ constexpr FieldSeries<StackCounters> kStackMetrics[] = {
                     "fell behind); the traffic itself is not affected."),
 };
 #undef WS_STACK_METRIC
+
+// Counters kept per address family (FamilyCount, indexed by family_index): each is
+// exported as one series per family, labelled family="ipv4"|"ipv6", under `name`, and,
+// when `total` is set, as their sum under that (older, unlabelled) name. The breakdown
+// has a name of its own so that sum() over a family's series never counts twice.
+template <class Source>
+struct FamilySeries {
+  FamilyCount Source::*field;
+  const char* total;  // nullptr: no unlabelled total
+  const char* name;
+  const char* help;
+};
+
+constexpr FamilySeries<StackCounters> kStackFamilyMetrics[] = {
+    {&StackCounters::udp_in, "wirespeed_udp_received_datagrams_total",
+     "wirespeed_udp_received_datagrams_by_family_total", "UDP datagrams received, by family."},
+    {&StackCounters::udp_out, "wirespeed_udp_sent_datagrams_total",
+     "wirespeed_udp_sent_datagrams_by_family_total", "UDP datagrams sent, by family."},
+};
+
+// The totals of these are rows of kTcpMetrics (TcpStack::counters() sums them).
+constexpr FamilySeries<tcp::TcpFamilyCounters> kTcpFamilyMetrics[] = {
+    {&tcp::TcpFamilyCounters::segments_in, nullptr,
+     "wirespeed_tcp_received_segments_by_family_total",
+     "TCP segments received by connections and listeners, by family."},
+    {&tcp::TcpFamilyCounters::segments_out, nullptr, "wirespeed_tcp_sent_segments_by_family_total",
+     "TCP segments sent, by family."},
+    {&tcp::TcpFamilyCounters::resets_sent, nullptr, "wirespeed_tcp_resets_sent_by_family_total",
+     "RST segments sent, by family."},
+    {&tcp::TcpFamilyCounters::resets_received, nullptr,
+     "wirespeed_tcp_resets_received_by_family_total",
+     "Acceptable RST segments received, by family."},
+    {&tcp::TcpFamilyCounters::connections_opened, nullptr,
+     "wirespeed_tcp_active_opens_by_family_total", "Connections opened by us, by family."},
+    {&tcp::TcpFamilyCounters::connections_accepted, nullptr,
+     "wirespeed_tcp_passive_opens_by_family_total", "Connections accepted, by family."},
+    {&tcp::TcpFamilyCounters::connections_established, nullptr,
+     "wirespeed_tcp_established_by_family_total",
+     "Connections that reached ESTABLISHED (opened or accepted), by family."},
+};
 
 // Per core, labelled core.
 constexpr FieldSeries<CoreTotals> kCoreMetrics[] = {
@@ -456,6 +503,24 @@ class Metrics::Registrar {
                        add(row.name, row.help, row.type, std::move(l), scope, row.scale));
     }
   }
+  // Every row of a per-family table: its total (when named) and one series per family.
+  template <class Source, size_t N>
+  void families(const FamilySeries<Source> (&rows)[N], FamilySlots<Source>& out) {
+    for (const FamilySeries<Source>& row : rows) {
+      FamilySlot<Source> fs{row.field, std::nullopt, {}};
+      if (row.total != nullptr) {
+        // The total's help is the breakdown's without its last words.
+        std::string_view h = row.help;
+        std::string help(h.substr(0, h.rfind(", by family")));
+        fs.total = add(row.total, help + ".", MetricType::kCounter, {}, Scope::kPerCoreSum);
+      }
+      for (size_t f = 0; f < kFamilies; ++f) {
+        fs.by[f] = add(row.name, row.help, MetricType::kCounter, {{"family", kFamilyNames[f]}},
+                       Scope::kPerCoreSum);
+      }
+      out.push_back(fs);
+    }
+  }
 
  private:
   stats::Writer& writer_;
@@ -642,6 +707,17 @@ void Metrics::register_core_series(Registrar& r) {
                            "TCP loss recovery events by kind (docs/tcp.md, Loss recovery).",
                            MetricType::kCounter, "kind", kRecoveryKindNames, Scope::kPerCoreSum);
   r.fields(kTcpMetrics, {}, Scope::kPerCoreSum, tcp_);
+  r.families(kStackFamilyMetrics, stack_family_);
+  r.families(kTcpFamilyMetrics, tcp_family_);
+  for (std::string_view st : kTcpStates) {
+    std::array<stats::Slot, kFamilies> by{};
+    for (size_t f = 0; f < kFamilies; ++f) {
+      by[f] = r.add("wirespeed_tcp_connections_by_family",
+                    "TCP connections by state and address family.", MetricType::kGauge,
+                    {{"family", kFamilyNames[f]}, {"state", st}}, Scope::kPerCoreSum);
+    }
+    tcp_family_states_.push_back(by);
+  }
   r.fields(kReassemblyMetrics, {}, Scope::kPerCoreSum, reasm_);
   r.fields(kPipelineMetrics, {}, Scope::kPerCoreSum, pipeline_);
   // Gauges, 32-bit in PipelineCounters.
@@ -680,6 +756,7 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
   if (s.esp != nullptr) update_ipsec(v, *s.esp);
   for (size_t r = 0; r < drops_.size(); ++r) v[drops_[r].offset] = s.drops->count[r];
   copy_fields(v, *s.stack, stack_);
+  copy_families(v, *s.stack, stack_family_);
   CoreTotals totals{s.busy_ns, s.idle_ns, s.loops, s.stack->rx_frames, 0, 0, 0};
   if (s.tcp != nullptr) {
     tcp::TcpCounters t = s.tcp->counters();
@@ -688,6 +765,11 @@ void Metrics::update_core(uint32_t core, const CoreSample& s) {
     }
     for (size_t i = 0; i < tcp_recovery_.size(); ++i) v[tcp_recovery_[i].offset] = t.recovery[i];
     copy_fields(v, t, tcp_);
+    copy_families(v, t.family, tcp_family_);
+    for (size_t i = 0; i < tcp_family_states_.size(); ++i) {
+      const FamilyCount& n = t.family.state[static_cast<size_t>(tcp::TcpState::kSynSent) + i];
+      for (size_t f = 0; f < kFamilies; ++f) v[tcp_family_states_[i][f].offset] = n[f];
+    }
     totals.connections = t.connections_opened + t.connections_accepted;
   }
   if (s.steer != nullptr) {

@@ -49,6 +49,17 @@ struct CoreSample {
   uint64_t rx_bursts = 0;
 };
 
+// A counter kept per address family and the series it is exported as: its total (when
+// it has one) and one series per family (metrics.cpp, FamilySeries).
+template <class Source>
+struct FamilySlot {
+  FamilyCount Source::*field;
+  std::optional<stats::Slot> total;
+  std::array<stats::Slot, kFamilies> by;
+};
+template <class Source>
+using FamilySlots = std::vector<FamilySlot<Source>>;
+
 // What the core-labelled series of one core show (update_core fills it from a sample).
 struct CoreTotals {
   uint64_t busy_ns, idle_ns, loops, frames, connections, handed_out, handed_in;
@@ -127,6 +138,10 @@ class Metrics {
   std::vector<stats::Slot> tcp_states_;    // from tcp::TcpState::kSynSent on
   std::vector<stats::Slot> tcp_recovery_;  // by tcp::RecoveryKind
   FieldSlots<tcp::TcpCounters> tcp_;
+  // By address family: UDP and TCP counters, and TCP connections by [state][family].
+  FamilySlots<StackCounters> stack_family_;
+  FamilySlots<tcp::TcpFamilyCounters> tcp_family_;
+  std::vector<std::array<stats::Slot, kFamilies>> tcp_family_states_;  // from kSynSent on
   FieldSlots<ReassemblyStats> reasm_;
   // TX batch pipelines: counters summed over every connection of the core's services.
   FieldSlots<pipeline::PipelineCounters> pipeline_;

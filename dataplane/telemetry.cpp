@@ -79,6 +79,7 @@ int cmd_ports(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_port_", true);
 }
 int cmd_tcp(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespeed_tcp_", true); }
+int cmd_udp(const char*, const char*, rte_tel_data* d) { return fill(d, "wirespeed_udp_", true); }
 int cmd_services(const char*, const char*, rte_tel_data* d) {
   return fill(d, "wirespeed_service_", true);
 }
@@ -99,7 +100,9 @@ void register_telemetry(const std::string& segment_path) {
   rte_telemetry_register_cmd("/wirespeed/info", cmd_info, "Version of the wirespeed data plane.");
   rte_telemetry_register_cmd("/wirespeed/drops", cmd_drops, "Packets dropped, by reason.");
   rte_telemetry_register_cmd("/wirespeed/ports", cmd_ports, "Port counters.");
-  rte_telemetry_register_cmd("/wirespeed/tcp", cmd_tcp, "TCP counters and connections by state.");
+  rte_telemetry_register_cmd("/wirespeed/tcp", cmd_tcp,
+                             "TCP counters and connections by state, in all and by family.");
+  rte_telemetry_register_cmd("/wirespeed/udp", cmd_udp, "UDP datagrams, in all and by family.");
   rte_telemetry_register_cmd("/wirespeed/services", cmd_services, "Service counters.");
   rte_telemetry_register_cmd("/wirespeed/pipeline", cmd_pipeline,
                              "TX batch pipeline counters (all connections of all cores).");

@@ -70,6 +70,20 @@ struct DropStatus {
   double per_s = 0;
 };
 
+// TCP and UDP over one address family ("ipv4" or "ipv6"): the *_by_family_total counters
+// and wirespeed_tcp_connections_by_family.
+struct FamilyStatus {
+  std::string family;
+  int64_t tcp_connections = 0;  // in the table, any state (TIME_WAIT included)
+  int64_t tcp_established = 0;  // of those, in ESTABLISHED
+  uint64_t tcp_segments_in = 0, tcp_segments_out = 0;
+  uint64_t tcp_active_opens = 0, tcp_passive_opens = 0;
+  uint64_t tcp_resets_sent = 0, tcp_resets_received = 0;
+  uint64_t udp_in = 0, udp_out = 0;
+  double tcp_segments_in_per_s = 0, tcp_segments_out_per_s = 0;
+  double udp_in_per_s = 0, udp_out_per_s = 0;
+};
+
 struct StatusReport {
   int64_t pid = 0;
   double start_time_unix_s = 0;
@@ -83,6 +97,7 @@ struct StatusReport {
   std::vector<SaStatus> sas;
   std::vector<std::pair<std::string, int64_t>> tcp_connections;  // by state
   uint64_t tcp_retransmitted_segments = 0;
+  std::vector<FamilyStatus> families;    // empty when the data plane does not count them
   std::optional<int64_t> ndp_neighbors;  // IPv6 neighbour cache entries (every port and core)
   uint64_t drops_total = 0;
   std::vector<DropStatus> drops;      // every non-zero reason, highest totals first

@@ -147,6 +147,25 @@ std::string tcp_and_drops_text(const StatusReport& r) {
   if (r.tcp_connections.empty()) out += " -";
   for (const auto& [state, n] : r.tcp_connections) out += fmt(" %s %" PRId64, state.c_str(), n);
   out += fmt("\nTCP retransmitted segments: %" PRIu64 "\n", r.tcp_retransmitted_segments);
+  if (!r.families.empty()) {
+    out += fmt("\n%-7s %9s %7s %7s %8s %7s %7s %12s %12s %13s %13s\n", "FAMILY", "TCP conns",
+               "estab", "opened", "accepted", "RST out", "RST in", "TCP RX segs", "TCP TX segs",
+               "UDP RX dgrams", "UDP TX dgrams");
+    for (const FamilyStatus& f : r.families) {
+      out += fmt("%-7s %9" PRId64 " %7" PRId64 " %7" PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64
+                 " %12" PRIu64 " %12" PRIu64 " %13" PRIu64 " %13" PRIu64 "\n",
+                 f.family.c_str(), f.tcp_connections, f.tcp_established, f.tcp_active_opens,
+                 f.tcp_passive_opens, f.tcp_resets_sent, f.tcp_resets_received, f.tcp_segments_in,
+                 f.tcp_segments_out, f.udp_in, f.udp_out);
+    }
+    out += fmt("%-7s %12s %12s %12s %12s\n", "FAMILY", "TCP RX seg/s", "TCP TX seg/s",
+               "UDP RX dg/s", "UDP TX dg/s");
+    for (const FamilyStatus& f : r.families) {
+      out += fmt("%-7s %12s %12s %12s %12s\n", f.family.c_str(),
+                 si(f.tcp_segments_in_per_s).c_str(), si(f.tcp_segments_out_per_s).c_str(),
+                 si(f.udp_in_per_s).c_str(), si(f.udp_out_per_s).c_str());
+    }
+  }
 
   out += fmt("\nDrops: %" PRIu64 " total", r.drops_total);
   if (r.top_drops.empty())
@@ -260,6 +279,24 @@ Json array_of(const std::vector<T>& items, F item) {
   return a;
 }
 
+Json family_json(const FamilyStatus& f) {
+  return {{"family", f.family},
+          {"tcp_connections", f.tcp_connections},
+          {"tcp_established", f.tcp_established},
+          {"tcp_active_opens", f.tcp_active_opens},
+          {"tcp_passive_opens", f.tcp_passive_opens},
+          {"tcp_resets_sent", f.tcp_resets_sent},
+          {"tcp_resets_received", f.tcp_resets_received},
+          {"tcp_received_segments", f.tcp_segments_in},
+          {"tcp_sent_segments", f.tcp_segments_out},
+          {"udp_received_datagrams", f.udp_in},
+          {"udp_sent_datagrams", f.udp_out},
+          {"tcp_received_segments_per_second", f.tcp_segments_in_per_s},
+          {"tcp_sent_segments_per_second", f.tcp_segments_out_per_s},
+          {"udp_received_datagrams_per_second", f.udp_in_per_s},
+          {"udp_sent_datagrams_per_second", f.udp_out_per_s}};
+}
+
 Json drops_json(const StatusReport& r) {
   auto reason = [](const DropStatus& d) { return d.reason; };
   auto total = [](const DropStatus& d) { return d.total; };
@@ -290,6 +327,7 @@ std::string render_json(const StatusReport& r) {
                     {"tcp",
                      {{"connections", tcp_connections},
                       {"retransmitted_segments", r.tcp_retransmitted_segments}}},
+                    {"families", array_of(r.families, family_json)},
                     {"ipv6", {{"neighbor_cache_entries", or_null(r.ndp_neighbors)}}},
                     {"drops", drops_json(r)}};
   return json::dump(doc) + "\n";

@@ -34,6 +34,9 @@ constexpr const char* kSvcTx = "wirespeed_service_sent_bytes_total";
 constexpr const char* kSvcMsgs = "wirespeed_service_messages_total";
 constexpr const char* kTcpConns = "wirespeed_tcp_connections";
 constexpr const char* kRetrans = "wirespeed_tcp_retransmitted_segments_total";
+constexpr const char* kTcpConnsFamily = "wirespeed_tcp_connections_by_family";
+constexpr const char* kTcpInFamily = "wirespeed_tcp_received_segments_by_family_total";
+constexpr const char* kTcpOutFamily = "wirespeed_tcp_sent_segments_by_family_total";
 constexpr const char* kDrops = "wirespeed_drops_total";
 constexpr const char* kL4Errors = "wirespeed_port_l4_checksum_errors_total";
 constexpr const char* kL4Hint = "wirespeed_port_l4_checksum_hint";
@@ -124,6 +127,30 @@ void add_ipv6(const Snapshot& s, const std::string& port, PortStatus& p) {
     for (int i = 0; i < 8; ++i) b[15 - i] = static_cast<uint8_t>(iid >> (8 * i));
     p.ipv6_router = ws::Ipv6Addr::from_bytes(b).to_string();
   }
+}
+
+FamilyStatus family_status(const Window& w, const std::string& family) {
+  const ws::stats::Labels f = {{"family", family}};
+  FamilyStatus s;
+  s.family = family;
+  s.tcp_connections = static_cast<int64_t>(w.b.sum(kTcpConnsFamily, f));
+  s.tcp_established = static_cast<int64_t>(
+      w.b.sum(kTcpConnsFamily, {{"family", family}, {"state", "established"}}));
+  s.tcp_segments_in = w.b.sum(kTcpInFamily, f);
+  s.tcp_segments_out = w.b.sum(kTcpOutFamily, f);
+  s.tcp_active_opens = w.b.sum("wirespeed_tcp_active_opens_by_family_total", f);
+  s.tcp_passive_opens = w.b.sum("wirespeed_tcp_passive_opens_by_family_total", f);
+  s.tcp_resets_sent = w.b.sum("wirespeed_tcp_resets_sent_by_family_total", f);
+  s.tcp_resets_received = w.b.sum("wirespeed_tcp_resets_received_by_family_total", f);
+  constexpr const char* kUdpIn = "wirespeed_udp_received_datagrams_by_family_total";
+  constexpr const char* kUdpOut = "wirespeed_udp_sent_datagrams_by_family_total";
+  s.udp_in = w.b.sum(kUdpIn, f);
+  s.udp_out = w.b.sum(kUdpOut, f);
+  s.tcp_segments_in_per_s = w.per_s(kTcpInFamily, f);
+  s.tcp_segments_out_per_s = w.per_s(kTcpOutFamily, f);
+  s.udp_in_per_s = w.per_s(kUdpIn, f);
+  s.udp_out_per_s = w.per_s(kUdpOut, f);
+  return s;
 }
 
 PortStatus port_status(const Settings& settings, const Window& w, const std::string& name) {
@@ -277,6 +304,9 @@ StatusReport build_status_report(const Settings& settings, const Snapshot& a, co
                                    static_cast<int64_t>(b.sum(kTcpConns, {{"state", state}})));
   }
   r.tcp_retransmitted_segments = b.sum(kRetrans);
+  for (const auto& f : label_values(b, kTcpInFamily, "family")) {
+    r.families.push_back(family_status(w, f));
+  }
   r.ndp_neighbors = gauge(b, kNdpNeighbors, {});
   add_drops(w, r);
   return r;

@@ -12,7 +12,8 @@
 namespace ws::stats {
 
 inline constexpr std::string_view kAllowedLabelKeys[] = {
-    "port", "queue", "core", "service", "state", "reason", "direction", "result", "sa", "kind",
+    "port",      "queue",  "core", "service", "state",  "reason",
+    "direction", "result", "sa",   "kind",    "family",
 };
 
 // Families that wirespeed-control produces itself; the data plane may not register them.

@@ -214,6 +214,17 @@ struct IpAddr {
   constexpr auto operator<=>(const IpAddr&) const = default;
 };
 
+// Counters kept per address family are arrays indexed by family_index(): 0 IPv4, 1 IPv6.
+// The index is the result of one comparison (no branch, no lookup), so a per-family
+// count costs the fast path no more than a single one.
+inline constexpr size_t kFamilies = 2;
+inline constexpr size_t kFamilyIpv4 = 0;
+inline constexpr size_t kFamilyIpv6 = 1;
+inline constexpr const char* kFamilyNames[kFamilies] = {"ipv4", "ipv6"};
+constexpr size_t family_index(const IpAddr& a) { return static_cast<size_t>(a.is_v6()); }
+using FamilyCount = std::array<uint64_t, kFamilies>;
+constexpr uint64_t family_total(const FamilyCount& c) { return c[0] + c[1]; }
+
 // Which families a service answers (`family:` in its config): both, or one.
 enum class AddrFamily : uint8_t { kAny, kIpv4, kIpv6 };
 constexpr bool family_admits(AddrFamily f, const IpAddr& a) {

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "stack/core/addr.hpp"
+
 namespace ws {
 
 struct alignas(64) StackCounters {
@@ -23,8 +25,9 @@ struct alignas(64) StackCounters {
   uint64_t icmp_echo_replies_out = 0;
   uint64_t icmp_errors_out = 0;
   uint64_t icmp_unreachable_in = 0;
-  uint64_t udp_in = 0;
-  uint64_t udp_out = 0;
+  // By address family (family_index); the metrics export their sums as the totals.
+  FamilyCount udp_in{};
+  FamilyCount udp_out{};
   uint64_t tcp_in = 0;
   // IPv6, ICMPv6 and neighbour discovery.
   uint64_t ipv6_in = 0;

@@ -217,7 +217,7 @@ bool Stack::udp_receive(const PacketView& seg, IpAddr src, IpAddr dst, RxMeta::C
       return true;
     }
   }
-  ++counters_.udp_in;
+  ++counters_.udp_in[family_index(src)];
   // Sockets read a datagram as one span: a chained one is copied here, after
   // every check passed (UDP payloads are messages, not a stream to splice).
   const PacketView payload = datagram.tail(wire::UdpView::kHeaderLen);

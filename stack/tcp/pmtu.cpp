@@ -192,7 +192,9 @@ void Tcb::pmtu_on_rto(Instant now) {
     }
     return;
   }
-  if (!stack.config().mtu_probing || pmtu.mss <= kPmtuFloorMss) return;
+  const bool v4 = t.raddr.is_v4();
+  const uint32_t floor = pmtu_floor_mss(v4);
+  if (!stack.config().mtu_probing || pmtu.mss <= floor) return;
   // RFC 4821 section 7.7 / RFC 8899 section 4.3: full-sized segments keep timing out
   // and no ICMP lowered the MTU: the path may drop large packets silently. Fall back to
   // a size almost every path carries (RFC 8899 BASE_PLPMTU) and, if that fails too, to
@@ -202,7 +204,7 @@ void Tcb::pmtu_on_rto(Instant now) {
   if (++pmtu.black_hole_rtos < kPmtuBlackHoleRtos) return;
   pmtu.black_hole_rtos = 0;
   uint32_t old = pmtu.mss;
-  uint32_t base = old > kPmtuBaseMss ? kPmtuBaseMss : kPmtuFloorMss;
+  uint32_t base = old > pmtu_base_mss(v4) ? pmtu_base_mss(v4) : floor;
   ++stack.ctr().pmtu_black_holes;
   pmtu.search_high = old - 1;
   pmtu_lower(base, PmtuLoweredBy::kBlackHole, now);

@@ -4,8 +4,8 @@
 // RFC 8899). The logic lives in pmtu.cpp as Tcb members; this is its state.
 //
 // Sizes here are MSS values in the sense of advertised_mss(): a path MTU less the fixed
-// 40 bytes of IPv4 and TCP headers. The options every segment carries (timestamps) are
-// taken off later by effective_send_mss().
+// IP and TCP headers of the connection's family (40 bytes over IPv4, 60 over IPv6). The options
+// every segment carries (timestamps) are taken off later by effective_send_mss().
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,13 @@ inline constexpr uint32_t kPmtuFloorMss = kPmtuFloorMtu - kIpv4HeaderLen - kTcpH
 // Where black-hole detection restarts the search: RFC 8899 section 5.1.2 recommends
 // BASE_PLPMTU = 1200 bytes for IPv4, a size nearly every path carries.
 inline constexpr uint32_t kPmtuBaseMss = 1200 - kIpv4HeaderLen - kTcpHeaderLen;
+// Over IPv6 every link carries 1280 bytes (RFC 8200 section 5), so the floor is that
+// MTU less the 40-byte IPv6 header, and RFC 8899 section 5.1.2 makes it BASE_PLPMTU too:
+// black-hole detection falls back to it directly and probes upward from there.
+inline constexpr uint32_t kPmtuFloorMss6 = kIpv6MinMtu - kIpv6HeaderLen - kTcpHeaderLen;
+inline constexpr uint32_t kPmtuBaseMss6 = kPmtuFloorMss6;
+constexpr uint32_t pmtu_floor_mss(bool ipv4) { return ipv4 ? kPmtuFloorMss : kPmtuFloorMss6; }
+constexpr uint32_t pmtu_base_mss(bool ipv4) { return ipv4 ? kPmtuBaseMss : kPmtuBaseMss6; }
 // The search stops once the untested range is narrower than this (RFC 4821 section 7.2
 // leaves the granularity to the implementation; a few bytes more are not worth probes).
 inline constexpr uint32_t kPmtuSearchDone = 16;

@@ -69,7 +69,7 @@ void TcpStack::send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s
   }
   wire::emit_tcp(f.l4.data(), r);
   out_.commit(f, now);
-  ++ctr_.segments_out;
+  ++ctr_.family.segments_out[family_index(t.raddr)];
   ++ctr_.syncookies_sent;
   l.cookies_until = now + kCookieWindow;
 }

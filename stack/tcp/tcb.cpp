@@ -35,7 +35,8 @@ const char* tcp_state_name(TcpState s) {
   return i < kTcpStateCount ? names[i] : "unknown";
 }
 
-Tcb::Tcb(TcpStack& s, const FourTuple& tuple) : stack(s), t(tuple) {
+Tcb::Tcb(TcpStack& s, const FourTuple& tuple)
+    : stack(s), t(tuple), fam(static_cast<uint8_t>(family_index(tuple.raddr))) {
   ++stack.ctr().state[static_cast<size_t>(TcpState::kClosed)];
 }
 
@@ -48,6 +49,7 @@ void Tcb::set_state(TcpState s) {
 
 void Tcb::become_established(Instant now) {
   set_state(TcpState::kEstablished);
+  ++stack.ctr().family.connections_established[fam];
   // RFC 6298 (5.7): after a lost SYN (or SYN,ACK) and without an RTT sample, data
   // transmission starts with an RTO of 3 s.
   if (syn_retransmitted && !have_rtt) rto = std::max(rto, Duration::seconds(3));
@@ -63,7 +65,7 @@ void Tcb::become_established(Instant now) {
     bool ok = l && l->cb.on_accept;
     if (ok) {
       app_visible = true;
-      ++stack.ctr().connections_accepted;
+      ++stack.ctr().family.connections_accepted[fam];
       ok = l->cb.on_accept(*this);
       if (!ok) app_visible = false;
     }

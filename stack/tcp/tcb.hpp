@@ -190,6 +190,9 @@ class Tcb final : public Connection {
   TcbSlot* slot = nullptr;              // where the stack keeps this Tcb
   Instant sched_at = Instant::never();  // earliest queued timer entry
   TcpState state = TcpState::kClosed;
+  // family_index(t.raddr), kept so that the per-family counters (TcpCounters::family)
+  // cost the segment paths one byte load, not a comparison of the address.
+  uint8_t fam = 0;
   ConnCallbacks cb;
   Listener* listener = nullptr;  // passive open not yet accepted
   bool passive = false;

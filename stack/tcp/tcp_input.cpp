@@ -36,7 +36,7 @@ static void syn_sent_input(Tcb& c, Segment& s, Instant now) {
       st.drops().add(DropReason::kTcpRstInvalid);
       return;
     }
-    ++st.ctr().resets_received;
+    ++st.ctr().family.resets_received[c.fam];
     ++st.ctr().connect_failed;
     c.finish(CloseReason::kRefused);
     return;
@@ -451,7 +451,7 @@ void Tcb::input_predicted(Segment& s, Instant now) {
     return;
   }
   if (s.seq == c.rcv_nxt) {
-    ++st.ctr().resets_received;
+    ++st.ctr().family.resets_received[c.fam];
     // NOLINTNEXTLINE(bugprone-branch-clone): two reasons to release, each with its comment
     if (c.state == TcpState::kSynReceived && c.passive) {
       st.release(&c);  // back to LISTEN: the half-open connection goes away

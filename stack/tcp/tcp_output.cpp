@@ -223,7 +223,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     f.payload_written(hl32, w);
   }
   stack.out().commit(f, now);
-  ++stack.ctr().segments_out;
+  ++stack.ctr().family.segments_out[fam];
   const uint32_t seqlen = len + ((r.flags & kFin) ? 1 : 0);
   if (!(flags & kSyn) && seqlen > 0) on_transmit(seq, seqlen, tso_segment, now);
   if (tso_segment != 0) ++stack.ctr().tso_super_segments;
@@ -277,7 +277,7 @@ void Tcb::send_ack_when_room(Instant now) {
 }
 
 void Tcb::send_rst(Instant now) {
-  if (emit(snd_max, 0, kRst | kAck, now)) ++stack.ctr().resets_sent;
+  if (emit(snd_max, 0, kRst | kAck, now)) ++stack.ctr().family.resets_sent[fam];
 }
 
 void Tcb::send_probe(Instant now) { emit(snd_una - 1, 0, kAck, now); }

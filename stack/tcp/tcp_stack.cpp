@@ -273,9 +273,9 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     drops_.add(DropReason::kTcpBadFlags);
     return;
   }
-  ++ctr_.segments_in;
   FourTuple t{dst, src, v->dst_port(), v->src_port()};
   if (Tcb* tcb = conns_.find(t); tcb != nullptr) {
+    ++ctr_.family.segments_in[tcb->fam];
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
     if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
@@ -295,6 +295,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     if (!tcb->released) tcb->output(now);
     return;
   }
+  ++ctr_.family.segments_in[family_index(src)];
   if (Listener* l = listener_for(t)) {
     listen_input(*l, t, s, now);
     return;
@@ -323,8 +324,8 @@ void TcpStack::send_reset_for(const FourTuple& t, const Segment& s, Instant now)
   if (!out_.begin(t.laddr, t.raddr, 6, static_cast<uint32_t>(hl), f)) return;
   wire::emit_tcp(f.l4.data(), r);
   out_.commit(f, now);
-  ++ctr_.segments_out;
-  ++ctr_.resets_sent;
+  ++ctr_.family.segments_out[family_index(t.raddr)];
+  ++ctr_.family.resets_sent[family_index(t.raddr)];
 }
 
 void TcpStack::reset_unknown(const FourTuple& t, const Segment& s, Instant now) {
@@ -614,7 +615,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
   tcb->last_rx = now_;
   tcb->cc->init(tcb->max_payload(false));
   tcb->set_state(TcpState::kSynSent);
-  ++ctr_.connections_opened;
+  ++ctr_.family.connections_opened[family_index(remote.addr)];
   tcb->send_syn(now_);
   return tcb;
 }
@@ -719,7 +720,15 @@ TcpTableSizes TcpStack::table_sizes() const {
 
 TcpCounters TcpStack::counters() const {
   TcpCounters c = ctr_;
+  const TcpFamilyCounters& f = c.family;
+  c.segments_in = family_total(f.segments_in);
+  c.segments_out = family_total(f.segments_out);
+  c.resets_sent = family_total(f.resets_sent);
+  c.resets_received = family_total(f.resets_received);
+  c.connections_opened = family_total(f.connections_opened);
+  c.connections_accepted = family_total(f.connections_accepted);
   conns_.for_each([&c](const Tcb* t) {
+    ++c.family.state[static_cast<size_t>(t->state)][family_index(t->t.raddr)];
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcv_queued() + t->sndbuf.size();

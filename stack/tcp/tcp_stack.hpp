@@ -31,7 +31,23 @@ namespace ws::tcp {
 enum class RecoveryKind : uint8_t { kFast, kRack, kTlp, kRto, kSpurious };
 inline constexpr size_t kRecoveryKinds = 5;
 
+// The TCP counters kept per address family, each indexed by family_index() of the
+// segment's or connection's remote address.
+struct TcpFamilyCounters {
+  FamilyCount segments_in{};
+  FamilyCount segments_out{};
+  FamilyCount resets_sent{};
+  FamilyCount resets_received{};
+  FamilyCount connections_opened{};       // active opens started
+  FamilyCount connections_accepted{};     // passive opens handed to the app
+  FamilyCount connections_established{};  // connections that reached ESTABLISHED
+  // Snapshot (filled by counters()): connections in the table by TcpState.
+  std::array<FamilyCount, kTcpStateCount> state{};
+};
+
 struct TcpCounters {
+  // The totals of the family counters below, filled by counters(): TCP counts into
+  // `family` only (a connection indexes it by its Tcb::fam byte), never twice.
   uint64_t segments_in = 0;
   uint64_t segments_out = 0;
   uint64_t retransmits = 0;
@@ -90,6 +106,7 @@ struct TcpCounters {
   uint64_t snd_buffer_sum = 0;  // current send buffer limits
   uint64_t bytes_buffered = 0;  // payload bytes held in send and receive buffers
   uint64_t memory_bytes = 0;    // buffer storage allocated
+  TcpFamilyCounters family;
 };
 
 // Sizes of the stack's own tables, for tests and benchmarks that check that they return

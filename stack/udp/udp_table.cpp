@@ -12,7 +12,7 @@ bool UdpSocket::send_to(const Endpoint& dst, std::span<const uint8_t> payload, I
   return table_.send(port_, dst, payload, now);
 }
 
-UdpTable::UdpTable(L4Output& out, DropCounters& drops, uint64_t& udp_out_counter)
+UdpTable::UdpTable(L4Output& out, DropCounters& drops, FamilyCount& udp_out_counter)
     : out_(out), drops_(drops), udp_out_(udp_out_counter) {}
 
 UdpSocket* UdpTable::bind(uint16_t port, UdpSocket::Handler handler) {
@@ -107,7 +107,7 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
   // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
   f.dont_fragment = false;
   out_.commit(f, now);
-  ++udp_out_;
+  ++udp_out_[family_index(dst.addr)];
   return true;
 }
 
@@ -127,7 +127,7 @@ bool UdpTable::send_fragmented(uint16_t src_port, const Endpoint& dst,
   store_be16(hdr.data() + wire::UdpView::kChecksumOff, c);
   // Datagrams are sent with DF clear, like a kernel socket without PMTU discovery.
   if (!out_.send_datagram(src, dst.addr, wire::kIpProtoUdp, hdr, payload, false, now)) return false;
-  ++udp_out_;
+  ++udp_out_[family_index(dst.addr)];
   return true;
 }
 

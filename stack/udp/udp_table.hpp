@@ -51,7 +51,7 @@ class UdpSocket {
 
 class UdpTable {
  public:
-  UdpTable(L4Output& out, DropCounters& drops, uint64_t& udp_out_counter);
+  UdpTable(L4Output& out, DropCounters& drops, FamilyCount& udp_out_counter);
   UdpTable(const UdpTable&) = delete;
   UdpTable& operator=(const UdpTable&) = delete;
 
@@ -87,7 +87,7 @@ class UdpTable {
   std::array<UdpDatagram, kBurst> burst_{};  // held for burst_sock_ (deliver)
   size_t burst_n_ = 0;
   UdpSocket* burst_sock_ = nullptr;
-  uint64_t& udp_out_;
+  FamilyCount& udp_out_;  // by family_index of the destination
   std::vector<std::unique_ptr<UdpSocket>> sockets_;
   std::array<int16_t, 65536> index_{};  // port -> position in sockets_ + 1; 0 = none
 };

@@ -9,6 +9,10 @@
 4. `iperf3 -6 -c` against the iperf3 service: TCP, -R and -u, 2 s each.
 5. `curl -6` and `wrk` on http://[addr]:80/ against the http service.
 6. TCP echo over IPv4 and over IPv6 at the same time, both SHA-256 checked.
+7. The TCP and UDP counters by family: the IPv6-only steps move the family="ipv6" series
+   and leave the IPv4 ones alone; IPv4 traffic (UDP echo, one TCP echo) moves the IPv4
+   ones only; each unlabelled total is the sum of its two families; the status screen
+   (text and JSON) shows both; promtool check metrics is clean.
 Then `family:` services, curl to the link-local address, and Packet Too Big from a kernel
 router: the peer namespace forwards to a third one behind a 1280-byte link, whose route
 advertises MSS 1440; our 1500-byte echo segments draw ICMPv6 Packet Too Big (RFC 8201)
@@ -263,6 +267,97 @@ def check_both_families(res, ns):
               f"(v4 {j4.get('seconds', 0):.1f} s, v6 {j6.get('seconds', 0):.1f} s)", out4 + out6)
 
 
+# The per-family series: (name, expected total name or None).
+FAMILY_SERIES = (
+    ("wirespeed_udp_received_datagrams_by_family_total", "wirespeed_udp_received_datagrams_total"),
+    ("wirespeed_udp_sent_datagrams_by_family_total", "wirespeed_udp_sent_datagrams_total"),
+    ("wirespeed_tcp_received_segments_by_family_total", "wirespeed_tcp_received_segments_total"),
+    ("wirespeed_tcp_sent_segments_by_family_total", "wirespeed_tcp_sent_segments_total"),
+    ("wirespeed_tcp_passive_opens_by_family_total", "wirespeed_tcp_passive_opens_total"),
+    ("wirespeed_tcp_active_opens_by_family_total", "wirespeed_tcp_active_opens_total"),
+    ("wirespeed_tcp_resets_sent_by_family_total", "wirespeed_tcp_resets_sent_total"),
+    ("wirespeed_tcp_resets_received_by_family_total", "wirespeed_tcp_resets_received_total"),
+    ("wirespeed_tcp_established_by_family_total", None),
+)
+
+
+def family_values(ctl):
+    m = ctl.scrape()
+    v = {(name, fam): h.prom.value(m, name, family=fam) for name, _ in FAMILY_SERIES
+         for fam in ("ipv4", "ipv6")}
+    v.update({(total, "all"): h.prom.value(m, total) for _, total in FAMILY_SERIES if total})
+    return v
+
+
+def moved(before, after, name, fam):
+    return after[(name, fam)] - before[(name, fam)]
+
+
+def check_families_apart(res, ctl, before, after, fam, what):
+    """After traffic of family `fam` only: its series moved, the other family's did not."""
+    other = "ipv4" if fam == "ipv6" else "ipv6"
+    still = [n for n, _ in FAMILY_SERIES if moved(before, after, n, other) != 0]
+    grew = [n for n in ("wirespeed_tcp_received_segments_by_family_total",
+                        "wirespeed_tcp_sent_segments_by_family_total",
+                        "wirespeed_tcp_passive_opens_by_family_total",
+                        "wirespeed_tcp_established_by_family_total")
+            if moved(before, after, n, fam) <= 0]
+    res.check(not still and not grew,
+              f"{what} moved the family=\"{fam}\" TCP series only "
+              f"({moved(before, after, 'wirespeed_tcp_received_segments_by_family_total', fam):.0f}"
+              f" segments in), the {other} ones stayed", f"moved {other}: {still}; flat: {grew}")
+
+
+def check_ipv4_counts(res, ns, tmp, ctl):
+    """IPv4 traffic only: UDP echo of a few datagrams and one TCP echo move the IPv4
+    series; the IPv6 ones stay; every total is the sum of its families."""
+    time.sleep(0.3)  # the last step's segments published (stats_interval_ms is 100)
+    b = family_values(ctl)
+    script = h.write_script(tmp, "udp4.py", UDP6.replace("AF_INET6", "AF_INET"))
+    sizes = (1, 100, 1000, 1472)
+    r = h.sh(f"{PY} {script} {DP_IP} {' '.join(map(str, sizes))}", ns=ns, check=False,
+             timeout=30)
+    ok = r.stdout.split().count("ok")
+    j, out = sha_result(tcp_sha(ns, DP_IP, 1 * MiB, timeout=30), timeout=40)
+    res.check(ok == len(sizes) and sha_ok(j, MiB), "IPv4 UDP echo (4 sizes) and a 1 MiB TCP "
+              "echo beside IPv6", r.stdout[-300:] + out)
+    time.sleep(0.3)
+    a = family_values(ctl)
+    udp4 = (moved(b, a, "wirespeed_udp_received_datagrams_by_family_total", "ipv4"),
+            moved(b, a, "wirespeed_udp_sent_datagrams_by_family_total", "ipv4"))
+    udp6 = (moved(b, a, "wirespeed_udp_received_datagrams_by_family_total", "ipv6"),
+            moved(b, a, "wirespeed_udp_sent_datagrams_by_family_total", "ipv6"))
+    res.check(udp4 == (len(sizes), len(sizes)) and udp6 == (0, 0),
+              f"UDP over IPv4 counted as family=\"ipv4\" (in/out {udp4}), IPv6 unchanged {udp6}")
+    check_families_apart(res, ctl, b, a, "ipv4", "the IPv4 TCP echo")
+    sums = {t: (a[(n, "ipv4")] + a[(n, "ipv6")], a[(t, "all")]) for n, t in FAMILY_SERIES if t}
+    res.check(all(x == y for x, y in sums.values()),
+              "each unlabelled total equals the sum of its family=\"ipv4\" and \"ipv6\" series",
+              str(sums))
+    st = subprocess.run([h.CONTROL, "-c", ctl.config, "status", "--json", "--interval", "0.2"],
+                        capture_output=True, text=True, timeout=30)
+    try:
+        fams = {f["family"]: f for f in json.loads(st.stdout).get("families", [])}
+    except ValueError:
+        fams = {}
+    res.check(fams.keys() == {"ipv4", "ipv6"}
+              and fams["ipv4"]["udp_received_datagrams"] == a[(
+                  "wirespeed_udp_received_datagrams_by_family_total", "ipv4")]
+              and fams["ipv6"]["tcp_passive_opens"] >= CONNS,
+              "status --json: TCP and UDP figures per family", st.stdout[-600:] + st.stderr)
+    st = subprocess.run([h.CONTROL, "-c", ctl.config, "status", "--interval", "0.2"],
+                        capture_output=True, text=True, timeout=30)
+    table = st.stdout.split("FAMILY", 1)[-1]  # the port lines also start with "ipv6"
+    rows = [ln.split()[0] for ln in table.splitlines() if ln.split()[:1] in (["ipv4"], ["ipv6"])]
+    res.check("FAMILY" in st.stdout and rows.count("ipv4") == 2 and rows.count("ipv6") == 2,
+              "status screen: a totals row and a rates row per family", st.stdout[-900:])
+    pc = subprocess.run("promtool check metrics", shell=True, input=ctl.scrape_text(),
+                        capture_output=True, text=True, timeout=30)
+    res.check(pc.returncode == 0 and not (pc.stdout + pc.stderr).strip(),
+              "promtool check metrics is clean with the family series",
+              pc.stdout[-400:] + pc.stderr[-400:])
+
+
 def far_namespace(peer):
     """A third namespace behind the peer, which forwards over a 1280-byte veth."""
     h.sh(f"ip netns del {FAR_NS}", check=False)
@@ -313,9 +408,14 @@ def main():
         try:
             with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, METRICS_PORT) as ctl:
                 if res.check(wait_ipv6_ready(ns), f"{DP_IP6} past DAD, answers ping -6"):
+                    fam0 = family_values(ctl)
                     for step in (lambda: check_udp(res, ns, tmp), lambda: check_tcp_bulk(res, ns),
                                  lambda: check_many(res, ns, tmp), lambda: check_iperf3(res, ns),
-                                 lambda: check_http(res, ns), lambda: check_both_families(res, ns),
+                                 lambda: check_http(res, ns),
+                                 lambda: check_families_apart(res, ctl, fam0, family_values(ctl),
+                                                              "ipv6", "the IPv6-only steps"),
+                                 lambda: check_ipv4_counts(res, ns, tmp, ctl),
+                                 lambda: check_both_families(res, ns),
                                  lambda: check_family(res, ns, tmp, ctl),
                                  lambda: check_link_local(res, ns, peer.peer_if, dp_mac),
                                  lambda: check_packet_too_big(res, peer, ctl)):

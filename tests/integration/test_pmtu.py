@@ -14,7 +14,10 @@ sends 24 MiB through the `echo` service and compares SHA-256 of what came back.
 
 1. ICMP: the router's wsp-r1 has MTU 1500. Our 9000-byte datagrams (DF set) make the
    router answer "fragmentation needed, next-hop MTU 1500"; the data plane must lower the
-   connection's MSS and lose nothing.
+   connection's MSS and lose nothing. The same over IPv6 (the path carries both
+   families; the peer's route back advertises MSS 8940): a kernel client echoes 8 MiB
+   through the same data plane, our 9000-byte packets draw ICMPv6 Packet Too Big
+   (RFC 8201) from the router, and the IPv6 connection's MSS falls to 1440.
 2. Black hole: wsp-r1 goes to MTU 9000 while the peer's end stays at 1500, so the router
    forwards jumbo frames that the peer's veth silently discards (no ICMP: the classic
    mismatched-MTU black hole). This replaces a firewall rule dropping ICMP: this
@@ -44,6 +47,12 @@ PEER_IP = "10.78.96.2"
 NS_R = "wsp-pmtu-r"
 NS_P = "wsp-pmtu-p"
 DP_IF = "wsp-dp"
+DP_IP6 = "2001:db8:5f::1"
+R0_IP6 = "2001:db8:5f::fe"
+R1_IP6 = "2001:db8:60::fe"
+PEER_IP6 = "2001:db8:60::2"
+TOTAL6 = 8 << 20  # echoed over IPv6 in phase 1
+TCP_SHA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcp_sha.py")
 METRICS_PORT = 9596
 TOTAL = 24 << 20  # echoed bytes per phase
 COUNT = 24  # MiB from the source client per phase
@@ -78,6 +87,13 @@ class MixedPath:
         sh(f"ip addr add {PEER_IP}/24 dev wsp-p0", ns=NS_P)
         # Advertise MSS 8960 towards the data plane although this interface has MTU 1500.
         sh(f"ip route add {DP_IP}/32 via {R1_IP} dev wsp-p0 advmss 8960", ns=NS_P)
+        # IPv6 beside it (the data plane's own veth keeps the kernel's IPv6 off).
+        sh("sysctl -qw net.ipv6.conf.all.forwarding=1", ns=NS_R)
+        for ns, dev, addr in ((NS_R, "wsp-r0", R0_IP6), (NS_R, "wsp-r1", R1_IP6),
+                              (NS_P, "wsp-p0", PEER_IP6)):
+            sh(f"sysctl -qw net.ipv6.conf.{dev}.disable_ipv6=0", ns=ns)
+            sh(f"ip -6 addr add {addr}/64 dev {dev} nodad", ns=ns)
+        sh(f"ip -6 route add {DP_IP6}/128 via {R1_IP6} dev wsp-p0 advmss 8940", ns=NS_P)
         return self
 
     def set_router_mtu(self, mtu):
@@ -105,8 +121,12 @@ ports:
   - name: p0
     device: "net_af_packet_wsp_pmtu,iface={DP_IF},blocksz=65536,framesz=32768,framecnt=256,qpairs=1"
     mtu: 9000
-    address: {DP_IP}/24
+    addresses: [{DP_IP}/24, "{DP_IP6}/64"]
     gateway: {R0_IP}
+    gateway6: {R0_IP6}
+ipv6:
+  link_local: eui64
+  dad_transmits: 1
 services:
   - {{ name: echo-tcp, kind: echo, protocol: tcp, port: 7, framing: none }}
   - {{ name: load, kind: source, protocol: tcp, target: "{PEER_IP}:5009",
@@ -148,7 +168,38 @@ def echo(res, tmp, what, timeout):
               f"SHA-256 equal ({mbps:.0f} Mbit/s, {dt:.1f} s)", json.dumps(e)[:600])
 
 
-def phase(res, path, what, router_mtu, metrics_port, again=False):
+def echo6(res, ctl):
+    """Over IPv6 through the router's 1500-byte hop: the kernel's echo comes back whole and
+    the router's Packet Too Big lowered the IPv6 connection's MSS (a reduction, no black
+    hole), counted on the family="ipv6" series."""
+    deadline = time.time() + 15  # our DAD (1 s), then the router resolves us
+    while time.time() < deadline:
+        if h.sh(f"ping -6 -n -c 1 -W 1 {DP_IP6}", ns=NS_P, check=False, timeout=5).returncode == 0:
+            break
+        time.sleep(0.3)
+    b = counters(ctl)
+    seg6 = ("wirespeed_tcp_received_segments_by_family_total", frozenset({("family", "ipv6")}))
+    s0 = ctl.scrape().get(seg6, 0.0)
+    r = h.sh(f"timeout 60 /usr/bin/python3 {TCP_SHA} {DP_IP6} 7 {TOTAL6}", ns=NS_P, check=False,
+             timeout=70)
+    try:
+        e = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        e = {}
+    res.check(e.get("bytes") == TOTAL6 and e.get("sent") == e.get("received"),
+              f"IPv6 through the 1500-byte hop: kernel -> echo service -> kernel, "
+              f"{TOTAL6 >> 20} MiB, SHA-256 equal ({e.get('seconds', 0):.1f} s)",
+              (r.stdout + r.stderr)[-600:])
+    time.sleep(0.5)  # published
+    d = delta(counters(ctl), b)
+    segs = ctl.scrape().get(seg6, 0.0) - s0
+    res.check(d["pmtu_reductions"] >= 1 and d["icmp_accepted"] >= 1 and d["pmtu_black_holes"] == 0
+              and segs > 0, f"ICMPv6 Packet Too Big accepted and the IPv6 MSS lowered "
+              f"({d['icmp_accepted']:.0f} accepted, {d['pmtu_reductions']:.0f} reductions, "
+              f"{segs:.0f} IPv6 segments in)", json.dumps(d))
+
+
+def phase(res, path, what, router_mtu, metrics_port, again=False, ipv6=False):
     """One data plane run over the path with wsp-r1 at `router_mtu`: the source client
     sends COUNT MiB to a verifying kernel sink while the kernel echoes TOTAL bytes
     through the echo service. Returns the data plane's counters at the end, and with
@@ -169,6 +220,8 @@ def phase(res, path, what, router_mtu, metrics_port, again=False):
         cfg = config(tmp, metrics_port, src_report)
         with h.Dataplane(cfg, tmp) as dp, h.Control(cfg, tmp, metrics_port) as ctl:
             echo(res, tmp, what, timeout=80)
+            if ipv6:
+                echo6(res, ctl)
             deadline = time.time() + 60
             while not os.path.exists(src_report) and time.time() < deadline:
                 time.sleep(0.2)
@@ -217,7 +270,7 @@ def main():
                   (r.stdout + r.stderr)[-200:])
 
         # --- 1. The router reports the narrow hop with ICMP.
-        d = phase(res, path, "ICMP path (router MTU 1500)", 1500, METRICS_PORT)
+        d = phase(res, path, "ICMP path (router MTU 1500)", 1500, METRICS_PORT, ipv6=True)
         res.check(d.get("pmtu_reductions", 0) >= 1 and d.get("icmp_accepted", 0) >= 1,
                   f"ICMP fragmentation-needed accepted and the MSS lowered "
                   f"({d.get('icmp_accepted', 0):.0f} accepted, "

@@ -1,5 +1,6 @@
-// Scripted scenarios: one stack under test (at kAddrA), the test plays the peer by
-// crafting segments and reading what the stack sent (cf. packetdrill).
+// Scripted scenarios: one stack under test (at kAddrA, or another address of either
+// family), the test plays the peer (kAddrB) by crafting segments and reading what the
+// stack sent (cf. packetdrill).
 #pragma once
 
 #include <optional>
@@ -17,14 +18,16 @@ struct Seg {
 };
 
 struct Script {
-  explicit Script(tcp::TcpConfig c = default_config(1)) : s(out, drops, std::move(c)) {
+  explicit Script(tcp::TcpConfig c = default_config(1)) : Script(kAddrA, kAddrB, std::move(c)) {}
+  Script(IpAddr self, IpAddr peer_addr, tcp::TcpConfig c = default_config(1))
+      : me(self), them(peer_addr), out(self), s(out, drops, std::move(c)) {
     now = Instant::from_ns(10'000'000'000);
     s.poll(now);
   }
-  // Delivers a segment from the peer (kAddrB:peer_port).
+  // Delivers a segment from the peer (them:peer_port).
   void in(wire::TcpRepr r, std::span<const uint8_t> payload = {}) {
-    auto v = make_segment(kAddrB, kAddrA, r, payload);
-    s.input(kAddrB, kAddrA, v, false, now);
+    auto v = make_segment(them, me, r, payload);
+    s.input(them, me, v, false, now);
   }
   std::optional<Seg> pop() {
     if (out.captured.empty()) return std::nullopt;
@@ -52,7 +55,7 @@ struct Script {
   tcp::Connection* open(Peer& app, bool peer_ws = true, bool peer_ts = true, bool peer_sack = true,
                         uint16_t peer_wnd = 65535) {
     app.shutdown_when_done = false;
-    app.c = s.connect({kAddrB, 80}, app.callbacks(), 0, now);
+    app.c = s.connect({them, 80}, app.callbacks(), 0, now);
     auto syn = pop();
     if (!syn) return nullptr;
     lport = syn->v.src_port();
@@ -91,7 +94,8 @@ struct Script {
     return r;
   }
 
-  FakeOutput out{kAddrA};
+  IpAddr me, them;
+  FakeOutput out;
   DropCounters drops;
   tcp::TcpStack s;
   Instant now;

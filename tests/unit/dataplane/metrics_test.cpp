@@ -72,7 +72,8 @@ TEST_F(MetricsSegment, CoreSampleReachesItsSeries) {
   ASSERT_TRUE(metrics_.init(*loaded_.config, ports_, error)) << error;
   StackCounters stack;
   stack.rx_frames = 7;
-  stack.udp_out = 5;
+  stack.udp_out = {5, 2};  // IPv4, IPv6
+  stack.udp_in = {0, 4};
   DropCounters drops;
   drops.add(DropReason::kEthTruncated, 3);
   InterfaceCounters p1;
@@ -90,7 +91,13 @@ TEST_F(MetricsSegment, CoreSampleReachesItsSeries) {
   stats::Snapshot snap;
   ASSERT_TRUE(reader.read(&snap)) << reader.error();
   EXPECT_EQ(snap.sum("wirespeed_stack_received_frames_total"), 7u);
-  EXPECT_EQ(snap.sum("wirespeed_udp_sent_datagrams_total"), 5u);
+  // The total keeps its unlabelled series; the breakdown by family has its own name.
+  EXPECT_EQ(snap.sum("wirespeed_udp_sent_datagrams_total"), 7u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_sent_datagrams_by_family_total", {{"family", "ipv4"}}), 5u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_sent_datagrams_by_family_total", {{"family", "ipv6"}}), 2u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_received_datagrams_total"), 4u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_received_datagrams_by_family_total", {{"family", "ipv4"}}), 0u);
+  EXPECT_EQ(snap.sum("wirespeed_udp_received_datagrams_by_family_total", {{"family", "ipv6"}}), 4u);
   EXPECT_EQ(snap.sum("wirespeed_core_received_frames_total"), 7u);
   EXPECT_EQ(snap.sum("wirespeed_core_loops_total"), 11u);
   EXPECT_EQ(snap.sum("wirespeed_core_busy_seconds_total"), 4'000'000'000u);

@@ -171,7 +171,7 @@ TEST(Ipv6Udp, ZeroChecksumIsRefused) {
   h.rx(frame6(wire::kIpProtoUdp, udp6(40000, 7, 10, true)));
   EXPECT_TRUE(h.io.take_sent().empty());
   EXPECT_EQ(h.drops(DropReason::kUdp6ZeroChecksum), 1u);
-  EXPECT_EQ(h.stack.counters().udp_in, 0u);
+  EXPECT_EQ(family_total(h.stack.counters().udp_in), 0u);
 }
 
 TEST(Ipv6Udp, BadChecksumAndReservedSourceAreDropped) {
@@ -291,6 +291,55 @@ TEST(Ipv6Tcp, PacketTooBigLowersTheMssOnlyWhenItQuotesDataInFlight) {
   ASSERT_FALSE(sent.empty());
   for (const auto& f : sent) EXPECT_LE(f.bytes.size(), kEth + 1400u);
   EXPECT_EQ(sent[0].bytes.size(), kEth + 1400u);  // 1340 = 1400 - 60 bytes of payload
+}
+
+// TCP and UDP count each family apart (family_index): IPv6 traffic moves the IPv6
+// entries only, IPv4 traffic the IPv4 ones, and the totals are their sums.
+TEST(Families, TcpAndUdpAreCountedPerFamily) {
+  DualStack d;
+  StackHarness& h = *d.h;
+  ASSERT_TRUE(d.tcp->listen(80, {[](tcp::Connection&) { return true; }}));
+  // IPv6: a handshake to port 80, a SYN to closed port 81 (RST), a UDP echo.
+  h.rx(frame6(wire::kIpProtoTcp, tcp6(peer_segment(80, 1000, wire::tcpflag::kSyn))));
+  const Sent6 synack = parse_sent(h.io.take_sent().at(0).bytes);
+  auto sa = *wire::TcpView::parse(synack.l4);
+  wire::TcpRepr ack = peer_segment(80, 1001, wire::tcpflag::kAck);
+  ack.ack = sa.seq() + 1;
+  h.rx(frame6(wire::kIpProtoTcp, tcp6(ack)));
+  h.rx(frame6(wire::kIpProtoTcp, tcp6(peer_segment(81, 5, wire::tcpflag::kSyn))));
+  h.rx(frame6(wire::kIpProtoUdp, udp6(40000, 7, 10)));
+  tcp::TcpCounters c = d.tcp->counters();
+  const tcp::TcpFamilyCounters& f = c.family;
+  EXPECT_EQ(f.segments_in, (FamilyCount{0, 3}));
+  EXPECT_EQ(f.segments_out, (FamilyCount{0, 2}));  // the SYN,ACK and the RST
+  EXPECT_EQ(f.resets_sent, (FamilyCount{0, 1}));
+  EXPECT_EQ(f.connections_accepted, (FamilyCount{0, 1}));
+  EXPECT_EQ(f.connections_established, (FamilyCount{0, 1}));
+  EXPECT_EQ(f.connections_opened, (FamilyCount{0, 0}));
+  EXPECT_EQ(f.state[static_cast<size_t>(tcp::TcpState::kEstablished)], (FamilyCount{0, 1}));
+  EXPECT_EQ(c.segments_in, 3u);
+  EXPECT_EQ(c.segments_out, 2u);
+  EXPECT_EQ(c.connections_accepted, 1u);
+  EXPECT_EQ(h.stack.counters().udp_in, (FamilyCount{0, 1}));
+  EXPECT_EQ(h.stack.counters().udp_out, (FamilyCount{0, 1}));
+
+  // IPv4 on the same interface: a UDP echo and an active open.
+  h.learn();
+  const std::vector<uint8_t> payload(12, 0x33);
+  UdpSpec u;
+  u.src_port = 40000;
+  u.dst_port = 7;
+  h.rx(udp_frame(StackHarness::eth_in(), StackHarness::ip_in(), u, payload));
+  tcp::Connection* out = d.tcp->connect({IpAddr(kPeerIp), 9}, {}, 0, h.now());
+  ASSERT_NE(out, nullptr);
+  c = d.tcp->counters();
+  EXPECT_EQ(c.family.segments_out, (FamilyCount{1, 2}));  // our SYN
+  EXPECT_EQ(c.family.connections_opened, (FamilyCount{1, 0}));
+  EXPECT_EQ(c.family.state[static_cast<size_t>(tcp::TcpState::kSynSent)], (FamilyCount{1, 0}));
+  EXPECT_EQ(c.family.segments_in, (FamilyCount{0, 3}));
+  EXPECT_EQ(c.connections_opened, 1u);
+  EXPECT_EQ(h.stack.counters().udp_in, (FamilyCount{1, 1}));
+  EXPECT_EQ(h.stack.counters().udp_out, (FamilyCount{1, 1}));
 }
 
 TEST(Ipv6Tcp, ClosedPortDrawsARst) {

@@ -100,8 +100,8 @@ TEST_F(UdpEcho, RoundTripEveryPayloadSizeByteForByte) {
   EXPECT_EQ(echo.counters().rx_bytes, 1472u * 1473u / 2);
   EXPECT_EQ(echo.counters().tx_bytes, 1472u * 1473u / 2);
   EXPECT_EQ(echo.counters().send_failures, 0u);
-  EXPECT_EQ(h.stack.counters().udp_in, 1472u);
-  EXPECT_EQ(h.stack.counters().udp_out, 1472u);
+  EXPECT_EQ(h.stack.counters().udp_in[kFamilyIpv4], 1472u);
+  EXPECT_EQ(h.stack.counters().udp_out[kFamilyIpv4], 1472u);
   EXPECT_EQ(h.total_drops(), 0u);
   EXPECT_TRUE(h.io.no_leaks());
 }
@@ -400,7 +400,7 @@ TEST(UdpSend, DatagramTooLargeForMtu) {
   EXPECT_EQ(h.drops(DropReason::kFrameTooLong), 1u);
   EXPECT_TRUE(s->send_to(Endpoint{kPeerIp, 9}, pattern(65507), h.now()));
   EXPECT_EQ(h.io.sent_count(), 3u + 45u);
-  EXPECT_EQ(h.stack.counters().udp_out, 3u);
+  EXPECT_EQ(h.stack.counters().udp_out[kFamilyIpv4], 3u);
   EXPECT_TRUE(h.io.no_leaks());
 }
 

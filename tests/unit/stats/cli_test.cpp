@@ -1,6 +1,8 @@
 // wirespeed-control's option parsing and the status report built from two snapshots.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "control/cli/options.hpp"
 #include "control/cli/status.hpp"
 #include "control/stats/writer.hpp"
@@ -221,6 +223,7 @@ TEST(Status, PerCoreFramesConnectionsAndRedirects) {
   EXPECT_EQ(rep.cores[1].connections, 33u);
   EXPECT_DOUBLE_EQ(rep.cores[0].redirected_per_s, 0);
   EXPECT_DOUBLE_EQ(rep.cores[1].redirected_per_s, 100);
+  EXPECT_TRUE(rep.families.empty());  // a data plane without the family series
   std::string txt = render_text(rep);
   EXPECT_NE(txt.find("REDIR/s"), std::string::npos) << txt;
   std::string json = render_json(rep);
@@ -300,6 +303,75 @@ TEST(Status, Ipv6AddressesRouterAndNeighbours) {
   rep = build_status_report(settings, a, a);
   EXPECT_EQ(rep.ports[0].ipv6_router, "");
   EXPECT_NE(render_text(rep).find("ipv6 default router -"), std::string::npos);
+  w.remove();
+}
+
+// TCP and UDP per family: totals from the second snapshot, rates over the interval, the
+// connection gauge summed over states; a row per family in text and an object in JSON.
+TEST(Status, TcpAndUdpByFamily) {
+  using namespace ws::stats;
+  test::TempDir dir;
+  Writer w;
+  ASSERT_TRUE(w.create(dir.file("fam.stats"), {.lcore_ids = {0}}));
+  auto reg = [&](const char* name, std::vector<LabelPair> labels, MetricType t) {
+    MetricSpec s;
+    s.name = name;
+    s.help = "x";
+    s.type = t;
+    s.labels = std::move(labels);
+    s.scope = Scope::kPerCoreSum;
+    auto slot = w.register_metric(s);
+    EXPECT_TRUE(slot) << w.last_error();
+    return *slot;
+  };
+  const auto c = MetricType::kCounter;
+  std::map<std::string, Slot> in, udp_out, opens, est;
+  for (const char* f : {"ipv4", "ipv6"}) {
+    in[f] = reg("wirespeed_tcp_received_segments_by_family_total", {{"family", f}}, c);
+    udp_out[f] = reg("wirespeed_udp_sent_datagrams_by_family_total", {{"family", f}}, c);
+    opens[f] = reg("wirespeed_tcp_passive_opens_by_family_total", {{"family", f}}, c);
+    est[f] = reg("wirespeed_tcp_connections_by_family", {{"family", f}, {"state", "established"}},
+                 MetricType::kGauge);
+    reg("wirespeed_tcp_connections_by_family", {{"family", f}, {"state", "time_wait"}},
+        MetricType::kGauge);
+  }
+  ASSERT_TRUE(w.seal());
+  Reader r(dir.file("fam.stats"));
+  ASSERT_EQ(r.refresh(), Liveness::kLive);
+  uint64_t* v = w.core_values(0);
+  v[in["ipv4"].offset] = 100;
+  v[in["ipv6"].offset] = 10;
+  w.publish(0);
+  Snapshot a, b;
+  ASSERT_TRUE(r.read(&a));
+  v[in["ipv4"].offset] = 300;
+  v[in["ipv6"].offset] = 30;
+  v[udp_out["ipv6"].offset] = 7;
+  v[opens["ipv6"].offset] = 4;
+  v[est["ipv6"].offset] = 3;
+  w.publish(0);
+  ASSERT_TRUE(r.read(&b));
+  b.taken_monotonic_ns = a.taken_monotonic_ns + 2'000'000'000;
+
+  StatusReport rep = build_status_report(Settings{}, a, b);
+  ASSERT_EQ(rep.families.size(), 2u);
+  EXPECT_EQ(rep.families[0].family, "ipv4");
+  EXPECT_EQ(rep.families[0].tcp_segments_in, 300u);
+  EXPECT_DOUBLE_EQ(rep.families[0].tcp_segments_in_per_s, 100);
+  EXPECT_EQ(rep.families[0].udp_out, 0u);
+  EXPECT_EQ(rep.families[1].family, "ipv6");
+  EXPECT_EQ(rep.families[1].tcp_segments_in, 30u);
+  EXPECT_DOUBLE_EQ(rep.families[1].tcp_segments_in_per_s, 10);
+  EXPECT_EQ(rep.families[1].udp_out, 7u);
+  EXPECT_EQ(rep.families[1].tcp_passive_opens, 4u);
+  EXPECT_EQ(rep.families[1].tcp_connections, 3);
+  EXPECT_EQ(rep.families[1].tcp_established, 3);
+  std::string txt = render_text(rep);
+  EXPECT_NE(txt.find("FAMILY"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("\nipv6            3       3       0        4"), std::string::npos) << txt;
+  std::string json = render_json(rep);
+  EXPECT_NE(json.find(R"("family":"ipv6")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("udp_sent_datagrams":7)"), std::string::npos) << json;
   w.remove();
 }
 

@@ -368,7 +368,7 @@ TEST(HeaderPrediction, BulkReceiverTakesThePredictedPath) {
   EXPECT_EQ(bad, 0u);
   // Most segments, not all: the handshake's, and those after a window change, take the
   // full path.
-  EXPECT_GT(p.b.ctr().rx_predicted, p.b.ctr().segments_in / 2);
+  EXPECT_GT(p.b.ctr().rx_predicted, p.b.counters().segments_in / 2);
 }
 
 }  // namespace

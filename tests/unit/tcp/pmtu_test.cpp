@@ -22,6 +22,7 @@ std::vector<uint8_t> quote(const Seg& g) { return {g.p.l4.begin(), g.p.l4.begin(
 // with `n` bytes sent and unacknowledged; returns the first data segment.
 struct Fixture {
   explicit Fixture(tcp::TcpConfig cfg = default_config(1)) : s(std::move(cfg)) {}
+  Fixture(IpAddr self, IpAddr peer) : s(self, peer) {}
   Seg start(size_t n) {
     c = s.open(app);
     EXPECT_TRUE(c);
@@ -33,7 +34,7 @@ struct Fixture {
     return std::move(*g);
   }
   void frag_needed(std::span<const uint8_t> q, uint16_t mtu, uint16_t quoted_len = 0) {
-    s.s.icmp_error(kAddrA, kAddrB, q, tcp::IcmpError::kFragNeeded, mtu, s.now, quoted_len);
+    s.s.icmp_error(s.me, s.them, q, tcp::IcmpError::kFragNeeded, mtu, s.now, quoted_len);
   }
   // The peer acknowledges everything sent and not yet read from the capture.
   void ack_all(SeqNum from) {
@@ -203,6 +204,51 @@ TEST(PmtuBlackHole, TwoTimeoutsOfFullSegmentsFallBackToBase) {
   ASSERT_TRUE(f.s.advance(Duration::seconds(8), true));
   EXPECT_EQ(f.c->send_mss(), 524u);
   EXPECT_EQ(f.s.s.counters().pmtu_black_holes, 2u);
+}
+
+// Over IPv6 the floor and BASE_PLPMTU are the minimum link MTU, 1280 (RFC 8200 5, RFC 8899
+// 5.1.2): black-hole detection falls back to 1280 - 60 at once and never below it, and a
+// Packet Too Big claiming less lowers the MSS no further.
+const IpAddr kSelf6 = *IpAddr::parse("2001:db8::1");
+const IpAddr kPeer6 = *IpAddr::parse("2001:db8::2");
+
+TEST(PmtuBlackHole, Ipv6FallsBackToItsMinimumMtuAndStaysThere) {
+  EXPECT_EQ(tcp::pmtu_floor_mss(false), 1220u);
+  EXPECT_EQ(tcp::pmtu_base_mss(false), 1220u);
+  EXPECT_EQ(tcp::pmtu_floor_mss(true), 536u);
+  EXPECT_EQ(tcp::pmtu_base_mss(true), 1160u);
+  Fixture f(kSelf6, kPeer6);
+  f.start(40000);
+  // MTU 1500 less 60 bytes of headers and 12 of timestamps.
+  EXPECT_EQ(f.c->send_mss(), 1428u);
+  ASSERT_TRUE(f.s.advance(Duration::seconds(1), true));  // the tail loss probe
+  f.s.clear();
+  ASSERT_TRUE(f.s.advance(Duration::seconds(1), true));
+  EXPECT_EQ(f.s.s.counters().rto_fired, 1u);
+  EXPECT_EQ(f.c->send_mss(), 1428u);
+  f.s.clear();
+  ASSERT_TRUE(f.s.advance(Duration::seconds(2), true));
+  EXPECT_EQ(f.s.s.counters().rto_fired, 2u);
+  EXPECT_EQ(f.c->send_mss(), 1220u - 12);  // not the IPv4 base's 1148
+  EXPECT_EQ(f.s.pop()->v.payload().size(), 1208u);
+  EXPECT_EQ(f.s.s.counters().pmtu_black_holes, 1u);
+  // Two more timeouts: IPv4 would fall to its floor of 576; IPv6 has nothing lower.
+  f.s.clear();
+  ASSERT_TRUE(f.s.advance(Duration::seconds(4), true));
+  f.s.clear();
+  ASSERT_TRUE(f.s.advance(Duration::seconds(8), true));
+  EXPECT_EQ(f.c->send_mss(), 1208u);
+  EXPECT_EQ(f.s.s.counters().pmtu_black_holes, 1u);
+  EXPECT_EQ(f.s.s.counters().pmtu_reductions, 1u);
+}
+
+TEST(PmtuIcmp, Ipv6TinyMtuStopsAtTheMinimumLinkMtu) {
+  Fixture f(kSelf6, kPeer6);
+  Seg g = f.start(3000);
+  f.frag_needed(quote(g), 576);
+  EXPECT_EQ(f.c->send_mss(), 1208u);
+  EXPECT_EQ(f.s.s.counters().pmtu_reductions, 1u);
+  while (auto h = f.s.pop()) EXPECT_LE(h->v.payload().size(), 1208u);
 }
 
 TEST(PmtuBlackHole, OffWithoutProbingAndForSmallSegments) {
