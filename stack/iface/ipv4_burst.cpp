@@ -35,6 +35,65 @@ struct BurstTemplate {
   std::array<uint8_t, kL2 + kL3> hdr{};
   uint32_t ip_sum = 0;      // the IPv4 header template's sum
   uint32_t pseudo_sum = 0;  // the UDP pseudo header without its length (RFC 768)
+  bool ip_offload = false;
+  bool udp_offload = false;
+
+  BurstTemplate(const MacAddr& dst_mac, const MacAddr& src_mac, Ipv4Addr src, Ipv4Addr dst,
+                uint8_t ttl, const TxOffloads& o)
+      : ip_offload(o.ipv4_cksum), udp_offload(o.udp_cksum) {
+    wire::emit_ethernet(hdr.data(), dst_mac, src_mac, wire::kEtherTypeIpv4);
+    wire::Ipv4Repr ip;
+    ip.src = src;
+    ip.dst = dst;
+    ip.protocol = wire::kIpProtoUdp;
+    ip.ttl = ttl;
+    ip.dont_fragment = false;  // as a kernel socket without PMTU discovery
+    wire::emit_ipv4(hdr.data() + kL2, ip, true);
+    store_be16(hdr.data() + kL2 + wire::Ipv4View::kTotalLenOff, 0);
+    ip_sum = csum_partial({hdr.data() + kL2, kL3});
+    pseudo_sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, 0);
+  }
+
+  // Writes datagram `g` with IPv4 identification `id` into `b`: the frame is complete.
+  void write(TxBuf& b, const L4Datagram& g, uint16_t id) const {
+    uint8_t* f = b.data;
+    const auto l4_len = static_cast<uint16_t>(kUdpHl + g.payload.size());
+    const auto total = static_cast<uint16_t>(kL3 + l4_len);
+    std::memcpy(f, hdr.data(), hdr.size());
+    uint8_t* iph = f + kL2;
+    store_be16(iph + wire::Ipv4View::kTotalLenOff, total);
+    store_be16(iph + wire::Ipv4View::kIdOff, id);
+    b.flags = 0;
+    if (ip_offload) {
+      b.flags |= kTxIpv4Cksum;
+    } else {
+      store_be16(iph + wire::Ipv4View::kChecksumOff, csum_fold(ip_sum + total + id));
+    }
+    uint8_t* l4 = iph + kL3;
+    std::memcpy(l4, g.header.data(), kUdpHl);
+    const uint32_t pseudo = pseudo_sum + l4_len;
+    if (udp_offload) {
+      // The port sums the UDP header and payload onto the pseudo header's sum.
+      std::memcpy(l4 + kUdpHl, g.payload.data(), g.payload.size());
+      store_be16(l4 + wire::UdpView::kChecksumOff, csum_fold_raw(pseudo));
+      b.flags |= kTxUdpCksum;
+    } else {
+      // The header (its length field included), then the payload, summed in the pass
+      // that copies it (it starts at an even offset).
+      uint32_t sum = pseudo + udp_header_sum(l4);
+      sum = csum_add_at(sum, csum_copy(l4 + kUdpHl, g.payload), 0);
+      const uint16_t c = csum_fold(sum);
+      store_be16(l4 + wire::UdpView::kChecksumOff, c == 0 ? 0xffff : c);  // RFC 768
+    }
+    uint32_t len = kL2 + total;
+    if (len < 60) {
+      std::memset(f + len, 0, 60 - len);
+      len = 60;
+    }
+    b.len = len;
+    b.l2_len = kL2;
+    b.l3_len = kL3;
+  }
 };
 }  // namespace
 
@@ -61,21 +120,8 @@ std::optional<size_t> Stack::send_udp_burst(IpAddr dst_addr, std::span<const L4D
   if (kL3 + longest > ifc.cfg.mtu || kL2 + kL3 + longest > ifc.io.max_frame_len()) {
     return std::nullopt;  // fragments: the one-by-one path
   }
-  BurstTemplate t;
-  wire::emit_ethernet(t.hdr.data(), *mac, ifc.cfg.mac, wire::kEtherTypeIpv4);
-  wire::Ipv4Repr ip;
-  ip.src = ifc.cfg.address.addr;
-  ip.dst = dst;
-  ip.protocol = wire::kIpProtoUdp;
-  ip.ttl = cfg_.default_ttl;
-  ip.dont_fragment = false;  // as a kernel socket without PMTU discovery
-  wire::emit_ipv4(t.hdr.data() + kL2, ip, true);
-  store_be16(t.hdr.data() + kL2 + wire::Ipv4View::kTotalLenOff, 0);
-  t.ip_sum = csum_partial({t.hdr.data() + kL2, kL3});
-  t.pseudo_sum = ipv4_pseudo_sum(ip.src, dst, wire::kIpProtoUdp, 0);
-  const bool ip_offload = ifc.offloads.ipv4_cksum;
-  const bool udp_offload = ifc.offloads.udp_cksum;
-
+  const BurstTemplate t(*mac, ifc.cfg.mac, ifc.cfg.address.addr, dst, cfg_.default_ttl,
+                        ifc.offloads);
   const uint32_t alloc_len = std::max<uint32_t>(60, kL2 + kL3 + longest);
   std::array<TxBuf, kChunk> bufs;
   size_t sent = 0;
@@ -84,50 +130,11 @@ std::optional<size_t> Stack::send_udp_burst(IpAddr dst_addr, std::span<const L4D
     const size_t got = ifc.io.alloc_tx_bulk(alloc_len, std::span(bufs).first(want));
     if (got == 0 && sent == 0) return std::nullopt;  // no bulk buffers: the one-by-one path
     for (size_t i = 0; i < got; ++i) {
-      const L4Datagram& g = d[sent + i];
-      TxBuf& b = bufs[i];
-      uint8_t* f = b.data;
-      const auto l4_len = static_cast<uint16_t>(kUdpHl + g.payload.size());
-      const auto total = static_cast<uint16_t>(kL3 + l4_len);
-      const uint16_t id = next_ip_id_++;
-      std::memcpy(f, t.hdr.data(), t.hdr.size());
-      uint8_t* iph = f + kL2;
-      store_be16(iph + wire::Ipv4View::kTotalLenOff, total);
-      store_be16(iph + wire::Ipv4View::kIdOff, id);
-      b.flags = 0;
-      if (ip_offload) {
-        b.flags |= kTxIpv4Cksum;
-      } else {
-        store_be16(iph + wire::Ipv4View::kChecksumOff, csum_fold(t.ip_sum + total + id));
-      }
-      uint8_t* l4 = iph + kL3;
-      std::memcpy(l4, g.header.data(), kUdpHl);
-      const uint32_t pseudo = t.pseudo_sum + l4_len;
-      if (udp_offload) {
-        // The port sums the UDP header and payload onto the pseudo header's sum.
-        std::memcpy(l4 + kUdpHl, g.payload.data(), g.payload.size());
-        store_be16(l4 + wire::UdpView::kChecksumOff, csum_fold_raw(pseudo));
-        b.flags |= kTxUdpCksum;
-      } else {
-        // The header (its length field included), then the payload, summed in the pass
-        // that copies it (it starts at an even offset).
-        uint32_t sum = pseudo + udp_header_sum(l4);
-        sum = csum_add_at(sum, csum_copy(l4 + kUdpHl, g.payload), 0);
-        uint16_t c = csum_fold(sum);
-        store_be16(l4 + wire::UdpView::kChecksumOff, c == 0 ? 0xffff : c);  // RFC 768
-      }
-      uint32_t len = kL2 + total;
-      if (len < 60) {
-        std::memset(f + len, 0, 60 - len);
-        len = 60;
-      }
-      b.len = len;
-      b.l2_len = kL2;
-      b.l3_len = kL3;
+      t.write(bufs[i], d[sent + i], next_ip_id_++);
       ++counters_.ipv4_out;
       ++counters_.tx_frames;
-      counters_.tx_bytes += len;
-      ifc.io.transmit(b);
+      counters_.tx_bytes += bufs[i].len;
+      ifc.io.transmit(bufs[i]);
     }
     sent += got;
     if (got < want) {
