@@ -73,21 +73,18 @@ int main(int argc, char** argv) {
   // ARP: the first datagrams wait for it; let the two stacks resolve each other.
   for (int round = 0; round < 8; ++round) {
     source_poll(a.stack, src, now);
+    // Each frame queued by `from` is received by `to`, then handed back to its pool.
+    auto pump = [now](std::deque<Frame*>& q, Host& from, Host& to) {
+      for (; !q.empty(); q.pop_front()) {
+        to.stack.receive(std::span<const uint8_t>(q.front()->bytes.data(), q.front()->len),
+                         RxMeta{}, now);
+        from.io.recycle(q.front());
+      }
+      to.stack.flush(now);
+    };
     while (!a_to_b.empty() || !b_to_a.empty()) {
-      while (!a_to_b.empty()) {
-        Frame* f = a_to_b.front();
-        a_to_b.pop_front();
-        b.stack.receive(std::span<const uint8_t>(f->bytes.data(), f->len), RxMeta{}, now);
-        a.io.recycle(f);
-      }
-      b.stack.flush(now);
-      while (!b_to_a.empty()) {
-        Frame* f = b_to_a.front();
-        b_to_a.pop_front();
-        a.stack.receive(std::span<const uint8_t>(f->bytes.data(), f->len), RxMeta{}, now);
-        b.io.recycle(f);
-      }
-      a.stack.flush(now);
+      pump(a_to_b, a, b);
+      pump(b_to_a, b, a);
     }
   }
   uint64_t frames = 0;
