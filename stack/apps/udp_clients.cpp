@@ -8,7 +8,7 @@ bool UdpClientService::bind(Stack& stack, Instant now) {
   stack_ = &stack;
   size_ = p_.message_size;
   constexpr size_t kBatch = 64;
-  constexpr size_t kBatchBytes = 256 * 1024;
+  constexpr size_t kBatchBytes = size_t{256} * 1024;
   const size_t batch = std::clamp<size_t>(kBatchBytes / std::max<size_t>(size_, 1), 1, kBatch);
   batch_.assign(std::max<size_t>(batch * size_, 1), 0);
   views_.resize(batch);

@@ -121,7 +121,7 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
 size_t UdpTable::send_burst(uint16_t src_port, const Endpoint& dst,
                             std::span<const std::span<const uint8_t>> payloads, Instant now) {
   constexpr size_t kHl = wire::UdpView::kHeaderLen;
-  std::array<std::array<uint8_t, kHl>, kBurst> hdrs;
+  std::array<std::array<uint8_t, kHl>, kBurst> hdrs{};
   std::array<L4Datagram, kBurst> d;
   size_t sent = 0;
   while (sent < payloads.size()) {
