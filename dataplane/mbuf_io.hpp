@@ -82,7 +82,7 @@ class MbufIo final : public PacketIo {
   // A burst of one-mbuf frames in one rte_pktmbuf_alloc_bulk (all or nothing: on a pool
   // that cannot give them all, as many as single allocations get).
   size_t alloc_tx_bulk(uint32_t len, std::span<TxBuf> out) override {
-    std::array<rte_mbuf*, kMaxBulk> ms;
+    std::array<rte_mbuf*, kMaxBulk> ms{};
     const auto want = static_cast<unsigned>(std::min<size_t>(out.size(), kMaxBulk));
     unsigned n = want;
     if (want == 0 || rte_pktmbuf_alloc_bulk(pool_, ms.data(), want) != 0) {
