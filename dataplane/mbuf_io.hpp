@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "dataplane/capture.hpp"
 #include "dataplane/faults.hpp"
@@ -76,6 +77,29 @@ class MbufIo final : public PacketIo {
     out.capacity = len;
     out.handle = m;
     return true;
+  }
+
+  // A burst of one-mbuf frames in one rte_pktmbuf_alloc_bulk (all or nothing: on a pool
+  // that cannot give them all, as many as single allocations get).
+  size_t alloc_tx_bulk(uint32_t len, std::span<TxBuf> out) override {
+    std::array<rte_mbuf*, kMaxBulk> ms{};
+    const auto want = static_cast<unsigned>(std::min<size_t>(out.size(), kMaxBulk));
+    unsigned n = want;
+    if (want == 0 || rte_pktmbuf_alloc_bulk(pool_, ms.data(), want) != 0) {
+      for (n = 0; n < want && (ms[n] = rte_pktmbuf_alloc(pool_)) != nullptr; ++n) {
+      }
+    }
+    if (n != 0 && rte_pktmbuf_tailroom(ms[0]) < len) {  // one pool: all alike
+      rte_pktmbuf_free_bulk(ms.data(), n);
+      return 0;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      out[i] = TxBuf{};
+      out[i].data = rte_pktmbuf_mtod(ms[i], uint8_t*);
+      out[i].capacity = rte_pktmbuf_tailroom(ms[i]);
+      out[i].handle = ms[i];
+    }
+    return n;
   }
 
   // A chain whose segments the stack fills itself: headers in the first mbuf,
@@ -283,6 +307,7 @@ class MbufIo final : public PacketIo {
     }
   }
 
+  static constexpr size_t kMaxBulk = 64;
   // A TSO super-segment (64 KiB) over 2 KiB mbufs needs 33.
   static constexpr uint32_t kMaxSegs = 64;
 

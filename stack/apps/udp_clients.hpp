@@ -3,6 +3,8 @@
 // flight per "connection" and waits for the echo (a lost one times out).
 #pragma once
 
+#include <algorithm>
+#include <span>
 #include <vector>
 
 #include "stack/apps/client.hpp"
@@ -25,16 +27,21 @@ class UdpClientService : public ClientService {
     (void)d;
     (void)now;
   }
-  // Sends pattern message `seq`, counted; false (a send failure) when out of buffers.
-  bool send_message(uint64_t seq, Instant now);
-  size_t message_size() const { return buf_.size(); }
+  // Sends pattern messages `first_seq`, `first_seq` + 1, ... (at most `n`, and at most 64,
+  // fewer for large ones: the batch buffer stays under 256 KiB) in one burst, counted; returns how
+  // many went. Fewer than asked is a send failure (out of buffers).
+  size_t send_messages(uint64_t first_seq, size_t n, Instant now);
+  bool send_message(uint64_t seq, Instant now) { return send_messages(seq, 1, now) == 1; }
+  size_t message_size() const { return size_; }
 
   UdpSocket* sock_ = nullptr;
 
  private:
   Stack* stack_ = nullptr;
   uint16_t local_port_;
-  std::vector<uint8_t> buf_;
+  size_t size_ = 0;
+  std::vector<uint8_t> batch_;  // a burst's messages, back to back
+  std::vector<std::span<const uint8_t>> views_;
 };
 
 class UdpSourceService final : public UdpClientService {

@@ -41,6 +41,14 @@ inline uint16_t csum_fold(uint32_t sum) {
   return static_cast<uint16_t>(~sum & 0xffff);
 }
 
+// Folds a partial sum to 16 bits without complementing: the form NICs expect
+// pre-seeded in the L4 checksum field for checksum offload.
+inline uint16_t csum_fold_raw(uint32_t s) {
+  s = (s & 0xffff) + (s >> 16);
+  s = (s & 0xffff) + (s >> 16);
+  return static_cast<uint16_t>(s);
+}
+
 // Checksum of a complete buffer (e.g. an IPv4 header): 0 when verifying a correct one.
 inline uint16_t internet_checksum(std::span<const uint8_t> data) {
   return csum_fold(csum_partial(data));

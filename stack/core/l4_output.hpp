@@ -3,7 +3,9 @@
 // header, the L4 checksum (or asks the NIC to), resolves the next hop and sends.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "stack/core/addr.hpp"
@@ -62,6 +64,13 @@ struct L4Frame {
   }
 };
 
+// One datagram of a burst (L4Output::send_udp_burst): its UDP header (checksum field zero)
+// and its payload.
+struct L4Datagram {
+  std::span<const uint8_t> header;
+  std::span<const uint8_t> payload;
+};
+
 class L4Output {
  public:
   virtual ~L4Output() = default;
@@ -102,6 +111,19 @@ class L4Output {
                          uint32_t segment_payload, L4Frame& out) {
     (void)src, (void)dst, (void)header_len, (void)l4_len, (void)segment_payload, (void)out;
     return false;
+  }
+  // Sends UDP datagrams from our address to `dst` as one burst, with DF clear: the route,
+  // the next hop and the frame buffers are had once for all of them, and the headers are
+  // written from one template. Returns how many were sent, from the front; when buffers
+  // ran out before the end, the first datagram left over is counted (no_mbuf), as a
+  // sender stopping there one by one would have it. None when the burst cannot go this
+  // way (no route, the next hop not resolved, IPv6, ESP, a datagram larger than one frame
+  // or buffer): nothing was sent or counted, and the caller sends them one by one. The
+  // default (test doubles) is none.
+  virtual std::optional<size_t> send_udp_burst(IpAddr dst, std::span<const L4Datagram> d,
+                                               Instant now) {
+    (void)dst, (void)d, (void)now;
+    return std::nullopt;
   }
   // Free transmit buffers on that interface, for backpressure decisions.
   virtual uint32_t free_buffers_to(IpAddr dst) const = 0;

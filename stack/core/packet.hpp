@@ -12,6 +12,7 @@
 //   that write the frame as one span (UDP, ICMP, fragments).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -94,6 +95,22 @@ class PacketIo {
   virtual bool alloc_tx_gather(uint32_t len, uint32_t head, TxBuf& out) {
     (void)head;
     return alloc_tx(len, out);
+  }
+  // Up to out.size() buffers for frames of `len` bytes, each contiguous in one platform
+  // buffer (never staged or gathered), taken in one allocation where the platform has one
+  // (a burst of datagrams). Returns how many, at the front of `out`; 0 when the pool is
+  // empty or a frame of `len` does not fit one buffer (nothing is kept, nothing counted:
+  // the caller falls back to alloc_tx). The default takes them one by one.
+  virtual size_t alloc_tx_bulk(uint32_t len, std::span<TxBuf> out) {
+    size_t n = 0;
+    for (; n < out.size(); ++n) {
+      if (!alloc_tx(len, out[n])) break;
+      if (out[n].staged || out[n].capacity < len) {
+        release(out[n]);
+        break;
+      }
+    }
+    return n;
   }
   // Queues a built frame; ownership passes to the implementation. Returns false if
   // the frame was dropped (TX ring full: the implementation counted it).

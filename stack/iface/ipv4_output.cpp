@@ -15,13 +15,6 @@ namespace {
 constexpr uint32_t kL2 = wire::EthernetView::kHeaderLen;
 constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
 
-// Folds a partial sum to 16 bits without complementing: the form NICs expect
-// pre-seeded in the L4 checksum field for checksum offload.
-uint16_t fold_no_complement(uint32_t s) {
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  return static_cast<uint16_t>(s);
-}
 // Software L4 checksum input: the pseudo-header sum plus every L4 byte. The part
 // a TxWriter summed while copying the payload is not read again.
 uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
@@ -205,7 +198,7 @@ void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool al
   if (csum_off == 0) return;
   uint32_t pseudo = pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
   if (l4_offload) {
-    store_be16(f.l4.data() + csum_off, fold_no_complement(pseudo));
+    store_be16(f.l4.data() + csum_off, csum_fold_raw(pseudo));
   } else {
     uint16_t c = csum_fold(l4_sum(f, pseudo));
     // RFC 768: a computed zero is sent as all ones (zero means "no checksum").

@@ -193,6 +193,9 @@ class Stack final : public L4Output {
                  uint32_t segment_payload, L4Frame& out) override;
   bool send_datagram(IpAddr src, IpAddr dst, uint8_t proto, std::span<const uint8_t> head,
                      std::span<const uint8_t> body, bool dont_fragment, Instant now) override;
+  // IPv4 only (ipv4_burst.cpp).
+  std::optional<size_t> send_udp_burst(IpAddr dst, std::span<const L4Datagram> d,
+                                       Instant now) override;
 
   const Reassembler& reassembly() const { return reasm_; }
   const Ipv6Reassembler& reassembly6() const { return reasm6_; }

@@ -1,5 +1,7 @@
 #include "stack/udp/udp_table.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "stack/core/checksum.hpp"
@@ -10,6 +12,11 @@ namespace ws {
 
 bool UdpSocket::send_to(const Endpoint& dst, std::span<const uint8_t> payload, Instant now) {
   return table_.send(port_, dst, payload, now);
+}
+
+size_t UdpSocket::send_burst(const Endpoint& dst,
+                             std::span<const std::span<const uint8_t>> payloads, Instant now) {
+  return table_.send_burst(port_, dst, payloads, now);
 }
 
 UdpTable::UdpTable(L4Output& out, DropCounters& drops, FamilyCount& udp_out_counter)
@@ -109,6 +116,37 @@ bool UdpTable::send(uint16_t src_port, const Endpoint& dst, std::span<const uint
   out_.commit(f, now);
   ++udp_out_[family_index(dst.addr)];
   return true;
+}
+
+size_t UdpTable::send_burst(uint16_t src_port, const Endpoint& dst,
+                            std::span<const std::span<const uint8_t>> payloads, Instant now) {
+  constexpr size_t kHl = wire::UdpView::kHeaderLen;
+  std::array<std::array<uint8_t, kHl>, kBurst> hdrs{};
+  std::array<L4Datagram, kBurst> d;
+  size_t sent = 0;
+  while (sent < payloads.size()) {
+    const size_t n = std::min(kBurst, payloads.size() - sent);
+    bool fits = true;
+    for (size_t i = 0; i < n; ++i) {
+      const auto& p = payloads[sent + i];
+      fits = fits && p.size() <= 65535 - kHl;
+      wire::emit_udp(hdrs[i].data(), src_port, dst.port, static_cast<uint16_t>(p.size()));
+      d[i] = L4Datagram{hdrs[i], p};
+    }
+    const auto r = fits ? out_.send_udp_burst(dst.addr, std::span(d).first(n), now) : std::nullopt;
+    if (!r) {
+      // The burst path does not apply: one by one, stopping at the first failure.
+      for (size_t i = 0; i < n; ++i) {
+        if (!send(src_port, dst, payloads[sent], now)) return sent;
+        ++sent;
+      }
+      continue;
+    }
+    sent += *r;
+    udp_out_[family_index(dst.addr)] += *r;
+    if (*r < n) break;
+  }
+  return sent;
 }
 
 bool UdpTable::send_fragmented(uint16_t src_port, const Endpoint& dst,

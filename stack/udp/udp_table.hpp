@@ -37,6 +37,11 @@ class UdpSocket {
   // Sends one datagram from this socket's port. False when it could not be sent
   // (no route, no buffer, too large): the reason has been counted.
   bool send_to(const Endpoint& dst, std::span<const uint8_t> payload, Instant now);
+  // Sends datagrams to one destination in bursts: the route, the next-hop lookup and the
+  // buffer allocation are done once per burst, not per datagram. Returns how many were
+  // sent, from the front; the rest could not be (no buffer, no route: counted).
+  size_t send_burst(const Endpoint& dst, std::span<const std::span<const uint8_t>> payloads,
+                    Instant now);
 
  private:
   friend class UdpTable;
@@ -74,6 +79,9 @@ class UdpTable {
   static constexpr size_t kBurst = 64;
 
   bool send(uint16_t src_port, const Endpoint& dst, std::span<const uint8_t> payload, Instant now);
+  // UdpSocket::send_burst.
+  size_t send_burst(uint16_t src_port, const Endpoint& dst,
+                    std::span<const std::span<const uint8_t>> payloads, Instant now);
 
  private:
   // The slow path of send() for datagrams larger than the MTU.

@@ -2,7 +2,7 @@
 
 namespace ws::wire {
 
-bool TcpView::parse_options(TcpOptions& out) const {
+bool TcpView::parse_options_general(TcpOptions& out) const {
   auto o = options_bytes();
   size_t i = 0;
   while (i < o.size()) {

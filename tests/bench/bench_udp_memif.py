@@ -12,8 +12,12 @@ idle cost (the adaptive idle goal is under 5% of a core).
 
   tests/bench/bench_udp_memif.py [--build build] [--idle poll --idle adaptive]
                                  [--size 64] [--reps 3] [--duration 4]
+                                 [--baseline DIR] [--json PATH] [--no-idle]
 
-Prints one line per run and a table of medians. Needs root. Uses its own memif socket,
+`--baseline DIR` runs the same wirespeed pair from another build tree too (labelled
+"<mode> baseline"), taking turns with this one in every repetition: before and after in
+one run, under the same load. Prints one line per run and a table of medians; `--json`
+writes the medians and every run's figures, with the load average at start and end. Needs root. Uses its own memif socket,
 DPDK file prefixes (wsbum-*), namespaces wsbum-a/wsbum-b and control ports 9621/9622, and
 removes what it made.
 """
@@ -180,8 +184,12 @@ def main():
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=4)
+    ap.add_argument("--baseline", help="a second build tree, run in turns with --build")
+    ap.add_argument("--json", help="write the medians and the runs here")
+    ap.add_argument("--no-idle", action="store_true", help="skip the idle-cost runs")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
+    load_start = os.getloadavg()[0]
     modes = a.idle or ["poll", "adaptive"]
     a.reps = max(1, min(a.reps, 10))
     a.duration = max(2, min(a.duration, 20))
@@ -190,6 +198,11 @@ def main():
         for rep in range(a.reps):
             runs = [(m, lambda m=m: wirespeed_run(tmp, build, m, a.size, a.duration))
                     for m in modes]
+            if a.baseline:
+                base = os.path.abspath(a.baseline)
+                runs += [(f"{m} baseline",
+                          lambda m=m: wirespeed_run(tmp, base, m, a.size, a.duration))
+                         for m in modes]
             runs.append(("linux", lambda: linux_run(tmp, build, a.size, a.duration)))
             for label, fn in (runs if rep % 2 == 0 else list(reversed(runs))):
                 try:
@@ -200,7 +213,7 @@ def main():
                 res.setdefault(label, []).append(r)
                 print(f"{label} rep {rep}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()),
                       flush=True)
-        for m in modes:
+        for m in ([] if a.no_idle else modes):
             r = idle_run(tmp, build, m, a.duration)
             res.setdefault(f"idle {m}", []).append(r)
             print(f"idle {m}: cpu {r['idle_cpu']:.3f} of a core", flush=True)
@@ -213,6 +226,16 @@ def main():
             return f"{statistics.median(v):.3g}" if v else "-"
         print(f"| {label} | {med('sent_mps')} | {med('recv_mps')} | {med('server_busy')} | "
               f"{med('server_cpu')} | {med('client_cpu')} | {med('idle_cpu')} | {len(rs)} |")
+    if a.json:
+        def medians(rs):
+            keys = sorted({k for r in rs for k in r})
+            return {k: statistics.median([r[k] for r in rs if k in r]) for k in keys}
+        with open(a.json, "w") as f:
+            json.dump({"size": a.size, "duration_s": a.duration, "reps": a.reps,
+                       "build": build, "baseline": a.baseline,
+                       "load": [load_start, os.getloadavg()[0]],
+                       "medians": {label: medians(rs) for label, rs in res.items()},
+                       "runs": res}, f, indent=1)
     return 0 if res else 1
 
 

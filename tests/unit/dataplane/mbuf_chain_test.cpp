@@ -10,6 +10,8 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -258,6 +260,51 @@ TEST_F(Fixture, GatherOnAnExhaustedPoolRefusesTheFrameWhole) {
     sio.release(c);
   }
   EXPECT_EQ(rte_mempool_avail_count(small), 16u);
+  rte_mempool_free(small);
+}
+
+// A burst of one-mbuf frames in one allocation; a pool with fewer left gives what it has;
+// a frame larger than one mbuf is refused and nothing is kept.
+TEST_F(Fixture, BulkAllocationGivesOneMbufFramesOrWhatIsLeft) {
+  rte_mempool* small =
+      rte_pktmbuf_pool_create("ws_unit_bulk", 80, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  {
+    MbufIo bio(g_port, 0, small, offloads, 9014, drops, counters);
+    bio.enable_chains();
+    std::array<TxBuf, 64> b;
+    ASSERT_EQ(bio.alloc_tx_bulk(106, b), 64u);
+    for (TxBuf& t : b) {
+      auto* m = static_cast<rte_mbuf*>(t.handle);
+      EXPECT_EQ(t.data, rte_pktmbuf_mtod(m, uint8_t*));
+      EXPECT_GE(t.capacity, 106u);
+      EXPECT_FALSE(t.staged);
+      EXPECT_EQ(t.nsegs, 0);
+    }
+    EXPECT_EQ(rte_mempool_avail_count(small), 16u);
+    std::array<TxBuf, 64> c;
+    EXPECT_EQ(bio.alloc_tx_bulk(106, c), 16u) << "fewer left than asked: what is there";
+    EXPECT_EQ(rte_mempool_avail_count(small), 0u);
+    for (size_t i = 0; i < 16; ++i) bio.release(c[i]);
+    EXPECT_EQ(bio.alloc_tx_bulk(9014, c), 0u) << "does not fit one mbuf";
+    EXPECT_EQ(rte_mempool_avail_count(small), 16u) << "nothing kept";
+    // Sent frames go out whole.
+    for (uint32_t i = 0; i < 4; ++i) {
+      std::memset(b[i].data, static_cast<int>(i), 106);
+      b[i].len = 106;
+      ASSERT_TRUE(bio.transmit(b[i]));
+    }
+    for (size_t i = 4; i < 64; ++i) bio.release(b[i]);
+    bio.flush();
+    auto got = drain();
+    ASSERT_EQ(got.size(), 4u);
+    for (uint32_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(got[i]->pkt_len, 106u);
+      EXPECT_EQ(rte_pktmbuf_mtod(got[i], uint8_t*)[105], i);
+      rte_pktmbuf_free(got[i]);
+    }
+  }
+  EXPECT_EQ(rte_mempool_avail_count(small), 80u);
   rte_mempool_free(small);
 }
 

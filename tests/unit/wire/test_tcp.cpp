@@ -116,6 +116,35 @@ TEST(Tcp, CapturedDataSegment) {
   EXPECT_EQ(o.ts_ecr, 192116407u);
 }
 
+// The 12 bytes NOP, NOP, Timestamps are read in place; every other layout of the same
+// length goes through the general loop and means what it says.
+TEST(Tcp, TwelveByteOptionLayouts) {
+  using namespace tcpopt;
+  TcpOptions o;
+  ASSERT_TRUE(options_ok({kNop, kNop, kTimestamp, 10, 1, 2, 3, 4, 5, 6, 7, 8}, &o));
+  EXPECT_EQ(o.ts_val, 0x01020304u);
+  EXPECT_EQ(o.ts_ecr, 0x05060708u);
+  EXPECT_EQ(o.sack_count, 0);
+  EXPECT_FALSE(o.mss);
+  // Timestamps first, then two NOPs: the same values.
+  ASSERT_TRUE(options_ok({kTimestamp, 10, 1, 2, 3, 4, 5, 6, 7, 8, kNop, kNop}, &o));
+  EXPECT_EQ(o.ts_val, 0x01020304u);
+  EXPECT_EQ(o.ts_ecr, 0x05060708u);
+  // NOP, NOP and a timestamp option of a wrong length: malformed, not read as timestamps.
+  EXPECT_FALSE(options_ok({kNop, kNop, kTimestamp, 11, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // NOP, NOP, one SACK block: no timestamp.
+  ASSERT_TRUE(options_ok({kNop, kNop, kSack, 10, 0, 0, 0, 1, 0, 0, 0, 9}, &o));
+  EXPECT_FALSE(o.ts_val);
+  ASSERT_EQ(o.sack_count, 1);
+  EXPECT_EQ(o.sack[0].right, SeqNum(9));
+  // Longer headers with the same first word are parsed whole: the SACK block after it.
+  ASSERT_TRUE(options_ok({kNop, kNop, kTimestamp, 10, 1, 2, 3, 4, 5, 6, 7, 8,
+                          kNop, kNop, kSack,      10, 0, 0, 0, 1, 0, 0, 0, 9},
+                         &o));
+  EXPECT_EQ(o.ts_val, 0x01020304u);
+  EXPECT_EQ(o.sack_count, 1);
+}
+
 TEST(Tcp, FlagsAndSegLen) {
   auto b = l4(td::kTcpData);
   b[13] = tcpflag::kFin | tcpflag::kAck | tcpflag::kUrg | tcpflag::kRst;
