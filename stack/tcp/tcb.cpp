@@ -48,6 +48,7 @@ void Tcb::set_state(TcpState s) {
 
 void Tcb::become_established(Instant now) {
   set_state(TcpState::kEstablished);
+  ++stack.ctr().connections_established;
   // RFC 6298 (5.7): after a lost SYN (or SYN,ACK) and without an RTT sample, data
   // transmission starts with an RTO of 3 s.
   if (syn_retransmitted && !have_rtt) rto = std::max(rto, Duration::seconds(3));

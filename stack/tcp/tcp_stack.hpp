@@ -42,6 +42,7 @@ struct TcpCounters {
   uint64_t connections_opened = 0;      // active opens started
   uint64_t connections_accepted = 0;    // passive opens handed to the app
   uint64_t connections_closed = 0;
+  uint64_t connections_established = 0;  // handshakes completed, either side
   uint64_t connect_failed = 0;
   uint64_t timeouts = 0;
   uint64_t fast_retransmits = 0;
@@ -197,6 +198,10 @@ class TcpStack {
   TcpCounters counters() const;
   const TcpConfig& config() const { return cfg_; }
   size_t connection_count() const { return conns_.size(); }
+  // Connections in state `s` now (kept up to date by every state change: no walk).
+  uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
+  // Handshakes completed so far (no walk).
+  uint64_t established_total() const { return ctr_.connections_established; }
   TcpTableSizes table_sizes() const;
 
   // --- for the protocol engine (tcb and tcp_*.cpp)
