@@ -120,6 +120,34 @@ TEST(HttpClient, LargeBodiesInPieces) {
   EXPECT_EQ(rep.errors, 0u);
 }
 
+// max_connecting: at most that many of the core's connections in SYN-SENT, the first
+// alone; every connection still opens and every request is answered.
+TEST(HttpClient, OpensArePacedByMaxConnecting) {
+  Rig r;
+  ClientParams p = params(200, 0);
+  p.duration = Duration::seconds(1);
+  p.max_connecting = 8;
+  HttpClientService c("paced", p, checked("/", 438, 0), r.n->a);
+  ASSERT_TRUE(c.start(r.dummy, r.n->now));
+  const Instant end = r.n->now + Duration::seconds(30);
+  uint64_t most = 0;
+  ClientReport rep;
+  while (r.n->now < end && !(c.report(r.n->now, rep) && rep.final)) {
+    Instant next = earliest(end, c.poll(r.n->now));
+    next = earliest(next, r.web->poll(r.n->now));
+    most = std::max(most, r.n->a.count_in(tcp::TcpState::kSynSent));
+    if (r.n->a.established_total() == 0) {
+      EXPECT_LE(r.n->a.count_in(tcp::TcpState::kSynSent), 1u);
+    }
+    r.n->step(std::max(next, r.n->now + Duration::micros(1)));
+  }
+  ASSERT_TRUE(rep.final);
+  EXPECT_EQ(most, 8u);
+  EXPECT_EQ(rep.connections, 200u);
+  EXPECT_GT(rep.messages, 200u);
+  EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
+}
+
 TEST(HttpClient, RatePacesRequests) {
   Rig r;
   ClientParams p = params(4, 0);
