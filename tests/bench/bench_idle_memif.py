@@ -51,14 +51,19 @@ PER_SERVICE = 25000
 BASE_PORT = 7000
 
 
-def config(tmp, role, services, lcore, metrics, max_conns):
+def config(args, tmp, role, services, lcore, metrics, max_conns):
     d = os.path.join(tmp, role)
     os.makedirs(d, exist_ok=True)
+    # --stats-interval-ms: each publication sums every connection's buffers (a walk over
+    # the whole table), 10 times a second by default.
+    extra_dp = f"  stats_interval_ms: {args.stats_interval_ms}" if args.stats_interval_ms else ""
+    shed = f"  syn_burst_budget: {args.syn_burst_budget}\n" if args.syn_burst_budget is not None else ""
     return h.write_config(
         d, device=f"net_memif0,role={role},socket={SOCK},id=0",
         address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24", services=services,
         prefix=f"wsim-{role[0]}", lcores=(lcore,), metrics_port=metrics,
-        extra=f"tcp:\n  max_connections: {max_conns}\n"), d
+        extra_dataplane=extra_dp,
+        extra=f"tcp:\n  max_connections: {max_conns}\n{shed}"), d
 
 
 def gauges(ctl):
@@ -89,11 +94,12 @@ def available_kb():
 def run(args, n, server_max):
     services_n = (n + PER_SERVICE - 1) // PER_SERVICE
     result = {"connections": n, "server_max_connections": server_max,
-              "max_connecting": args.max_connecting}
+              "max_connecting": args.max_connecting, "stats_interval_ms": args.stats_interval_ms,
+              "syn_burst_budget": args.syn_burst_budget}
     with tempfile.TemporaryDirectory(prefix="wsim-") as tmp:
         if os.path.exists(SOCK):
             os.unlink(SOCK)
-        s_cfg, s_dir = config(tmp, "server", [
+        s_cfg, s_dir = config(args, tmp, "server", [
             f"{{ name: e{i}, kind: echo, protocol: tcp, port: {BASE_PORT + i}, framing: none }}"
             for i in range(services_n)], 0, S_METRICS, server_max)
         c_services = []
@@ -106,7 +112,7 @@ def run(args, n, server_max):
                 f"framing: none, message_size: 1, connections: {k}, rate: 1, "
                 f"max_connecting: {args.max_connecting}, "
                 f"duration_s: {int(args.timeout + args.hold + 30)} }}")
-        c_cfg, c_dir = config(tmp, "client", c_services, 1, C_METRICS, n + 1000)
+        c_cfg, c_dir = config(args, tmp, "client", c_services, 1, C_METRICS, n + 1000)
         server = h.Dataplane(s_cfg, s_dir)
         with server, h.Control(s_cfg, s_dir, S_METRICS) as sctl:
             time.sleep(0.5)
@@ -216,6 +222,8 @@ def main():
     ap.add_argument("--budget", type=float, default=900)
     ap.add_argument("--max-connecting", type=int, default=256)
     ap.add_argument("--kb-per-conn", type=float, default=4)
+    ap.add_argument("--stats-interval-ms", type=int)
+    ap.add_argument("--syn-burst-budget", type=int)
     ap.add_argument("--json")
     ap.add_argument("--check", type=float, metavar="KB")
     args = ap.parse_args()
