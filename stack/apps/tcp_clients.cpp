@@ -465,10 +465,12 @@ void TcpPingService::on_bytes(Conn& st, std::span<const uint8_t> data) {
 Instant TcpPingService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
   uint64_t room = stopping_ ? 0 : open_room(tcp_);
-  // The walk over every connection when due (with reconnect, at every poll: closed slots
-  // reopen at once); in between, only new connections are opened: pacing the opens of
-  // many connections must not walk them all each time.
-  if (stopping_ || p_.reconnect || now >= walk_at_) walk_at_ = walk(now, room);
+  // The walk over every connection when due; in between, only new connections are
+  // opened: pacing the opens of many connections must not walk them all each time. At
+  // every poll with reconnect (closed slots reopen at once) and with length32 framing (a
+  // message pushed from a callback may leave a pipeline deadline the walk has not seen).
+  const bool every_poll = p_.reconnect || p_.framing == Framing::kLength32;
+  if (stopping_ || every_poll || now >= walk_at_) walk_at_ = walk(now, room);
   // Slots never opened yet, as far as max_connecting allows; the rest on a later poll.
   for (; room > 0 && opened_slots_ < conns_.size(); --room) open(now, as(*conns_[opened_slots_++]));
   if (!stopping_ && opened_slots_ < conns_.size()) return earliest(walk_at_, now + kOpenRetry);
