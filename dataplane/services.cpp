@@ -27,6 +27,7 @@ ClientParams client_params(const config::ServiceConfig& sc, const config::Config
   cp.rate = share.of(sc.rate);
   cp.count = share.of(sc.count);
   cp.reconnect = sc.reconnect;
+  cp.max_connecting = sc.max_connecting;
   cp.framing = sc.framing == config::Framing::none ? Framing::kNone : Framing::kLength32;
   // TCP services with length32 framing send through one TX batch pipeline per connection.
   cp.pipeline.max_batch_bytes = cfg.pipeline.max_batch_bytes;

@@ -152,6 +152,8 @@ struct ServiceConfig {
   uint64_t count = 0;       // messages (source) or round trips (ping); 0 = no limit
   bool reconnect = false;   // ping over TCP: a new connection per round trip
   std::string report;       // JSON summary file; empty = none
+  // TCP clients: the core's connections in SYN-SENT at most (docs/config.md).
+  uint32_t max_connecting = 256;
   // How messages are delimited on a TCP stream (echo, sink, source, ping). Unused over UDP,
   // where a message is one datagram.
   Framing framing = Framing::length32;

@@ -17,6 +17,8 @@ constexpr uint32_t kDefaultDurationS = 10;
 // Keys only client kinds take (besides `target`).
 constexpr std::string_view kClientKeys[] = {"message_size", "connections", "duration_s", "rate",
                                             "count",        "reconnect",   "report"};
+// Client keys of TCP only.
+constexpr std::string_view kTcpClientKeys[] = {"max_connecting"};
 // Keys only the HTTP client takes.
 constexpr std::string_view kHttpClientKeys[] = {"path", "requests_per_connection", "expect_status",
                                                 "expect_body_bytes", "check_body"};
@@ -175,14 +177,16 @@ void parse_side(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrigin& o, 
 void parse_client_keys(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrigin& o, bool server,
                        bool client, const std::string& kind_name) {
   if (server) {
-    for (auto key : kClientKeys) {
+    auto refuse = [&](std::string_view key) {
       if (m.has(key)) {
         d.error(m.key_pos(key), m.key_path(key) + ": '" + std::string(key) +
                                     "' is only for client kinds (source, ping, http with a "
                                     "target); '" +
                                     kind_name + "' is a server kind");
       }
-    }
+    };
+    for (auto key : kClientKeys) refuse(key);
+    for (auto key : kTcpClientKeys) refuse(key);
   } else {
     const bool udp = o.protocol_ok && s.protocol == Protocol::udp;
     if (o.kind_ok && s.kind == ServiceKind::http_client && m.has("message_size")) {
@@ -203,6 +207,11 @@ void parse_client_keys(Diagnostics& d, MapView& m, ServiceConfig& s, ServiceOrig
     if (!has_duration && !has_count && !m.has("duration_s")) s.duration_s = kDefaultDurationS;
     m.uint("rate", 0, 1000000000, s.rate);
     m.string("report", s.report);
+    if (m.uint("max_connecting", 1, 1000000, s.max_connecting) && o.protocol_ok &&
+        s.protocol != Protocol::tcp) {
+      d.error(m.get("max_connecting")->pos,
+              m.key_path("max_connecting") + ": 'max_connecting' applies to tcp clients only");
+    }
     if (m.boolean("reconnect", s.reconnect) && o.kind_ok && o.protocol_ok &&
         (s.kind != ServiceKind::ping || s.protocol != Protocol::tcp)) {
       d.error(m.get("reconnect")->pos,
@@ -301,7 +310,8 @@ void parse_service(Diagnostics& d, const Value& item, ServiceConfig& s, ServiceO
              "requests_per_connection",
              "expect_status",
              "expect_body_bytes",
-             "check_body"});
+             "check_body",
+             "max_connecting"});
   if (!m.is_map()) return;
 
   const std::string kind_name = parse_kind_protocol(d, m, s, o);

@@ -8,6 +8,7 @@
 #include "stack/codec/framing.hpp"
 #include "stack/core/addr.hpp"
 #include "stack/pipeline/tx_pipeline.hpp"
+#include "stack/tcp/api.hpp"
 
 namespace ws {
 
@@ -19,6 +20,10 @@ struct ClientParams {
   uint64_t rate = 0;                          // messages/s over all connections; 0: flat out
   uint64_t count = 0;                         // messages (source) or round trips (ping); 0: none
   bool reconnect = false;                     // ping: a new connection per round trip
+  // TCP: connections of the core in their handshake (SYN-SENT) beyond which this client
+  // opens no more until some complete: a burst of SYNs larger than the port's transmit
+  // backlog or the ARP queue would be dropped and retried only after the SYN timeout.
+  uint32_t max_connecting = 256;
   Framing framing = Framing::kLength32;
   // After the limits are reached: how long to wait for connections to close.
   Duration linger = Duration::seconds(5);
@@ -40,6 +45,16 @@ class ClientService : public Service {
   bool limits_reached(Instant now) const;
   // Messages the rate limit allows to have been started by `now` in total.
   uint64_t rate_allowance(Instant now) const;
+  // Connections the client may open now on its core's TCP stack (max_connecting,
+  // against the core's connections in SYN-SENT). Until the core's first handshake
+  // completes, one at a time: that SYN resolves the next hop's MAC, and ARP holds only
+  // a few frames per neighbour meanwhile (the rest of a burst would be dropped).
+  template <class Tcp>
+  uint64_t open_room(const Tcp& stack) const {
+    const uint64_t syn_sent = stack.count_in(tcp::TcpState::kSynSent);
+    const uint64_t most = stack.established_total() == 0 ? 1 : p_.max_connecting;
+    return syn_sent >= most ? 0 : most - syn_sent;
+  }
   // Derived classes fill what they know; the base adds rates and timing.
   virtual void fill(ClientReport& r) const = 0;
   // All connections closed (or linger expired) after the limits: final report due.

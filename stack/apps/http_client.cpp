@@ -262,14 +262,21 @@ Instant HttpClientService::poll(Instant now) {
                    [](const auto& c) { return c->in_flight || c->reserved; }))
     mark_stopping(now);
   bool reopen = false;
+  bool waiting = false;
+  uint64_t room = open_room(tcp_);
   for (auto& cp : conns_) {
     Conn& st = *cp;
     if (st.c == nullptr) {
       if (stopping_ || (p_.count != 0 && started_ >= p_.count)) continue;
+      if (room == 0) {
+        waiting = true;  // max_connecting: once handshakes complete
+        continue;
+      }
       // One request per connection: the rate paces connections, so one is opened only
       // when its request is due.
       const bool one = h_.requests_per_connection == 1;
       if (one && !reserve(now)) continue;
+      --room;
       if (open(now, st)) st.reserved = one;
       reopen = true;
     } else if (stopping_ && !st.in_flight && !st.closing) {
@@ -283,10 +290,11 @@ Instant HttpClientService::poll(Instant now) {
   }
   if (stopping_) return now + Duration::millis(10);
   // Slots to refill, or the next request of the rate schedule.
-  if (p_.rate == 0) return reopen ? now : now + Duration::millis(100);
+  const Instant retry = waiting ? now + Duration::micros(200) : Instant::never();
+  if (p_.rate == 0) return earliest(retry, reopen ? now : now + Duration::millis(100));
   const auto due =
       static_cast<int64_t>(static_cast<double>(started_) * 1e9 / static_cast<double>(p_.rate));
-  return std::max(now, start_ + Duration::nanos(due));
+  return earliest(retry, std::max(now, start_ + Duration::nanos(due)));
 }
 
 bool HttpClientService::drained(Instant now) const {

@@ -8,7 +8,10 @@ namespace ws {
 
 namespace {
 constexpr size_t kScratch = size_t{64} * 1024;
-}
+// While connections wait to be opened (max_connecting): how soon to look again. A
+// handshake over a LAN or memif takes tens of microseconds to a millisecond.
+constexpr Duration kOpenRetry = Duration::micros(200);
+}  // namespace
 
 // ---------------------------------------------------------------- shared
 
@@ -125,8 +128,15 @@ TcpSourceService::Conn& TcpSourceService::as(TcpClientConn& c) { return static_c
 bool TcpSourceService::start(Stack& stack, Instant now) {
   (void)stack;
   begin(now);
-  for (uint32_t i = 0; i < p_.connections; ++i) open(now);
+  open_more(now);
   return true;
+}
+
+void TcpSourceService::open_more(Instant now) {
+  if (stopping_) return;
+  for (uint64_t room = open_room(tcp_); room > 0 && conns_.size() < p_.connections; --room) {
+    open(now);
+  }
 }
 
 void TcpSourceService::open(Instant now) {
@@ -257,7 +267,10 @@ void TcpSourceService::pump_stream(Conn& st) {
 
 Instant TcpSourceService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
+  open_more(now);
   Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 ? 1 : 100));
+  // Connections still to open: as soon as handshakes complete (max_connecting).
+  if (!stopping_ && conns_.size() < p_.connections) next = earliest(next, now + kOpenRetry);
   for (auto& c : conns_) {
     if (as(*c).open && c->c != nullptr) {
       pump(*c);
@@ -292,10 +305,9 @@ TcpPingService::Conn& TcpPingService::as(TcpClientConn& c) { return static_cast<
 bool TcpPingService::start(Stack& stack, Instant now) {
   (void)stack;
   begin(now);
-  for (uint32_t i = 0; i < p_.connections; ++i) {
-    conns_.push_back(std::make_unique<Conn>(p_));
-    open(now, as(*conns_.back()));
-  }
+  conns_.reserve(p_.connections);
+  for (uint32_t i = 0; i < p_.connections; ++i) conns_.push_back(std::make_unique<Conn>(p_));
+  (void)poll(now);
   return true;
 }
 
@@ -334,7 +346,6 @@ bool TcpPingService::open(Instant now, Conn& st) {
     }
     s->c = nullptr;
   };
-  ++round_trips_started_;
   st.c = tcp_.connect(p_.target, std::move(cb), 0, now);
   if (st.c == nullptr) {
     ++connect_failures_;
@@ -364,7 +375,9 @@ void TcpPingService::pump_message(Conn& st) {
       st.c->shutdown_write();
       return;
     }
-    if (rate_allowance(now) <= messages_) return;  // poll() sends on schedule
+    // The rate counts round trips started, not completed: with many connections, those
+    // in flight would otherwise let every idle one start at once.
+    if (rate_allowance(now) <= round_trips_started_) return;  // poll() sends on schedule
     // The bulk path with one message: written in place, straight into TCP's send ring when
     // it has room (no scratch buffer, no batch), its rest (a large message) queued.
     const uint64_t seq = st.sent;
@@ -376,6 +389,7 @@ void TcpPingService::pump_message(Conn& st) {
     if (refused_too_large(r, now)) return;
     if (r.accepted == 0) return;  // out of memory: poll() retries
     ++st.sent;
+    ++round_trips_started_;
     st.sent_at = now;
     return;
   }
@@ -395,7 +409,7 @@ void TcpPingService::pump_stream(Conn& st) {
         st.c->shutdown_write();
         return;
       }
-      if (rate_allowance(now) <= messages_) return;  // poll() sends on schedule
+      if (rate_allowance(now) <= round_trips_started_) return;  // poll() sends on schedule
       st.sent_at = now;
     } else if (st.enc.at_boundary()) {
       return;  // the whole message is out; wait for its echo
@@ -404,6 +418,7 @@ void TcpPingService::pump_stream(Conn& st) {
     if (space == 0) return;
     size_t n = st.enc.produce({scratch_.data(), space}, st.received + 1);
     if (n == 0) return;
+    if (idle) ++round_trips_started_;  // its first bytes are out
     if (!send_scratch(st, n)) return;
   }
 }
@@ -449,14 +464,41 @@ void TcpPingService::on_bytes(Conn& st, std::span<const uint8_t> data) {
 
 Instant TcpPingService::poll(Instant now) {
   if (!stopping_ && limits_reached(now)) mark_stopping(now);
-  Instant next = now + Duration::millis(stopping_ ? 10 : (p_.rate != 0 || p_.reconnect ? 1 : 100));
-  for (auto& c : conns_) {
-    if (c->c == nullptr) {
-      if (p_.reconnect && !stopping_) open(now, as(*c));
+  uint64_t room = stopping_ ? 0 : open_room(tcp_);
+  // The walk over every connection when due; in between, only new connections are
+  // opened: pacing the opens of many connections must not walk them all each time. At
+  // every poll with reconnect (closed slots reopen at once) and with length32 framing (a
+  // message pushed from a callback may leave a pipeline deadline the walk has not seen).
+  const bool every_poll = p_.reconnect || p_.framing == Framing::kLength32;
+  if (stopping_ || every_poll || now >= walk_at_) walk_at_ = walk(now, room);
+  // Slots never opened yet, as far as max_connecting allows; the rest on a later poll.
+  for (; room > 0 && opened_slots_ < conns_.size(); --room) open(now, as(*conns_[opened_slots_++]));
+  if (!stopping_ && opened_slots_ < conns_.size()) return earliest(walk_at_, now + kOpenRetry);
+  return walk_at_;
+}
+
+// Sends on the rate schedule, reopens (reconnect) within `room`, and steps the pipelines;
+// returns when the next walk is due.
+Instant TcpPingService::walk(Instant now, uint64_t& room) {
+  Instant next = now + Duration::millis(stopping_ ? 10 : (p_.reconnect ? 1 : 100));
+  if (!stopping_ && !p_.reconnect && p_.rate != 0) {
+    // The rate schedule: the next round trip may start once the allowance passes the
+    // round trips started. Not every millisecond: each walk visits every connection.
+    const auto due = static_cast<int64_t>(static_cast<double>(round_trips_started_) * 1e9 /
+                                          static_cast<double>(p_.rate));
+    next = std::clamp(start_ + Duration::nanos(due), now + Duration::millis(1), next);
+  }
+  for (size_t i = 0; i < opened_slots_; ++i) {
+    TcpClientConn& c = *conns_[i];
+    if (c.c == nullptr) {
+      if (p_.reconnect && room > 0) {
+        --room;
+        open(now, as(c));
+      }
     } else {
-      pump(*c);
+      pump(c);
     }
-    if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
+    if (c.tx && c.c != nullptr) next = earliest(next, c.tx->deadline(now));
   }
   return next;
 }

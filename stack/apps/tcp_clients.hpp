@@ -72,6 +72,8 @@ class TcpSourceService final : public TcpClientService {
   struct Conn;
   static Conn& as(TcpClientConn& c);
   void open(Instant now);
+  // Opens connections up to `connections`, as many as max_connecting allows now.
+  void open_more(Instant now);
   void pump(TcpClientConn& st) override;
   void pump_messages(Conn& c);
   void pump_stream(Conn& c);
@@ -98,10 +100,13 @@ class TcpPingService final : public TcpClientService {
   void pump_message(Conn& c);
   void pump_stream(Conn& c);
   void on_bytes(Conn& c, std::span<const uint8_t> data);
+  Instant walk(Instant now, uint64_t& room);
   void fill(ClientReport& r) const override { r.set_rtt(hist_); }
 
   LatencyHistogram hist_;
   uint64_t round_trips_started_ = 0;
+  size_t opened_slots_ = 0;  // conns_[0, this) have been opened at least once
+  Instant walk_at_;          // next walk over every connection (poll)
 };
 
 }  // namespace ws

@@ -36,6 +36,14 @@ class ArpCache {
 
   // The MAC for ip if a live entry exists.
   std::optional<MacAddr> lookup(Ipv4Addr ip, Instant now) const;
+  // lookup() for a frame about to be sent, which also keeps the entry fresh: in the last
+  // max_retries x retry_interval of its life an entry in use sends a request each
+  // retry_interval while its MAC stays in use, and the reply (learn) renews it. A
+  // neighbour in steady use then never expires, and its frames never queue behind a new
+  // resolution (a burst larger than the pending queue would be dropped); one that stops
+  // answering still expires on time (RFC 1122 2.3.2.1, the "unicast poll" of Linux's
+  // PROBE state, sent as a broadcast request here).
+  std::optional<MacAddr> lookup_for_send(Ipv4Addr ip, Instant now, ArpActions& act);
 
   // Records ip -> mac (from a reply, or from a request addressed to us: RFC 826
   // "merge" step) and sends the frames that waited for it. `create` says whether

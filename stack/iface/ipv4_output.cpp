@@ -224,7 +224,7 @@ void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
     return;
   }
   Ipv4Addr hop = r ? r->next_hop : dst;
-  if (auto mac = ifc.arp.lookup(hop, now)) {
+  if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
     transmit_resolved(ifc, b, *mac);
     return;
   }

@@ -1,8 +1,8 @@
 // Byte ring buffers for the send and receive queues. Storage grows only at autotune
-// steps (resize), never per segment. They hold copies: on receive, only the bytes
-// the application did not consume straight from the packet and out-of-order
-// bytes (tcp_input.cpp, receive_data); holding mbuf references instead is not
-// done (see docs/tcp.md).
+// steps (resize), never per segment, and is allocated at the first write, not before:
+// a connection that never buffered a byte (an idle one) holds none. They hold copies: on receive,
+// only the bytes the application did not consume straight from the packet and out-of-order bytes
+// (tcp_input.cpp, receive_data); holding mbuf references instead is not done (see docs/tcp.md).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +21,8 @@ namespace ws::tcp {
 class ByteRing {
  public:
   size_t capacity() const { return cap_; }
+  // Bytes of storage allocated: capacity() once anything was written, else 0.
+  size_t allocated() const { return buf_ ? cap_ : 0; }
   size_t size() const { return size_; }
   size_t free() const { return cap_ - size_; }
 
@@ -31,9 +33,14 @@ class ByteRing {
   void resize(size_t cap, size_t keep = 0) {
     keep = std::max(keep, size_);
     if (cap == cap_ || cap < keep) return;
-    // Default-initialised: every byte is written before it is read, and zeroing 64 KiB
-    // per direction per connection was the largest cost of opening a connection.
-    std::unique_ptr<uint8_t[]> n(new uint8_t[cap]);
+    if (keep == 0 || !buf_) {
+      // Nothing to keep: the storage comes with the first write.
+      buf_.reset();
+      cap_ = cap;
+      head_ = 0;
+      return;
+    }
+    std::unique_ptr<uint8_t[]> n(new uint8_t[cap]);  // default-initialised, as in storage()
     copy_out_raw(0, std::span<uint8_t>(n.get(), keep));
     buf_ = std::move(n);
     cap_ = cap;
@@ -56,6 +63,7 @@ class ByteRing {
   void write_at(size_t off, std::span<const uint8_t> data) {
     size_t cap = cap_;
     if (cap == 0 || data.empty()) return;
+    storage();
     size_t pos = (head_ + off) % cap;
     size_t first = std::min(data.size(), cap - pos);
     std::memcpy(buf_.get() + pos, data.data(), first);
@@ -73,6 +81,7 @@ class ByteRing {
   std::pair<std::span<uint8_t>, std::span<uint8_t>> tail_room(size_t n) {
     n = std::min(n, free());
     if (n == 0) return {};
+    storage();
     size_t pos = (head_ + size_) % cap_;
     size_t first = std::min(n, cap_ - pos);
     return {{buf_.get() + pos, first}, {buf_.get(), n - first}};
@@ -114,6 +123,13 @@ class ByteRing {
   }
 
  private:
+  // Allocates the storage on first use. Default-initialised: every byte is written before
+  // it is read, and zeroing 64 KiB per direction per connection was the largest cost of
+  // opening a connection.
+  void storage() {
+    if (!buf_) buf_.reset(new uint8_t[cap_]);
+  }
+
   std::unique_ptr<uint8_t[]> buf_;
   size_t cap_ = 0;
   size_t head_ = 0;

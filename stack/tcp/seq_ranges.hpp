@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "stack/core/seqnum.hpp"
 
@@ -77,6 +78,34 @@ class SeqRanges {
  private:
   std::array<SeqRange, N> r_{};
   size_t n_ = 0;
+};
+
+// SeqRanges<N> whose array is allocated at the first insert: the receiver's out-of-order
+// map is empty for nearly every connection (all idle ones), and N ranges inline would
+// be most of a TCB. Once allocated it stays for the connection's life (a path that
+// reorders once will again): one allocation per connection at most, none per segment.
+template <size_t N>
+class LazySeqRanges {
+ public:
+  size_t count() const { return r_ ? r_->count() : 0; }
+  bool empty() const { return count() == 0; }
+  const SeqRange& operator[](size_t i) const { return (*r_)[i]; }
+  void clear() {
+    if (r_) r_->clear();
+  }
+  bool insert(SeqNum l, SeqNum r, bool drop_highest = false) {
+    if (!r_) r_ = std::make_unique<SeqRanges<N>>();
+    return r_->insert(l, r, drop_highest);
+  }
+  void trim_below(SeqNum x) {
+    if (r_) r_->trim_below(x);
+  }
+  bool covers(SeqNum l, SeqNum r) const { return r_ && r_->covers(l, r); }
+  uint64_t total() const { return r_ ? r_->total() : 0; }
+  size_t heap_bytes() const { return r_ ? sizeof(SeqRanges<N>) : 0; }
+
+ private:
+  std::unique_ptr<SeqRanges<N>> r_;
 };
 
 }  // namespace ws::tcp

@@ -128,7 +128,8 @@ void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
 void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
   size_t want = &pool == &spare_rcv_ ? (cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial)
                                      : kFirstSendRing;
-  if (r.capacity() == want && pool.size() < kMaxSpareRings) {
+  // Only rings with storage are worth keeping: an unused one costs nothing to make.
+  if (r.capacity() == want && r.allocated() != 0 && pool.size() < kMaxSpareRings) {
     r.pop(r.size());
     pool.push_back(std::exchange(r, ByteRing{}));  // r is left empty, not moved-from
   } else {
@@ -732,8 +733,8 @@ TcpCounters TcpStack::counters() const {
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
     c.bytes_buffered += t->rcv_queued() + t->sndbuf.size();
-    c.memory_bytes += t->rcvbuf.capacity() + t->sndbuf.capacity();
-    c.memory_bytes += t->txlog.heap_bytes();
+    c.memory_bytes += t->rcvbuf.allocated() + t->sndbuf.allocated();
+    c.memory_bytes += t->txlog.heap_bytes() + t->ooo.heap_bytes();
   });
   c.rx_held_pieces = held_pool_.in_use();
   // Slots (live and free), the spare rings and the connection table are memory the stack

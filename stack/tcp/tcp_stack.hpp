@@ -214,6 +214,10 @@ class TcpStack {
   TcpCounters counters() const;
   const TcpConfig& config() const { return cfg_; }
   size_t connection_count() const { return conns_.size(); }
+  // Connections in state `s` now (kept up to date by every state change: no walk).
+  uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
+  // Handshakes completed so far (no walk).
+  uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   TcpTableSizes table_sizes() const;
 
   // --- for the protocol engine (tcb and tcp_*.cpp)

@@ -38,8 +38,10 @@ struct Rig {
     n->a.shutdown_all(n->now);
     n->b.shutdown_all(n->now);
   }
-  // The client's final report, driving both stacks and the services' deadlines.
-  ClientReport run(Service& client, Duration max = Duration::seconds(60)) {
+  // The client's final report, driving both stacks and the services' deadlines; `each`
+  // looks at the stacks after every poll.
+  ClientReport run(Service& client, Duration max = Duration::seconds(60),
+                   const std::function<void()>& each = {}) {
     EXPECT_TRUE(client.start(dummy, n->now));
     const Instant end = n->now + max;
     ClientReport rep;
@@ -47,6 +49,7 @@ struct Rig {
       if (client.report(n->now, rep) && rep.final) return rep;
       Instant next = earliest(end, client.poll(n->now));
       next = earliest(next, web->poll(n->now));
+      if (each) each();
       n->step(std::max(next, n->now + Duration::micros(1)));
     }
     ADD_FAILURE() << "no final report";
@@ -118,6 +121,28 @@ TEST(HttpClient, LargeBodiesInPieces) {
   EXPECT_EQ(rep.messages, 6u);
   EXPECT_EQ(rep.bytes, 6u << 20);
   EXPECT_EQ(rep.errors, 0u);
+}
+
+// max_connecting: at most that many of the core's connections in SYN-SENT, the first
+// alone; every connection still opens, and requests run on them.
+TEST(HttpClient, OpensArePacedByMaxConnecting) {
+  Rig r;
+  ClientParams p = params(200, 0);
+  p.duration = Duration::seconds(1);
+  p.max_connecting = 8;
+  HttpClientService c("opens", p, checked("/", 438, 0), r.n->a);
+  uint64_t most = 0;
+  const ClientReport rep = r.run(c, Duration::seconds(30), [&] {
+    const uint64_t syn_sent = r.n->a.count_in(tcp::TcpState::kSynSent);
+    most = std::max(most, syn_sent);
+    if (r.n->a.established_total() == 0) {
+      EXPECT_LE(syn_sent, 1u);
+    }
+  });
+  EXPECT_EQ(most, 8u);
+  EXPECT_EQ(rep.connections, 200u);
+  EXPECT_GT(rep.messages, 200u);
+  EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
 }
 
 TEST(HttpClient, RatePacesRequests) {

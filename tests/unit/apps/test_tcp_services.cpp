@@ -372,5 +372,46 @@ TEST(TcpPing, ReconnectKeepsPipelineTotals) {
   EXPECT_EQ(echo.counters().rx_messages, 20u);
 }
 
+// max_connecting: a client with many connections keeps at most that many of the core's
+// connections in SYN-SENT and opens the rest as handshakes complete, until all are open.
+// Ping and source both (each against an echo; the source's bytes come back unread).
+TEST(TcpClients, OpensArePacedByMaxConnecting) {
+  for (const bool source : {false, true}) {
+    Rig r;
+    TcpEchoService echo("echo", kEchoPort, r.n->b);
+    ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+    ClientParams p = client_params(1, 0, kEchoPort);
+    p.framing = Framing::kNone;
+    p.duration = Duration::seconds(20);
+    p.rate = 1;
+    p.connections = 300;
+    p.max_connecting = 16;
+    std::unique_ptr<Service> client;
+    if (source)
+      client = std::make_unique<TcpSourceService>("source", p, r.n->a);
+    else
+      client = std::make_unique<TcpPingService>("ping", p, r.n->a);
+    ASSERT_TRUE(client->start(r.dummy, r.n->now));
+    const auto est = [&r] { return r.n->a.count_in(tcp::TcpState::kEstablished); };
+    uint64_t most = r.n->a.count_in(tcp::TcpState::kSynSent);
+    const Instant t0 = r.n->now;
+    const Instant end = t0 + Duration::seconds(5);
+    while (est() < p.connections && r.n->now < end) {
+      const Instant next = earliest(echo.poll(r.n->now), client->poll(r.n->now));
+      // SYNs leave only from poll(): the count is at its highest right after it.
+      most = std::max(most, r.n->a.count_in(tcp::TcpState::kSynSent));
+      r.n->step(earliest(next, end));
+    }
+    EXPECT_EQ(est(), p.connections) << source;
+    EXPECT_EQ(most, p.max_connecting) << source;
+    // No SYN was lost and retried: pacing, not the SYN timeout, spread the opens.
+    EXPECT_EQ(r.n->a.counters().retransmits, 0u) << source;
+    EXPECT_LT(r.n->now - t0, Duration::millis(100)) << source;
+    // The connections end while the services still exist.
+    client->stop(r.n->now);
+    r.n->b.shutdown_all(r.n->now);
+  }
+}
+
 }  // namespace
 }  // namespace ws

@@ -165,6 +165,7 @@ TEST(ConfigDefaults, ContractExampleLoadsWithTypedValues) {
   EXPECT_EQ(rtt.kind, ServiceKind::ping);
   EXPECT_EQ(rtt.count, 10000u);
   EXPECT_FALSE(rtt.reconnect);
+  EXPECT_EQ(rtt.max_connecting, 256u);
   const ServiceConfig& web = c.services[6];
   EXPECT_EQ(web.kind, ServiceKind::http);
   ASSERT_EQ(web.responses.size(), 2u);

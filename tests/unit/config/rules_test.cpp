@@ -191,6 +191,15 @@ TEST(ConfigRules, ReconnectOnlyForPingOverTcp) {
                         11, 16, {"services[0].reconnect", "ping over tcp only"}));
 }
 
+TEST(ConfigRules, MaxConnectingOnlyForTcpClients) {
+  EXPECT_TRUE(one_error(service("ping", "udp", "    target: 10.0.0.2:9\n    max_connecting: 8\n"),
+                        11, 21, {"services[0].max_connecting", "tcp clients only"}));
+  EXPECT_TRUE(one_error(service("echo", "tcp", "    port: 7\n    max_connecting: 8\n"), 11, 5,
+                        {"services[0].max_connecting", "only for client kinds"}));
+  EXPECT_TRUE(one_error(service("ping", "tcp", "    target: 10.0.0.2:9\n    max_connecting: 0\n"),
+                        11, 21, {"services[0].max_connecting", "1..1000000"}));
+}
+
 TEST(ConfigRules, UdpMessageSizeIsBoundedByTheDatagram) {
   EXPECT_TRUE(
       one_error(service("source", "udp", "    target: 10.0.0.2:9\n    message_size: 65508\n"), 11,

@@ -162,6 +162,44 @@ TEST(ArpCache, EntryExpiresAfterReachableTime) {
   EXPECT_TRUE(r.dropped.empty());
 }
 
+// An entry in use is refreshed before it expires (lookup_for_send): requests go out in the
+// last max_retries x retry_interval of its life, one per interval, while its MAC stays in
+// use; the reply renews it, so frames to a busy neighbour never wait for ARP.
+TEST(ArpCache, EntryInUseIsRefreshedBeforeItExpires) {
+  ArpCache cache(small_config());  // 30 s, 3 retries every 500 ms
+  Recorder r;
+  cache.learn(kA, kMacA, true, at_ms(0), r);
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(28'499), r), kMacA);
+  EXPECT_TRUE(r.requests.empty());
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(28'500), r), kMacA);
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(28'900), r), kMacA);
+  EXPECT_EQ(r.requests, (std::vector<Ipv4Addr>{kA}));
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(29'000), r), kMacA);
+  EXPECT_EQ(r.requests.size(), 2u);
+  cache.learn(kA, kMacA, false, at_ms(29'100), r);  // the reply
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(30'000), r), kMacA);
+  EXPECT_EQ(cache.poll(at_ms(30'000), r), at_ms(59'100));
+  EXPECT_EQ(r.requests.size(), 2u);
+  // lookup() alone (no frame to send) never asks.
+  EXPECT_EQ(cache.lookup(kA, at_ms(59'000)), kMacA);
+  EXPECT_EQ(r.requests.size(), 2u);
+}
+
+// A neighbour that stops answering still expires on time: three refresh requests, then
+// the entry is gone and the next frame waits for a fresh resolution.
+TEST(ArpCache, UnansweredRefreshExpiresOnTime) {
+  ArpCache cache(small_config());
+  Recorder r;
+  cache.learn(kA, kMacA, true, at_ms(0), r);
+  for (int64_t ms = 28'000; ms < 30'000; ms += 100) {
+    EXPECT_EQ(cache.lookup_for_send(kA, at_ms(ms), r), kMacA) << ms;
+  }
+  EXPECT_EQ(r.requests.size(), 3u);
+  EXPECT_FALSE(cache.lookup_for_send(kA, at_ms(30'000), r).has_value());
+  EXPECT_TRUE(cache.poll(at_ms(30'000), r).is_never());
+  EXPECT_EQ(cache.size(), 0u);
+}
+
 TEST(ArpCache, RefreshExtendsLifetime) {
   ArpCache cache(small_config());
   Recorder r;

@@ -231,6 +231,7 @@ TEST(TcpChurn, OverloadReturnsToBaseline) {
 
   ClientParams fp = cp;
   fp.connections = 4096;
+  fp.max_connecting = 4096;  // all at once: an overload of the server's SYN queue
   flood = std::make_unique<TcpPingService>("flood", fp, p.a);
   ASSERT_TRUE(flood->start(dummy, p.now));
   const uint64_t refused_before = p.db.get(DropReason::kTcpSynQueueFull);
