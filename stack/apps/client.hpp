@@ -48,9 +48,11 @@ class ClientService : public Service {
   // Connections the client may open now on its core's TCP stack (max_connecting,
   // against the core's connections in SYN-SENT). Until the core's first handshake
   // completes, one at a time: that SYN resolves the next hop's MAC, and ARP holds only
-  // a few frames per neighbour meanwhile (the rest of a burst would be dropped).
+  // a few frames per neighbour meanwhile (the rest of a burst would be dropped). None
+  // while the source address is tentative: a connect would fail for want of one.
   template <class Tcp>
   uint64_t open_room(const Tcp& stack) const {
+    if (stack.source_pending(p_.target.addr)) return 0;
     const uint64_t syn_sent = stack.count_in(tcp::TcpState::kSynSent);
     const uint64_t most = stack.established_total() == 0 ? 1 : p_.max_connecting;
     return syn_sent >= most ? 0 : most - syn_sent;

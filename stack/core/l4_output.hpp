@@ -95,6 +95,9 @@ class L4Output {
   virtual uint32_t mtu_to(IpAddr dst) const = 0;
   // Our address on the interface that routes to dst (any when unroutable).
   virtual IpAddr source_for(IpAddr dst) const = 0;
+  // True while source_for(dst) is any only because the address that would serve is
+  // still tentative (RFC 4862 5.4: not used before duplicate address detection ends).
+  virtual bool source_pending(IpAddr /*dst*/) const { return false; }
   // TCP segmentation offload (TSO) toward dst: the largest IPv4 packet, header
   // included, that the port cuts into segments itself (0 when the port has no TSO
   // or it is switched off and TCP must segment), and the largest frame, Ethernet

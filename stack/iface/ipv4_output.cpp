@@ -258,6 +258,16 @@ IpAddr Stack::source_for(IpAddr dst_addr) const {
   return r ? ifaces_[r->iface]->cfg.address.addr : Ipv4Addr::any();
 }
 
+bool Stack::source_pending(IpAddr dst_addr) const {
+  if (dst_addr.is_v4()) return false;  // an IPv4 address is usable from the start
+  const Interface* ifc = route6(dst_addr.v6());
+  if (ifc == nullptr || !ifc->v6 || source_for6(*ifc, dst_addr.v6())) return false;
+  const auto& addrs = ifc->v6->addrs;
+  return std::any_of(addrs.begin(), addrs.end(), [](const Ipv6Iface::Address& a) {
+    return a.state == Ipv6AddrState::kTentative;
+  });
+}
+
 uint32_t Stack::free_buffers_to(IpAddr dst) const {
   // TCP asks this about three times per segment. With one interface (the usual data
   // plane) every route leads to it, so no lookup is needed; without a route nothing is

@@ -187,6 +187,7 @@ class Stack final : public L4Output {
   void abort(L4Frame& f) override;
   uint32_t mtu_to(IpAddr dst) const override;
   IpAddr source_for(IpAddr dst) const override;
+  bool source_pending(IpAddr dst) const override;
   uint32_t free_buffers_to(IpAddr dst) const override;
   TsoLimits tso_limits_to(IpAddr dst) const override;
   bool begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_len,

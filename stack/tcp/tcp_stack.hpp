@@ -218,6 +218,9 @@ class TcpStack {
   uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
+  // True while the address a connection to `dst` would be sent from is still tentative
+  // (duplicate address detection): clients wait rather than fail their connects.
+  bool source_pending(IpAddr dst) const { return out_.source_pending(dst); }
   TcpTableSizes table_sizes() const;
 
   // --- for the protocol engine (tcb and tcp_*.cpp)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stack/apps/tcp_clients.hpp"
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/iface/tcp_transport.hpp"
@@ -340,6 +341,39 @@ TEST(Families, TcpAndUdpAreCountedPerFamily) {
   EXPECT_EQ(c.connections_opened, 1u);
   EXPECT_EQ(h.stack.counters().udp_in, (FamilyCount{1, 1}));
   EXPECT_EQ(h.stack.counters().udp_out, (FamilyCount{1, 1}));
+}
+
+// RFC 4862 5.4: an address is not used while duplicate address detection runs. A client
+// whose target is IPv6 waits for it instead of failing its connects, then opens.
+TEST(Ipv6Tcp, ClientWaitsForDadBeforeConnecting) {
+  InterfaceConfig c = default_interface();
+  c.addresses6 = {Ipv6Cidr{kOur6, 64}};
+  c.link_local = *Ipv6Addr::parse("fe80::1");
+  StackHarness h(FakePacketIo::Options{}, StackConfig{}, c);
+  tcp::TcpStack tcp(h.stack, h.stack.drops(), tcp::TcpConfig{});
+  tcp::TcpTransport transport(tcp);
+  h.stack.set_tcp(&transport);
+  h.stack.start(h.now());
+  ClientParams p;
+  p.target = {IpAddr(kPeer6), 9};
+  p.framing = Framing::kNone;
+  p.duration = Duration::zero();
+  TcpSourceService source("source", p, tcp);
+  ASSERT_TRUE(source.start(h.stack, h.now()));
+  source.poll(h.now());
+  EXPECT_TRUE(tcp.source_pending(IpAddr(kPeer6)));
+  EXPECT_FALSE(tcp.source_pending(IpAddr(kPeerIp)));  // IPv4 has no tentative state
+  EXPECT_EQ(tcp.counters().connections_opened, 0u);
+  EXPECT_EQ(tcp.counters().connect_failed, 0u);
+  h.advance(Duration::seconds(1));
+  h.advance(Duration::seconds(1));
+  EXPECT_FALSE(tcp.source_pending(IpAddr(kPeer6)));
+  source.poll(h.now());
+  EXPECT_EQ(tcp.counters().connections_opened, 1u);
+  EXPECT_EQ(tcp.count_in(tcp::TcpState::kSynSent), 1u);
+  EXPECT_EQ(tcp.counters().connect_failed, 0u);
+  source.stop(h.now());
+  tcp.shutdown_all(h.now());
 }
 
 TEST(Ipv6Tcp, ClosedPortDrawsARst) {
