@@ -74,7 +74,8 @@ struct BurstTemplate {
     const uint32_t pseudo = pseudo_sum + l4_len;
     if (udp_offload) {
       // The port sums the UDP header and payload onto the pseudo header's sum.
-      std::memcpy(l4 + kUdpHl, g.payload.data(), g.payload.size());
+      // An empty span may hold a null pointer, which memcpy must not be given.
+      if (!g.payload.empty()) std::memcpy(l4 + kUdpHl, g.payload.data(), g.payload.size());
       store_be16(l4 + wire::UdpView::kChecksumOff, csum_fold_raw(pseudo));
       b.flags |= kTxUdpCksum;
     } else {
