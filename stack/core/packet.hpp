@@ -12,6 +12,7 @@
 //   that write the frame as one span (UDP, ICMP, fragments).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -68,6 +69,15 @@ struct TxBuf {
   std::span<uint8_t> room() const { return {data, capacity}; }
   std::span<const TxSeg> more() const { return {segs, nsegs}; }
 };
+
+// Ethernet's minimum frame less the FCS the port appends (IEEE 802.3 clause 3.2.8: 64
+// bytes): a shorter frame is padded with zeros.
+inline constexpr uint32_t kMinEthernetFrame = 60;
+inline void pad_to_min_frame(TxBuf& b) {
+  if (b.len >= kMinEthernetFrame) return;
+  std::fill(b.data + b.len, b.data + kMinEthernetFrame, uint8_t{0});
+  b.len = kMinEthernetFrame;
+}
 
 // What the NIC told us about a received frame (mbuf ol_flags, decoded).
 struct RxMeta {

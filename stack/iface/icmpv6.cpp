@@ -109,10 +109,7 @@ bool Stack::send_ipv6(Interface& ifc, const wire::Ipv6Repr& r, std::span<const u
   std::memcpy(b.data + kHdrs, head.data(), head.size());
   body.copy_out(0, std::span<uint8_t>(b.data + kHdrs + head.size(), body.size()));
   b.len = kHdrs + len;
-  if (b.len < 60) {
-    std::fill(b.data + b.len, b.data + 60, uint8_t{0});
-    b.len = 60;
-  }
+  pad_to_min_frame(b);
   ++counters_.ipv6_out;
   send_routed6(ifc, b, dst, now);
   return true;

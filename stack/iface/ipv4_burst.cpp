@@ -86,12 +86,8 @@ struct BurstTemplate {
       const uint16_t c = csum_fold(sum);
       store_be16(l4 + wire::UdpView::kChecksumOff, c == 0 ? 0xffff : c);  // RFC 768
     }
-    uint32_t len = kL2 + total;
-    if (len < 60) {
-      std::memset(f + len, 0, 60 - len);
-      len = 60;
-    }
-    b.len = len;
+    b.len = kL2 + total;
+    pad_to_min_frame(b);
     b.l2_len = kL2;
     b.l3_len = kL3;
   }

@@ -18,7 +18,6 @@ namespace ws {
 namespace {
 constexpr uint32_t kL2 = wire::EthernetView::kHeaderLen;
 constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
-constexpr uint32_t kMinFrame = 60;
 
 // Writes `n` bytes at logical offset `off` of head ++ body with `w` (across the
 // frame's segments); false if the frame has no room for them.
@@ -87,7 +86,7 @@ bool Stack::send_fragments(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<
     // Headers in the first buffer, the fragment's data written straight into the
     // frame's segments (a chain at jumbo sizes), no staging copy.
     TxBuf b;
-    if (!ifc.io.alloc_tx_gather(std::max(len, kMinFrame), kL2 + kL3, b)) {
+    if (!ifc.io.alloc_tx_gather(std::max(len, kMinEthernetFrame), kL2 + kL3, b)) {
       drops_.add(DropReason::kNoMbuf);
       return off != 0;  // fragments already sent are on their way
     }
@@ -106,10 +105,7 @@ bool Stack::send_fragments(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, std::span<
     }
     b.l2_len = kL2;
     b.l3_len = kL3;
-    if (b.len < kMinFrame) {
-      std::fill(b.data + b.len, b.data + kMinFrame, uint8_t{0});
-      b.len = kMinFrame;
-    }
+    pad_to_min_frame(b);
     wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
     ++counters_.ipv4_out;
     send_routed(ifc, b, dst, now);

@@ -208,10 +208,7 @@ void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool al
 }
 
 void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
-  if (b.len < 60) {
-    std::fill(b.data + b.len, b.data + 60, uint8_t{0});
-    b.len = 60;
-  }
+  pad_to_min_frame(b);
   wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
   ++counters_.ipv4_out;
 }

@@ -58,10 +58,7 @@ void Stack::commit6(L4Frame& f, Instant now) {
   fill_l4_checksum(ifc, f, false, false);
   b.l2_len = kL2;
   b.l3_len = kL3;
-  if (b.len < 60) {
-    std::fill(b.data + b.len, b.data + 60, uint8_t{0});
-    b.len = 60;
-  }
+  pad_to_min_frame(b);
   wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv6);
   ++counters_.ipv6_out;
   send_routed6(ifc, b, r.dst, now);

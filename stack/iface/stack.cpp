@@ -128,17 +128,16 @@ void Stack::receive(const PacketView& frame, const RxMeta& meta, Instant now) {
 void Stack::send_arp(Interface& ifc, uint16_t op, const MacAddr& eth_dst, const MacAddr& tha,
                      Ipv4Addr tpa) {
   constexpr uint32_t kLen = wire::EthernetView::kHeaderLen + wire::ArpView::kLen;
-  constexpr uint32_t kMinFrame = 60;  // Ethernet minimum without FCS: pad explicitly
   TxBuf b;
-  if (!ifc.io.alloc_tx(kMinFrame, b)) {
+  if (!ifc.io.alloc_tx(kMinEthernetFrame, b)) {
     drops_.add(DropReason::kNoMbuf);
     return;
   }
   wire::emit_ethernet(b.data, eth_dst, ifc.cfg.mac, wire::kEtherTypeArp);
   wire::ArpRepr r{static_cast<wire::ArpOp>(op), ifc.cfg.mac, ifc.cfg.address.addr, tha, tpa};
   wire::emit_arp(b.data + wire::EthernetView::kHeaderLen, r);
-  std::fill(b.data + kLen, b.data + kMinFrame, uint8_t{0});
-  b.len = kMinFrame;
+  b.len = kLen;
+  pad_to_min_frame(b);
   ++counters_.tx_frames;
   counters_.tx_bytes += b.len;
   ifc.io.transmit(b);
