@@ -45,6 +45,14 @@ uint32_t af_packet_frame_count(uint32_t framesz, uint32_t blocksz) {
   return frames < kPmdDefault ? kPmdDefault : frames;
 }
 
+uint32_t rx_ring_frames(const config::PortConfig& p) {
+  if (port_device_name(p).rfind("net_af_packet", 0) == 0) {
+    uint32_t frames = devarg_u32(vdev_args(p), "framecnt");
+    if (frames != 0) return frames;
+  }
+  return p.rx_descriptors;
+}
+
 std::string vdev_args(const config::PortConfig& p) {
   std::string name = port_device_name(p);
   if (name.rfind("net_af_packet", 0) == 0) {

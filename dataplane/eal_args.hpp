@@ -42,6 +42,10 @@ uint32_t memif_buffer_size(uint32_t mtu);
 // `blocksz` blocks, and at least DPDK's default of 512.
 uint32_t af_packet_frame_count(uint32_t framesz, uint32_t blocksz);
 
+// Frames the port's receive ring holds per queue: af_packet's socket ring (`framecnt`,
+// as vdev_args sets it), else `rx_descriptors`.
+uint32_t rx_ring_frames(const config::PortConfig& p);
+
 // The value of `key=` in a device string ("net_x0,a=1,key=2"), or 0 when absent or
 // not a number.
 uint32_t devarg_u32(std::string_view device, std::string_view key);

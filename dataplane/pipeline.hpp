@@ -30,6 +30,7 @@ struct RxQueue {
   uint16_t port_id;
   uint16_t queue;
   uint16_t iface;  // interface index in this core's stack
+  uint32_t ring;   // frames the queue's ring holds (rx_ring_frames)
 };
 
 // What the pipelines share, all set up by the main thread before they start.

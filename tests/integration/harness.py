@@ -167,6 +167,10 @@ class VethPeer:
         sh(f"ip link set {self.dp_if} up")
         sh(f"sysctl -qw net.ipv6.conf.{self.peer_if}.disable_ipv6=1", ns=self.ns)
         sh(f"ip addr add {self.peer_ip}/{self.prefix} dev {self.peer_if}", ns=self.ns)
+        # The kernel's queue into the tap stands for the port's receive ring: 8192 frames,
+        # as on the af_packet ports above, so that a data plane descheduled for a moment
+        # on this shared machine finds its backlog waiting rather than dropped.
+        sh(f"ip link set {self.peer_if} txqueuelen 8192", ns=self.ns)
         sh(f"ip link set {self.peer_if} up", ns=self.ns)
         sh("ip link set lo up", ns=self.ns)
         # Locally generated packets leave veth with checksums unfinished

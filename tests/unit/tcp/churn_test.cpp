@@ -278,14 +278,15 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
   ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
-  // Full bursts for a moment are a pause, not overload: nothing is budgeted yet.
-  p.b.rx_burst(true, p.now);
-  p.b.rx_burst(true, p.now + Duration::millis(1));
-  p.b.rx_burst(false, p.now + Duration::millis(1));
-  p.b.rx_burst(true, p.now + Duration::millis(2));
-  p.b.rx_burst(true, p.now + Duration::millis(4) - Duration::nanos(1));
-  // Full for kOverloadTime: budgeted.
-  p.b.rx_burst(true, p.now + Duration::millis(4));
+  // Full bursts (32 of 32) for a moment are a pause, not overload: nothing is budgeted
+  // yet. A ring of 16 frames: two rings' worth pass at the second full burst.
+  p.b.rx_burst(32, 32, 16, p.now);
+  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(1));
+  p.b.rx_burst(31, 32, 16, p.now + Duration::millis(1));
+  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(2));
+  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(4) - Duration::nanos(1));
+  // Full for kOverloadTime and more than two rings: budgeted.
+  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(4));
   while (!p.to_b.empty()) {
     WireSegment* s = p.to_b.front();
     p.to_b.pop_front();
@@ -299,10 +300,30 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   EXPECT_EQ(c.echoed, 8u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
   // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
-  p.b.rx_burst(false, p.now);
+  p.b.rx_burst(0, 32, 16, p.now);
   for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+}
+
+// A thread back from a pause finds at most one ring of backlog: bursts come back full while
+// it drains, for longer than kOverloadTime when the load is high, but that is not overload
+// until more than two rings' worth has gone through without a burst coming back short.
+TEST(SynShedding, DrainingOneRingIsNotOverload) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 8;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(20);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  for (int i = 0; i < 4; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(2 * i));
+  p.settle();  // 128 frames in 6 ms: two rings exactly
+  EXPECT_EQ(c.echoed, 20u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  p.b.rx_burst(32, 32, 64, p.now + Duration::millis(8));  // 160 frames: behind
+  p.settle();
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
 }
 
@@ -313,8 +334,8 @@ TEST(SynShedding, ZeroBudgetNeverSheds) {
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  p.b.rx_burst(true, p.now);
-  p.b.rx_burst(true, p.now + Duration::seconds(1));
+  p.b.rx_burst(32, 32, 16, p.now);
+  p.b.rx_burst(32, 32, 16, p.now + Duration::seconds(1));
   p.settle();
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
