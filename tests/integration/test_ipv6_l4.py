@@ -15,8 +15,9 @@
    (text and JSON) shows both; promtool check metrics is clean.
 Then `family:` services, curl to the link-local address, and Packet Too Big from a kernel
 router: the peer namespace forwards to a third one behind a 1280-byte link, whose route
-advertises MSS 1440; our 1500-byte echo segments draw ICMPv6 Packet Too Big (RFC 8201)
-from the router, the connection's MSS falls to 1220 and the echo comes back whole.
+advertises MSS 1440; our 1500-byte segments (a 1 MiB HTTP response, then an 8 MiB echo)
+draw ICMPv6 Packet Too Big (RFC 8201) from the router, the connection's MSS falls to 1220
+and both come back whole.
 """
 import json
 import os
@@ -52,7 +53,7 @@ SERVICES = ["{ name: echo-udp, kind: echo, protocol: udp, port: 7 }",
             "{ name: echo4-only, kind: echo, protocol: tcp, port: 9, framing: none, family: ipv4 }",
             "{ name: perf, kind: iperf3, protocol: tcp, port: 5201 }",
             '{ name: web, kind: http, protocol: tcp, port: 80, responses: '
-            '[ { path: "/", body_bytes: 438 } ] }']
+            '[ { path: "/", body_bytes: 438 }, { path: "/big", body_bytes: 1048576 } ] }']
 
 # In the namespace: one datagram per size (random bytes), up to 3 tries of 1 s each;
 # prints "SIZE ok|bad|lost" per size.
@@ -383,6 +384,12 @@ def check_packet_too_big(res, peer, ctl):
     far_namespace(peer)
     before = ctl.value("wirespeed_tcp_pmtu_reductions_total")
     holes = ctl.value("wirespeed_tcp_pmtu_black_holes_total")
+    # A 1 MiB response goes out in full 1440-byte segments whatever the timing (an echo
+    # may answer each 1220-byte segment from the far end alone, and fit the hop).
+    r = h.sh(f"curl -g -s -o /dev/null -w '%{{size_download}}' --max-time 30 http://[{DP_IP6}]/big",
+             ns=FAR_NS, check=False, timeout=40)
+    res.check(r.stdout.strip() == str(MiB), f"1 MiB HTTP response through the 1280-byte hop: "
+              f"{r.stdout.strip() or r.stderr.strip()[-200:]} bytes")
     n = 8 * MiB
     j, out = sha_result(tcp_sha(FAR_NS, DP_IP6, n, timeout=60), timeout=70)
     red = ctl.value("wirespeed_tcp_pmtu_reductions_total") - before
