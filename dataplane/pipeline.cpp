@@ -111,7 +111,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     if (iface_of_port_.size() <= p.port_id) iface_of_port_.resize(p.port_id + 1u, 0);
     iface_of_port_[p.port_id] = idx;
     for (uint16_t q = 0; q < p.rx_queues; ++q) {
-      if (q % n_cores == core_) rxqs_.push_back(RxQueue{p.port_id, q, idx});
+      if (q % n_cores == core_) rxqs_.push_back(RxQueue{p.port_id, q, idx, pc.rx_descriptors});
     }
   }
 }
@@ -348,7 +348,7 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
   for (const auto& rq : rxqs_) {
     uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, burst);
     got += n;
-    tcp_.rx_burst(n == burst, now);  // full bursts for long: new SYNs are budgeted
+    tcp_.rx_burst(n, burst, rq.ring, now);  // full bursts for long: new SYNs are budgeted
     bool watch = false;
     if (tap_.armed()) [[unlikely]] {
       tap_.rx(mbufs, n, rq.iface, rq.queue);

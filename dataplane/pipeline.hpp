@@ -30,6 +30,7 @@ struct RxQueue {
   uint16_t port_id;
   uint16_t queue;
   uint16_t iface;  // interface index in this core's stack
+  uint16_t ring;   // its descriptors (ports.rx_descriptors): how much a pause can leave
 };
 
 // What the pipelines share, all set up by the main thread before they start.

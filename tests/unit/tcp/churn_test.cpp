@@ -279,13 +279,14 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
   ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
   // Full bursts for a moment are a pause, not overload: nothing is budgeted yet.
-  p.b.rx_burst(true, p.now);
-  p.b.rx_burst(true, p.now + Duration::millis(1));
-  p.b.rx_burst(false, p.now + Duration::millis(1));
-  p.b.rx_burst(true, p.now + Duration::millis(2));
-  p.b.rx_burst(true, p.now + Duration::millis(4) - Duration::nanos(1));
-  // Full for kOverloadTime: budgeted.
-  p.b.rx_burst(true, p.now + Duration::millis(4));
+  constexpr uint32_t kBurst = 32, kRing = 64;
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now);
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(1));
+  p.b.rx_burst(kBurst - 1, kBurst, kRing, p.now + Duration::millis(1));
+  for (uint32_t i = 0; i < 8; ++i) p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(2));
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4) - Duration::nanos(1));
+  // Full for OverloadGate::kMinTime and over kRings rings of frames: budgeted.
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4));
   while (!p.to_b.empty()) {
     WireSegment* s = p.to_b.front();
     p.to_b.pop_front();
@@ -299,11 +300,39 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   EXPECT_EQ(c.echoed, 8u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
   // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
-  p.b.rx_burst(false, p.now);
+  p.b.rx_burst(0, kBurst, kRing, p.now);
   for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(c.failed, 0u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+}
+
+// The gate itself: time alone (a descheduled thread comes back to a full ring and sees
+// milliseconds gone) or frames alone (a fast drain of a deep ring) is not overload.
+TEST(SynShedding, GateWantsTimeAndRings) {
+  constexpr uint32_t kBurst = 32, kRing = 1024;
+  constexpr uint32_t kFull = kRing * tcp::OverloadGate::kRings / kBurst;  // full bursts needed
+  const Instant t0 = Instant::from_ns(1'000'000'000);
+  const Duration min = tcp::OverloadGate::kMinTime;
+  tcp::OverloadGate paused;  // 2 full bursts, 50 ms apart: a pause
+  paused.burst(kBurst, kBurst, kRing, t0);
+  paused.burst(kBurst, kBurst, kRing, t0 + Duration::millis(50));
+  EXPECT_FALSE(paused.behind(t0 + Duration::millis(50)));
+  tcp::OverloadGate fast;  // every frame of kRings rings, all within kMinTime
+  for (uint32_t i = 0; i < kFull; ++i) fast.burst(kBurst, kBurst, kRing, t0);
+  EXPECT_FALSE(fast.behind(t0 + min - Duration::nanos(1)));
+  EXPECT_TRUE(fast.behind(t0 + min));
+  tcp::OverloadGate one_short;  // kMinTime passed, one burst short of kRings rings
+  one_short.burst(kBurst, kBurst, kRing, t0);
+  for (uint32_t i = 0; i + 2 < kFull; ++i) one_short.burst(kBurst, kBurst, kRing, t0 + min * 2);
+  EXPECT_FALSE(one_short.behind(t0 + min * 2));
+  one_short.burst(kBurst, kBurst, kRing, t0 + min * 2);
+  EXPECT_TRUE(one_short.behind(t0 + min * 2));
+  // One burst not full: the run starts again.
+  one_short.burst(kBurst - 1, kBurst, kRing, t0 + min * 2);
+  EXPECT_FALSE(one_short.behind(t0 + min * 2));
+  one_short.burst(kBurst, kBurst, kRing, t0 + min * 3);
+  EXPECT_FALSE(one_short.behind(t0 + min * 4));
 }
 
 TEST(SynShedding, ZeroBudgetNeverSheds) {
@@ -313,8 +342,7 @@ TEST(SynShedding, ZeroBudgetNeverSheds) {
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  p.b.rx_burst(true, p.now);
-  p.b.rx_burst(true, p.now + Duration::seconds(1));
+  for (uint32_t i = 0; i < 64; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
   p.settle();
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
