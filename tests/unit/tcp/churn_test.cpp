@@ -273,6 +273,7 @@ namespace {
 TEST(SynShedding, FullBurstAdmitsTheBudget) {
   tcp::TcpConfig server = bench_config(2);
   server.syn_burst_budget = 8;
+  server.syn_shed_half_open = 0;  // the budget alone
   Pair p(bench_config(1), server);
   echo_server(p.b);
   Churn c(20);
@@ -333,6 +334,42 @@ TEST(SynShedding, GateWantsTimeAndRings) {
   EXPECT_FALSE(one_short.behind(t0 + min * 2));
   one_short.burst(kBurst, kBurst, kRing, t0 + min * 3);
   EXPECT_FALSE(one_short.behind(t0 + min * 4));
+}
+
+// Behind, a SYN beyond the burst's budget is still admitted while the listener holds fewer
+// than syn_shed_half_open half-open connections: handshakes complete as fast as they start.
+TEST(SynShedding, FewHalfOpenAdmitsBeyondTheBudget) {
+  tcp::TcpConfig server = bench_config(2);
+  server.syn_burst_budget = 8;
+  server.syn_shed_half_open = 10;
+  Pair p(bench_config(1), server);
+  echo_server(p.b);
+  Churn c(40);
+  auto behind = [&p] {
+    for (uint32_t i = 0; i < 9; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
+  };
+  auto deliver_syns = [&p] {
+    while (!p.to_b.empty()) {
+      WireSegment* s = p.to_b.front();
+      p.to_b.pop_front();
+      p.b.input(s->src, s->dst, s->bytes, true, p.now);
+      p.wa.recycle(s);
+    }
+  };
+  for (size_t i = 0; i < 20; ++i) c.open(p, i);
+  behind();
+  deliver_syns();
+  // 8 by the budget, 2 more while fewer than 10 are half-open, 10 shed.
+  EXPECT_EQ(p.to_a.size(), 10u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
+  p.settle();  // the 10 handshakes complete: nothing half-open any more
+  EXPECT_EQ(c.echoed, 10u);
+  for (size_t i = 20; i < 30; ++i) c.open(p, i);
+  behind();  // 10 new SYNs: 8 by the budget, 2 by the bound, none shed
+  deliver_syns();
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
+  p.settle();
+  EXPECT_EQ(c.echoed, 20u);
 }
 
 TEST(SynShedding, ZeroBudgetNeverSheds) {
