@@ -183,6 +183,7 @@ struct TcpConfig {
   std::optional<uint32_t> send_buffer_bytes;
   uint32_t buffer_max_bytes = 6291456;  // autotune ceiling
   uint32_t syn_burst_budget = 8;        // 0: never shed SYNs
+  uint32_t syn_shed_half_open = 64;     // shed only from this many half-open connections
   uint32_t syn_backlog = 1024;
   uint32_t accept_backlog = 1024;
   uint32_t max_connections = 65536;

@@ -59,6 +59,7 @@ void parse_tcp(const MapView& m, TcpConfig& out) {
   m.uint("buffer_max_bytes", 65536, kMaxBuffer, out.buffer_max_bytes);
   m.uint("syn_backlog", 1, 65535, out.syn_backlog);
   m.uint("syn_burst_budget", 0, 65535, out.syn_burst_budget);
+  m.uint("syn_shed_half_open", 0, 65535, out.syn_shed_half_open);
   m.uint("accept_backlog", 1, 65535, out.accept_backlog);
   m.uint("max_connections", 1, 16777216, out.max_connections);
   m.boolean("timestamps", out.timestamps);

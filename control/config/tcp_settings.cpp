@@ -22,6 +22,7 @@ tcp::TcpConfig to_stack_tcp(const TcpConfig& t) {
   c.syn_backlog = t.syn_backlog;
   c.accept_backlog = t.accept_backlog;
   c.syn_burst_budget = t.syn_burst_budget;
+  c.syn_shed_half_open = t.syn_shed_half_open;
   c.max_connections = t.max_connections;
   c.timestamps = t.timestamps;
   c.sack = t.sack;

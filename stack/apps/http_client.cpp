@@ -84,8 +84,10 @@ bool HttpClientService::open(Instant now, Conn& st) {
     if (s->c != nullptr) c.close();
   };
   cb.on_closed = [this, s](tcp::Connection&, tcp::CloseReason r) {
+    // A handshake the run's end cut (closing before connected: poll() when stopping) is
+    // the client's doing, not a failure to connect.
     if (!s->connected) {
-      ++connect_failures_;
+      if (!s->closing) ++connect_failures_;
     } else if (!stopping_ && (s->in_flight || (r != tcp::CloseReason::kNormal &&
                                                r != tcp::CloseReason::kAborted))) {
       ++errors_;

@@ -355,13 +355,13 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
     return;
   }
   // Overload: before any state, SYN,ACK or cookie, a SYN beyond the burst's budget is
-  // dropped, so the core's time goes to connections already open and the served rate
-  // holds; the peer retransmits it (RFC 6298 5.7: after rto_initial).
-  if (syn_budget_ == 0) {
+  // dropped once handshakes pile up, so the core's time goes to connections already open
+  // and the served rate holds; the peer retransmits it (RFC 6298 5.7: after rto_initial).
+  if (syn_budget_ == 0 && l.syn_queue >= cfg_.syn_shed_half_open) {
     drops_.add(DropReason::kTcpSynShed);
     return;
   }
-  if (syn_budget_ != UINT32_MAX) --syn_budget_;
+  if (syn_budget_ != UINT32_MAX && syn_budget_ != 0) --syn_budget_;
   if (cookie_wanted(l)) {
     send_syn_cookie(l, t, s, now);
     return;

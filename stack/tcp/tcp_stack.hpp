@@ -18,6 +18,7 @@
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/conn_table.hpp"
 #include "stack/tcp/isn.hpp"
+#include "stack/tcp/overload.hpp"
 #include "stack/tcp/pmtu_cache.hpp"
 #include "stack/tcp/syncookie.hpp"
 #include "stack/tcp/tcb.hpp"
@@ -171,27 +172,14 @@ class TcpStack {
   void serve_tx_waiters(Instant now) {
     if (!tx_waiters_.empty()) serve_tx_turns(now);  // inline: called every loop iteration
   }
-  // The data plane's word before each receive burst is processed: `frames` came back from
-  // a burst of at most `burst` from a ring of `ring` descriptors; a full burst means the
-  // ring holds more. The core is behind, not just back from a pause, once bursts have come
-  // back full for kOverloadTime and for more than two rings' worth of frames: a thread that
-  // was descheduled comes back to at most one ring of backlog B, and drains it in
-  // B / (1 - load) frames, which passes 2 rings only when its load is above 1 - B / 2R
-  // (over half), while a core that is truly behind passes it in 2R / (service rate).
-  // Then new SYNs get TcpConfig::syn_burst_budget per burst until a burst is not full.
-  static constexpr Duration kOverloadTime = Duration::millis(2);
-  void rx_burst(uint32_t frames, uint32_t burst, uint32_t ring, Instant now) {
-    const bool full = frames >= burst;
-    if (!full) {
-      full_since_ = Instant::never();
-      full_frames_ = 0;
-    } else {
-      if (full_since_.is_never()) full_since_ = now;
-      full_frames_ += frames;
-    }
-    const bool behind =
-        full && now - full_since_ >= kOverloadTime && full_frames_ > 2 * uint64_t{ring};
-    syn_budget_ = behind && cfg_.syn_burst_budget != 0 ? cfg_.syn_burst_budget : UINT32_MAX;
+  // The data plane's word before each receive burst is processed: it got `got` frames of
+  // at most `burst` from a queue of `ring` descriptors. Once the core is behind
+  // (OverloadGate: bursts full for long, over several rings of frames), new SYNs get
+  // TcpConfig::syn_burst_budget per burst until a burst is not full.
+  void rx_burst(uint32_t got, uint32_t burst, uint32_t ring, Instant now) {
+    overload_.burst(got, burst, ring, now);
+    const bool behind = cfg_.syn_burst_budget != 0 && overload_.behind(now);
+    syn_budget_ = behind ? cfg_.syn_burst_budget : UINT32_MAX;
   }
 
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
@@ -354,9 +342,8 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
-  uint32_t syn_budget_ = UINT32_MAX;       // SYNs still admitted in this receive burst (rx_burst)
-  uint64_t full_frames_ = 0;               // frames in the run of full bursts (rx_burst)
-  Instant full_since_ = Instant::never();  // since when every receive burst came back full
+  uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
+  OverloadGate overload_;             // is the core behind its receive load (rx_burst)
   bool port_cursor_seeded_ = false;
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;

@@ -274,8 +274,8 @@ control:
     return path
 
 
-def start_dataplane(cfg, log_path, timeout=25):
-    p = spawn([DATAPLANE, "-c", cfg], log_path)
+def start_dataplane(cfg, log_path, timeout=25, exe=None):
+    p = spawn([exe or DATAPLANE, "-c", cfg], log_path)
     deadline = time.time() + timeout
     while time.time() < deadline:
         if p.poll() is not None:
@@ -296,8 +296,8 @@ def scrape(port):
 metric = prom.value
 
 
-def start_control(cfg, log_path, port, timeout=10):
-    p = spawn([CONTROL, "-c", cfg, "serve"], log_path)
+def start_control(cfg, log_path, port, timeout=10, exe=None):
+    p = spawn([exe or CONTROL, "-c", cfg, "serve"], log_path)
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -479,9 +479,13 @@ class Memif:
 
     def __init__(self, tmp, mtu, tag, metrics_port=None, hugepages=False, tcp_extra="",
                  link="memif", counters=True, dp_extra="", port_extra="", server_services=None,
-                 dual=False):
+                 dual=False, server_build=None):
         metrics_port = METRICS_PORT if metrics_port is None else metrics_port
         self.dual = dual
+        # Another build's data plane and control process for the server (an A/B against a
+        # baseline); the clients always run this build.
+        self.server_exe = server_build and os.path.join(server_build, "dataplane", "wirespeed-dataplane")
+        self.server_ctl = server_build and os.path.join(server_build, "control", "wirespeed-control")
         if dual:
             tcp_extra = (tcp_extra + "\n" if tcp_extra else "") + "ipv6:\n  dad_transmits: 0"
         self.server_services = server_services or [
@@ -528,7 +532,7 @@ class Memif:
             metrics_port=self.metrics_port, hugepages=self.hugepages, extra=self.tcp_extra,
             mac="02:00:00:00:96:01", dp_extra=self.dp_extra, port_extra=self.port_extra)
         self.log = os.path.join(self.tmp, f"{self.tag}-server.log")
-        self.server = start_dataplane(self.cfg, self.log)
+        self.server = start_dataplane(self.cfg, self.log, exe=self.server_exe)
         if self.counters:
             # Two control processes read the counters of the server and of whichever client
             # runs (the client's stats segment goes when it exits: it is read just before).
@@ -538,7 +542,7 @@ class Memif:
                 services=["{ name: x, kind: sink, protocol: tcp, port: 9 }"],
                 metrics_port=self.metrics_port + 1)
             self.ctl_server = start_control(self.cfg, os.path.join(self.tmp, f"{self.tag}-ctl-s.log"),
-                                            self.metrics_port)
+                                            self.metrics_port, exe=self.server_ctl)
             self.ctl_client = start_control(self.client_cfg,
                                             os.path.join(self.tmp, f"{self.tag}-ctl-c.log"),
                                             self.metrics_port + 1)
@@ -578,13 +582,13 @@ class Memif:
             CRASHES.append(str(e))
             print(f"  server crashed: {e}", flush=True)
             self.log = os.path.join(self.tmp, f"{self.tag}-server-restart{len(CRASHES)}.log")
-            self.server = start_dataplane(self.cfg, self.log)
+            self.server = start_dataplane(self.cfg, self.log, exe=self.server_exe)
             try:
                 return self._client_once(service, timeout)
             except ServerDied as e2:
                 CRASHES.append(str(e2))
                 self.log = os.path.join(self.tmp, f"{self.tag}-server-restart{len(CRASHES)}b.log")
-                self.server = start_dataplane(self.cfg, self.log)
+                self.server = start_dataplane(self.cfg, self.log, exe=self.server_exe)
                 raise Failure(f"server crashed twice in a row: {e2}")
 
     def _client_once(self, service, timeout):

@@ -156,6 +156,24 @@ TEST(HttpClient, RatePacesRequests) {
   EXPECT_EQ(rep.errors, 0u);
 }
 
+// The run's end cuts the handshakes still in flight: the client's own doing, not a failure
+// to connect (an overloaded generator would otherwise report its stop as server failures).
+TEST(HttpClient, HandshakesCutAtTheEndAreNotConnectFailures) {
+  Rig r;
+  ClientParams p = params(64, 0);
+  p.duration = Duration::millis(200);
+  HttpClientService c("cut", p, checked("/", 438, 1), r.n->a);
+  uint64_t syn_sent_at_end = 0;
+  const Instant t0 = r.n->now;
+  const ClientReport rep = r.run(c, Duration::seconds(30), [&] {
+    if (r.n->now - t0 < p.duration) syn_sent_at_end = r.n->a.count_in(tcp::TcpState::kSynSent);
+  });
+  EXPECT_GT(syn_sent_at_end, 0u);  // handshakes were in flight when the run ended
+  EXPECT_GT(rep.messages, 100u);
+  EXPECT_EQ(rep.connect_failures, 0u);
+  EXPECT_EQ(rep.errors, 0u);
+}
+
 TEST(HttpClient, WrongStatusLengthOrBodyAreErrors) {
   Rig r;
   HttpClientService status("status", params(1, 5), checked("/teapot", 16, 0), r.n->a);

@@ -24,6 +24,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   syn_backlog: 77
   accept_backlog: 66
   syn_burst_budget: 5
+  syn_shed_half_open: 9
   max_connections: 5000
   timestamps: false
   sack: false
@@ -53,6 +54,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   EXPECT_EQ(c.syn_backlog, 77u);
   EXPECT_EQ(c.accept_backlog, 66u);
   EXPECT_EQ(c.syn_burst_budget, 5u);
+  EXPECT_EQ(c.syn_shed_half_open, 9u);
   EXPECT_EQ(c.max_connections, 5000u);
   EXPECT_FALSE(c.timestamps);
   EXPECT_FALSE(c.sack);

@@ -273,20 +273,21 @@ namespace {
 TEST(SynShedding, FullBurstAdmitsTheBudget) {
   tcp::TcpConfig server = bench_config(2);
   server.syn_burst_budget = 8;
+  server.syn_shed_half_open = 0;  // the budget alone
   Pair p(bench_config(1), server);
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
   ASSERT_EQ(p.to_b.size(), 20u);  // 20 SYNs on the wire
-  // Full bursts (32 of 32) for a moment are a pause, not overload: nothing is budgeted
-  // yet. A ring of 16 frames: two rings' worth pass at the second full burst.
-  p.b.rx_burst(32, 32, 16, p.now);
-  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(1));
-  p.b.rx_burst(31, 32, 16, p.now + Duration::millis(1));
-  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(2));
-  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(4) - Duration::nanos(1));
-  // Full for kOverloadTime and more than two rings: budgeted.
-  p.b.rx_burst(32, 32, 16, p.now + Duration::millis(4));
+  // Full bursts for a moment are a pause, not overload: nothing is budgeted yet.
+  constexpr uint32_t kBurst = 32, kRing = 64;
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now);
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(1));
+  p.b.rx_burst(kBurst - 1, kBurst, kRing, p.now + Duration::millis(1));
+  for (uint32_t i = 0; i < 8; ++i) p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(2));
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4) - Duration::nanos(1));
+  // Full for OverloadGate::kMinTime and over kRings rings of frames: budgeted.
+  p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4));
   while (!p.to_b.empty()) {
     WireSegment* s = p.to_b.front();
     p.to_b.pop_front();
@@ -300,31 +301,75 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   EXPECT_EQ(c.echoed, 8u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
   // Bursts no longer full: the retransmitted SYNs (after rto_initial) are all admitted.
-  p.b.rx_burst(0, 32, 16, p.now);
+  p.b.rx_burst(0, kBurst, kRing, p.now);
   for (int i = 0; i < 30 && c.echoed < 20; ++i) p.tick(Duration::millis(100));
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(c.failed, 0u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
 }
 
-// A thread back from a pause finds at most one ring of backlog: bursts come back full while
-// it drains, for longer than kOverloadTime when the load is high, but that is not overload
-// until more than two rings' worth has gone through without a burst coming back short.
-TEST(SynShedding, DrainingOneRingIsNotOverload) {
+// The gate itself: time alone (a descheduled thread comes back to a full ring and sees
+// milliseconds gone) or frames alone (a fast drain of a deep ring) is not overload.
+TEST(SynShedding, GateWantsTimeAndRings) {
+  constexpr uint32_t kBurst = 32, kRing = 1024;
+  constexpr uint32_t kFull = kRing * tcp::OverloadGate::kRings / kBurst;  // full bursts needed
+  const Instant t0 = Instant::from_ns(1'000'000'000);
+  const Duration min = tcp::OverloadGate::kMinTime;
+  tcp::OverloadGate paused;  // 2 full bursts, 50 ms apart: a pause
+  paused.burst(kBurst, kBurst, kRing, t0);
+  paused.burst(kBurst, kBurst, kRing, t0 + Duration::millis(50));
+  EXPECT_FALSE(paused.behind(t0 + Duration::millis(50)));
+  tcp::OverloadGate fast;  // every frame of kRings rings, all within kMinTime
+  for (uint32_t i = 0; i < kFull; ++i) fast.burst(kBurst, kBurst, kRing, t0);
+  EXPECT_FALSE(fast.behind(t0 + min - Duration::nanos(1)));
+  EXPECT_TRUE(fast.behind(t0 + min));
+  tcp::OverloadGate one_short;  // kMinTime passed, one burst short of kRings rings
+  one_short.burst(kBurst, kBurst, kRing, t0);
+  for (uint32_t i = 0; i + 2 < kFull; ++i) one_short.burst(kBurst, kBurst, kRing, t0 + min * 2);
+  EXPECT_FALSE(one_short.behind(t0 + min * 2));
+  one_short.burst(kBurst, kBurst, kRing, t0 + min * 2);
+  EXPECT_TRUE(one_short.behind(t0 + min * 2));
+  // One burst not full: the run starts again.
+  one_short.burst(kBurst - 1, kBurst, kRing, t0 + min * 2);
+  EXPECT_FALSE(one_short.behind(t0 + min * 2));
+  one_short.burst(kBurst, kBurst, kRing, t0 + min * 3);
+  EXPECT_FALSE(one_short.behind(t0 + min * 4));
+}
+
+// Behind, a SYN beyond the burst's budget is still admitted while the listener holds fewer
+// than syn_shed_half_open half-open connections: handshakes complete as fast as they start.
+TEST(SynShedding, FewHalfOpenAdmitsBeyondTheBudget) {
   tcp::TcpConfig server = bench_config(2);
   server.syn_burst_budget = 8;
+  server.syn_shed_half_open = 10;
   Pair p(bench_config(1), server);
   echo_server(p.b);
-  Churn c(20);
+  Churn c(40);
+  auto behind = [&p] {
+    for (uint32_t i = 0; i < 9; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
+  };
+  auto deliver_syns = [&p] {
+    while (!p.to_b.empty()) {
+      WireSegment* s = p.to_b.front();
+      p.to_b.pop_front();
+      p.b.input(s->src, s->dst, s->bytes, true, p.now);
+      p.wa.recycle(s);
+    }
+  };
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  for (int i = 0; i < 4; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(2 * i));
-  p.settle();  // 128 frames in 6 ms: two rings exactly
-  EXPECT_EQ(c.echoed, 20u);
-  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
-  for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  p.b.rx_burst(32, 32, 64, p.now + Duration::millis(8));  // 160 frames: behind
+  behind();
+  deliver_syns();
+  // 8 by the budget, 2 more while fewer than 10 are half-open, 10 shed.
+  EXPECT_EQ(p.to_a.size(), 10u);
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
+  p.settle();  // the 10 handshakes complete: nothing half-open any more
+  EXPECT_EQ(c.echoed, 10u);
+  for (size_t i = 20; i < 30; ++i) c.open(p, i);
+  behind();  // 10 new SYNs: 8 by the budget, 2 by the bound, none shed
+  deliver_syns();
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
   p.settle();
-  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
+  EXPECT_EQ(c.echoed, 20u);
 }
 
 TEST(SynShedding, ZeroBudgetNeverSheds) {
@@ -334,8 +379,7 @@ TEST(SynShedding, ZeroBudgetNeverSheds) {
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  p.b.rx_burst(32, 32, 16, p.now);
-  p.b.rx_burst(32, 32, 16, p.now + Duration::seconds(1));
+  for (uint32_t i = 0; i < 64; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
   p.settle();
   EXPECT_EQ(c.echoed, 20u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
