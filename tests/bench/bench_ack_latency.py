@@ -11,11 +11,14 @@ on wsr-dp itself misses what the data plane sends), so both receivers are timed 
 kind of point, one veth hop from the receiver: an ACK's latency is
 the time from the last data segment that arrived before it to the ACK, counted for the
 first ACK after new data only (a delayed ACK's wait counts; a window update with no new
-data does not). Prints p50/p99/p99.9/max per receiver and one JSON line (`RESULT {...}`);
+data does not). Then --pings ICMP echoes from A, one every --ping-interval-ms, through the
+relay without delay: their round trips show the receiver's wake-up cost when traffic
+arrives in sparse bits. Prints p50/p99/p99.9/max per receiver and one JSON line (`RESULT {...}`);
 --json writes it to FILE too. Takes the shared integration lock for the whole run.
 
   sudo tests/bench/bench_ack_latency.py [--count 64] [--delay-ms 1] [--repeat 1]
-                                        [--idle adaptive,poll] [--json FILE]
+                                        [--idle adaptive,poll] [--pings 200]
+                                        [--ping-interval-ms 10] [--json FILE]
 """
 import argparse
 import fcntl
@@ -45,7 +48,8 @@ class Capture:
         pre = ["ip", "netns", "exec", ns] if ns else []
         self.path = path
         self.proc = subprocess.Popen(
-            pre + ["tcpdump", "-i", iface, "-n", "-s", "128", "-B", "16384", "-w", path, "tcp"],
+            pre + ["tcpdump", "-i", iface, "-n", "-s", "128", "-B", "16384", "--immediate-mode", "-U",
+                   "-w", path, "tcp"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         if "listening" not in line:
@@ -90,6 +94,17 @@ def summary(delays):
             "max_us": round(v[-1], 1)}
 
 
+def ping_rtts(args, far, ip):
+    """Round trips (us) of --pings ICMP echoes from A every --ping-interval-ms through a
+    relay without delay: the receiver's wake-up cost when traffic comes in sparse bits."""
+    if args.pings == 0:
+        return []
+    with rn.Relay(far, seed=args.seed):
+        r = h.sh(f"ping -n -c {args.pings} -i {args.ping_interval_ms / 1000} -W 1 {ip}",
+                 ns=rn.NS_A, check=False, timeout=args.pings * args.ping_interval_ms / 1e3 + 30)
+    return [float(m) * 1e3 for m in re.findall(r"time=([0-9.]+) ms", r.stdout)]
+
+
 def linux_run(args, tmp, i):
     with rn.Relay("b", delay_ms=args.delay_ms, seed=args.seed):
         cap = Capture("wsr-rb", rn.NS_RELAY, os.path.join(tmp, f"linux-{i}.pcap"))
@@ -97,7 +112,7 @@ def linux_run(args, tmp, i):
         s = rn.linux_send(rn.NS_A, rn.IP_B, rn.SINK_PORT, args.count, args.timeout, "cubic")
         sink.stop()
         path = cap.stop()
-    return ack_delays(path, rn.IP_B), s.get("seconds")
+    return ack_delays(path, rn.IP_B), s.get("seconds"), ping_rtts(args, "b", rn.IP_B)
 
 
 def wirespeed_run(args, tmp, idle, i):
@@ -110,7 +125,8 @@ def wirespeed_run(args, tmp, idle, i):
             cap = Capture(rn.RELAY_DP_IF, rn.NS_RELAY, os.path.join(tmp, f"ws-{idle}-{i}.pcap"))
             r = rn._receive(ctl, args.count, args.timeout, "cubic")
             path = cap.stop()
-    return ack_delays(path, rn.IP_DP), r.get("seconds")
+        rtts = ping_rtts(args, "dp", rn.IP_DP)
+    return ack_delays(path, rn.IP_DP), r.get("seconds"), rtts
 
 
 def main():
@@ -121,6 +137,9 @@ def main():
     ap.add_argument("--idle", default="adaptive,poll", help="the data plane's idle modes")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--pings", type=int, default=200,
+                    help="ICMP echoes per receiver and repeat after the transfer (0: none)")
+    ap.add_argument("--ping-interval-ms", type=float, default=10)
     ap.add_argument("--json", help="also write the result to FILE")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -133,21 +152,26 @@ def main():
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with rn.RelayNet():
-            runs = {"linux": ([], [])}
+            runs = {"linux": ([], [], [])}
             for idle in args.idle.split(","):
-                runs[f"wirespeed {idle}"] = ([], [])
+                runs[f"wirespeed {idle}"] = ([], [], [])
             for i in range(args.repeat):  # interleaved, so load falls on all alike
-                for name, (delays, secs) in runs.items():
-                    d, s = (linux_run(args, tmp, i) if name == "linux" else
-                            wirespeed_run(args, tmp, name.split()[1], i))
+                for name, (delays, secs, rtts) in runs.items():
+                    d, s, p = (linux_run(args, tmp, i) if name == "linux" else
+                               wirespeed_run(args, tmp, name.split()[1], i))
                     delays.extend(d)
                     secs.append(s)
+                    rtts.extend(p)
     result["load_after"] = round(os.getloadavg()[0], 2)
-    for name, (delays, secs) in runs.items():
-        result[name] = {**summary(delays), "transfer_s": secs}
+    for name, (delays, secs, rtts) in runs.items():
+        ping = summary(rtts)
+        ping["pings"] = ping.pop("acks")
+        result[name] = {**summary(delays), "transfer_s": secs, "ping": ping}
         r = result[name]
         print(f"{name:20} ACKs {r['acks']:6}  p50 {r.get('p50_us')} us  p99 {r.get('p99_us')} us"
               f"  p99.9 {r.get('p999_us')} us  max {r.get('max_us')} us  transfers {secs} s")
+        print(f"{'':20} pings {ping['pings']:5}  p50 {ping.get('p50_us')} us  p99 "
+              f"{ping.get('p99_us')} us  p99.9 {ping.get('p999_us')} us  max {ping.get('max_us')} us")
     print("RESULT " + json.dumps(result))
     if args.json:
         with open(args.json, "w") as f:
