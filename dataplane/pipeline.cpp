@@ -3,6 +3,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -20,11 +21,9 @@ namespace ws::dp {
 
 namespace {
 
-// Adaptive idling: after this many empty polls the core starts to sleep, first
-// briefly, doubling up to kMaxSleepUs, and never past the stack's next deadline.
-constexpr uint32_t kSpinPolls = 2000;
-constexpr uint32_t kFirstSleepUs = 5;
-constexpr uint32_t kMaxSleepUs = 500;
+// The timer slack of an `idle: adaptive` core's thread: Linux's default (50 us) would
+// stretch each of the short sleeps of idle_policy.hpp to 50 us and more.
+constexpr unsigned long kTimerSlackNs = 1000;
 // The RX queue reported for frames another core received and handed over (steering.hpp).
 constexpr uint16_t kHandedOverQueue = 0xffff;
 
@@ -227,6 +226,7 @@ void Pipeline::run(bool main) {
     mark_ = m;
     attached_ = true;
   }
+  if (adaptive_) prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);  // best effort
   while (!stop_.load(std::memory_order_relaxed)) {
     // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
     // (memif's disconnect) waits for the end of this iteration.
@@ -239,6 +239,9 @@ void Pipeline::run(bool main) {
     if ((++loop.iter & 255) == 0) pool_housekeeping();
     periodic(now, main, loop);
     mark_->leave();
+    // Timers the services' sends armed in the stack (a retransmission or loss probe)
+    // come due before the deadline taken when the timers last ran.
+    loop.deadline = earliest(loop.deadline, tcp_.next_due());
     // Work is anything received or sent this iteration (a source with nothing to receive
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
@@ -302,8 +305,7 @@ void Pipeline::book_time(Instant now, bool worked, LoopClock& loop) {
   ++sample_.loops;
   if (worked) {
     sample_.busy_ns += spent;
-    empty_polls_ = 0;
-    sleep_us_ = 0;
+    idle_.worked(now);
   } else {
     sample_.idle_ns += spent;
     if (adaptive_) idle_wait(now, earliest(loop.deadline, loop.next_stats));
@@ -409,16 +411,12 @@ uint32_t Pipeline::take_handed(Instant now, rte_mbuf** mbufs, uint16_t burst, Rx
 }
 
 void Pipeline::idle_wait(Instant now, Instant next_deadline) {
-  if (++empty_polls_ < kSpinPolls) {
+  const Duration d = idle_.on_empty(now, next_deadline);
+  if (d == Duration::zero()) {
     rte_pause();
     return;
   }
-  sleep_us_ = sleep_us_ == 0 ? kFirstSleepUs : std::min(sleep_us_ * 2, kMaxSleepUs);
-  int64_t us = sleep_us_;
-  if (!next_deadline.is_never() && next_deadline > now) {
-    us = std::min<int64_t>(us, (next_deadline - now).us() + 1);
-  }
-  timespec ts{0, static_cast<long>(us * 1000)};
+  timespec ts{static_cast<time_t>(d.ns() / 1000000000), static_cast<long>(d.ns() % 1000000000)};
   nanosleep(&ts, nullptr);
 }
 

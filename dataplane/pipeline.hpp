@@ -12,6 +12,7 @@
 #include "dataplane/client_reports.hpp"
 #include "dataplane/clock.hpp"
 #include "dataplane/faults.hpp"
+#include "dataplane/idle_policy.hpp"
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
@@ -111,8 +112,7 @@ class Pipeline {
   std::vector<std::unique_ptr<Service>> services_;
   CoreSample sample_;
   bool adaptive_;
-  uint32_t empty_polls_ = 0;
-  uint32_t sleep_us_ = 0;
+  IdlePolicy idle_;
   Instant next_reports_;
   bool has_servers_ = false;
   // Odd while an iteration of run() (or finish()) may be inside a burst: see

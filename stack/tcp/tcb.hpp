@@ -341,7 +341,10 @@ class Tcb final : public Connection {
   uint32_t unacked_bytes = 0;
   uint32_t last_emit_len = 0;
   uint32_t rcv_mss = 536;  // largest segment seen from the peer
-  uint32_t quickack = 16;  // segments to ACK at once at start (cf. Linux quickack)
+  // Segments to ACK at once: at the start, and after a silence longer than the RTO
+  // (note_arrival); cf. Linux's quick-ACK mode.
+  static constexpr uint32_t kQuickAcks = 16;
+  uint32_t quickack = kQuickAcks;
   // SACK compression while data arrives out of order (ack_out_of_order).
   SeqNum comp_rcv_nxt;
   uint8_t comp_dupacks = 0;  // duplicate ACKs sent at once for comp_rcv_nxt

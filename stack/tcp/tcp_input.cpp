@@ -381,6 +381,15 @@ static void deliver_and_wake(Tcb& c, Instant now) {
   }
 }
 
+// Every acceptable segment. One after a silence longer than the RTO is most likely the
+// peer's retransmission after its timer fired, and the peer restarts from a window of one
+// segment, which a delayed ACK would hold for tcp.delayed_ack each round trip of its slow
+// start: the next segments are ACKed at once, as Linux does (tcp_event_data_recv).
+static void note_arrival(Tcb& c, Instant now) {
+  if (now - c.last_rx > c.rto) c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
+  c.last_rx = now;
+}
+
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
 // segment of an established connection that has nothing in flight and nothing in recovery,
 // acknowledging nothing new, with the window unchanged, no SACK blocks and a timestamp no
@@ -397,7 +406,7 @@ static bool predicted(const Tcb& c, const Segment& s) {
 }
 
 void Tcb::input_predicted(Segment& s, Instant now) {
-  last_rx = now;
+  note_arrival(*this, now);
   keepalive_sent = 0;
   if (keepalive_at != Instant::never() || stack.config().keepalive)
     keepalive_at =
@@ -571,7 +580,7 @@ void Tcb::input(Segment& s, Instant now) {
     out_of_window(*this, s, now);
     return;
   }
-  last_rx = now;
+  note_arrival(*this, now);
   keepalive_sent = 0;
   if (keepalive_at != Instant::never() || st.config().keepalive)
     keepalive_at = st.config().keepalive ? now + st.config().keepalive_idle : Instant::never();

@@ -166,6 +166,10 @@ class TcpStack {
   }
   // Runs due timers and pending output; returns the next deadline (never() if none).
   Instant poll(Instant now);
+  // The earliest timer armed now (never() if none), without running any: what poll() would
+  // return. Timers armed since the last poll() (a send arms the retransmission timer)
+  // are included; a lazily deleted entry can make it early, never late.
+  Instant next_due() const { return timers_.empty() ? Instant::never() : timers_.front().at; }
   // Gives the connections waiting behind the transmit-pressure mark their turns, oldest
   // first, on every port that has buffers again (tx_blocked). The data plane calls it once
   // per loop iteration, before it hands queued frames to the rings; poll() calls it too.

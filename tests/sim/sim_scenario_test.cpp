@@ -571,6 +571,36 @@ TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   EXPECT_EQ(f->o.sack_count, 0);
 }
 
+// A segment after a silence longer than the RTO (the peer's timer has most likely fired,
+// and it restarts from one segment): it and the next ones are ACKed at once, not after the
+// delayed-ACK timer, as Linux does.
+TEST(DelayedAck, QuickAckAgainAfterASilenceLongerThanTheRto) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  s.clear();
+  auto seg = bytes(1448);
+  auto send_one = [&] {
+    s.in(s.peer(kAck), seg);
+    s.peer_nxt += 1448;
+  };
+  for (int i = 0; i < 18; ++i) send_one();  // the quick-ACKs of the start, then a pair
+  s.clear();
+  send_one();
+  EXPECT_EQ(s.pending(), 0u);  // a lone segment waits for the timer
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  s.clear();
+  // Silent for longer than the RTO (at most 1 s before any RTT sample, RFC 6298 2.1).
+  s.advance(Duration::seconds(3));
+  s.clear();
+  for (int i = 0; i < 3; ++i) {
+    send_one();
+    EXPECT_EQ(s.pending(), 1u) << i;
+    s.clear();
+  }
+}
+
 // RFC 2018 section 4: the block of the newest out-of-order segment first, then the blocks
 // of those before it, newest first, so that a block reported once is repeated in the
 // next ACKs even when newer holes keep opening above it (as under random loss).
