@@ -70,9 +70,14 @@ class Tcb final : public Connection {
   ~Tcb() = default;
 
   // --- tcp_input.cpp
-  void input(Segment& s, Instant now);
+  // True when header prediction took the segment (in-order data, nothing in flight): all
+  // it may leave to send is the ACK of that data (TcpStack::input may hold it for the end
+  // of the receive burst).
+  bool input(Segment& s, Instant now);
   // The header-predicted case of input(): in-order data, nothing in flight.
   void input_predicted(Segment& s, Instant now);
+  // Every other segment: RFC 9293 3.10.7 step by step.
+  void input_general(Segment& s, Instant now);
   // --- tcp_output.cpp
   // Sends whatever the windows allow plus any pending ACK.
   void output(Instant now);
@@ -158,6 +163,8 @@ class Tcb final : public Connection {
   void enter_time_wait(Instant now);
   void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
   void deliver(Instant now);   // hand in-order data to on_data
+  // The end of deliver(): ack_now when the window opened by enough to tell the peer.
+  void note_window_opened();
   // Received data kept by reference (rx_held.hpp, rx_held.cpp): hold_rx keeps `p`,
   // in-order bytes that follow everything queued, when the ring and the
   // out-of-order queue are empty; false means copy it. compact_held copies what is
@@ -206,6 +213,7 @@ class Tcb final : public Connection {
   bool pressured = false;    // under transmit-buffer pressure
   bool tx_waiting = false;   // queued for a turn at the transmit queue (TcpStack::tx_blocked)
   bool delivering = false;
+  bool burst_output = false;  // output held for the end of the receive burst (TcpStack)
   // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
   // not consumed yet, counted by readable() as if they were buffered.
   size_t direct_unread = 0;

@@ -372,8 +372,13 @@ static void process_fin(Tcb& c, Instant now) {
 // The end of every input: queued data to the application, then the writer woken when the
 // send buffer has room again.
 static void deliver_and_wake(Tcb& c, Instant now) {
-  c.deliver(now);
-  if (c.released) return;
+  // Nothing queued (on_data took every byte where it arrived): only the window check.
+  if (c.rcv_queued() == 0 && !c.app_closed) {
+    if (!c.delivering) c.note_window_opened();
+  } else {
+    c.deliver(now);
+    if (c.released) return;
+  }
   if (c.want_writable && c.cb.on_writable &&
       c.send_space() >= std::max<size_t>(c.snd_buf_limit / 4, 1)) {
     c.want_writable = false;
@@ -539,9 +544,17 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   return true;
 }
 
-void Tcb::input(Segment& s, Instant now) {
+bool Tcb::input(Segment& s, Instant now) {
+  if (predicted(*this, s)) {
+    input_predicted(s, now);
+    return true;
+  }
+  input_general(s, now);
+  return false;
+}
+
+void Tcb::input_general(Segment& s, Instant now) {
   TcpStack& st = stack;
-  if (predicted(*this, s)) return input_predicted(s, now);
   if (state == TcpState::kSynSent) {
     syn_sent_input(*this, s, now);
     return;
