@@ -5,6 +5,7 @@
 // right-sizing).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -71,8 +72,9 @@ class Tcb final : public Connection {
 
   // --- tcp_input.cpp
   // True when header prediction took the segment (in-order data, nothing in flight): all
-  // it may leave to send is the ACK of that data (TcpStack::input may hold it for the end
-  // of the receive burst).
+  // it may leave to send is the ACK of that data, and the caller runs
+  // note_window_opened() before the output() that sends it (TcpStack::input, at the end
+  // of the receive burst within one: the window check is done once, for the last state).
   bool input(Segment& s, Instant now);
   // The header-predicted case of input(): in-order data, nothing in flight.
   void input_predicted(Segment& s, Instant now);
@@ -135,7 +137,14 @@ class Tcb final : public Connection {
   void tlp_fire(Instant now);
   void tlp_on_ack(const Segment& s, bool dupack, bool dsack, Instant now);
   // --- autotune.cpp
-  void autotune_on_consume(size_t n, Instant now);
+  // The application consumed n bytes: counted, and once per receiver RTT the receive
+  // buffer is sized after them (autotune_rcv_space). Inline: it runs per segment.
+  void autotune_on_consume(size_t n, Instant now) {
+    copied += n;
+    const Duration rtt = have_rtt ? std::max(srtt, Duration::micros(100)) : Duration::millis(100);
+    if (now - rcv_space_time >= rtt) autotune_rcv_space(now);
+  }
+  void autotune_rcv_space(Instant now);
   void autotune_send(Instant now);
   uint32_t rcv_window_now() const;  // bytes we can advertise from rcv_nxt
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }

@@ -295,12 +295,15 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     }
     const bool in_order = tcb->input(s, now);
     if (tcb->released) return;
-    if (in_order && rx_burst_open_) {
-      if (!tcb->burst_output) {
-        tcb->burst_output = true;
-        burst_output_.push_back(tcb);
+    if (in_order) {
+      if (rx_burst_open_) {
+        if (!tcb->burst_output) {
+          tcb->burst_output = true;
+          burst_output_.push_back(tcb);
+        }
+        return;
       }
-      return;
+      tcb->note_window_opened();
     }
     tcb->output(now);
     return;
@@ -327,7 +330,9 @@ void TcpStack::flush_burst_output() {
   for (size_t i = 0; i < burst_output_.size(); ++i) {
     Tcb* t = burst_output_[i];
     t->burst_output = false;
-    if (!t->released) t->output(now_);
+    if (t->released) continue;
+    t->note_window_opened();  // left by header prediction (Tcb::input)
+    t->output(now_);
   }
   burst_output_.clear();
 }

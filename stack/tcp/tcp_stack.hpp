@@ -280,7 +280,8 @@ class TcpStack {
   struct Guard {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
     ~Guard() {
-      if (--s.depth_ == 0) s.end_of_call();
+      // Inline: most calls (a received segment) leave nothing for end_of_call().
+      if (--s.depth_ == 0 && (!s.pending_output_.empty() || !s.graveyard_.empty())) s.end_of_call();
     }
     TcpStack& s;
   };
