@@ -22,6 +22,8 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
       rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   holders_.reserve(kHeldPieces);
+  // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
+  burst_output_.reserve(kBurstOutputReserve);
 }
 
 namespace {

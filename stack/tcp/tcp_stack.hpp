@@ -338,6 +338,7 @@ class TcpStack {
   std::vector<Tcb*> pending_output_;
   // Connections whose output waits for the end of the receive burst (Tcb::burst_output).
   std::vector<Tcb*> burst_output_;
+  static constexpr size_t kBurstOutputReserve = 64;
   bool rx_burst_open_ = false;
   void flush_burst_output();
   // Connections blocked at the transmit-pressure mark, oldest first (tx_blocked), and
