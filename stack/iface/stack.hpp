@@ -82,6 +82,10 @@ class TransportHandler {
   virtual bool icmp_error(uint8_t type, uint8_t code, uint16_t next_hop_mtu,
                           std::span<const uint8_t> quoted, Instant now) = 0;
   virtual Instant poll(Instant now) = 0;
+  // A receive burst begins and ends (Stack::begin_rx_burst, end_rx_burst): output the
+  // transport held for the burst leaves at its end.
+  virtual void begin_rx_burst() {}
+  virtual void end_rx_burst(Instant) {}
 };
 
 struct StackConfig {
@@ -145,10 +149,15 @@ class Stack final : public L4Output {
   // it passes to receive() whole and its buffers owned (PacketView::set_owner), so the
   // datagrams to sockets with a burst handler go to them in runs, one call per run
   // (UdpTable::deliver), at the latest at end_rx_burst().
-  void begin_rx_burst() { rx_burst_open_ = true; }
+  // TCP holds the ACKs of in-order data for the burst's end (TcpStack::begin_rx_burst).
+  void begin_rx_burst() {
+    rx_burst_open_ = true;
+    if (tcp_ != nullptr) tcp_->begin_rx_burst();
+  }
   void end_rx_burst(Instant now) {
     rx_burst_open_ = false;
     udp_.flush_burst(now);
+    if (tcp_ != nullptr) tcp_->end_rx_burst(now);
   }
   void udp_unbind(uint16_t port) { udp_.unbind(port); }
   bool udp_restrict_family(uint16_t port, AddrFamily f) { return udp_.restrict_family(port, f); }

@@ -41,6 +41,8 @@ class TcpTransport final : public TransportHandler {
                            now, ip->total_len());
   }
   Instant poll(Instant now) override { return tcp_.poll(now); }
+  void begin_rx_burst() override { tcp_.begin_rx_burst(); }
+  void end_rx_burst(Instant now) override { tcp_.end_rx_burst(now); }
 
  private:
   // An ICMPv6 error (RFC 4443) quoting an IPv6 packet we sent, the TCP header right after

@@ -26,14 +26,11 @@ uint32_t Tcb::rcv_window_now() const {
   return free;
 }
 
-void Tcb::autotune_on_consume(size_t n, Instant now) {
-  copied += n;
+// Once per receiver RTT (the handshake and data RTTs are known on both ends).
+void Tcb::autotune_rcv_space(Instant now) {
   const auto& cfg = stack.config();
-  if (cfg.recv_buffer != 0) return;  // fixed buffer: no tuning
-  // Once per receiver RTT (the handshake and data RTTs are known on both ends).
-  Duration rtt = have_rtt ? std::max(srtt, Duration::micros(100)) : Duration::millis(100);
-  if (now - rcv_space_time < rtt) return;
-  if (copied > rcv_space && !pressured) {
+  // A fixed buffer (tcp.recv_buffer) is not tuned.
+  if (cfg.recv_buffer == 0 && copied > rcv_space && !pressured) {
     // About twice what the application consumed per RTT plus headroom for
     // reordering, so the sender is never window-limited by us.
     uint64_t target = 2 * copied + 16ull * our_mss;

@@ -150,8 +150,12 @@ void Tcb::deliver(Instant now) {
   }
   delivering = false;
   if (released) return;
-  // Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in
-  // steps of min(buffer/2, MSS), which also avoids silly window syndrome).
+  note_window_opened();
+}
+
+// Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in steps of
+// min(buffer/2, MSS), which also avoids silly window syndrome).
+void Tcb::note_window_opened() {
   uint32_t wnd = rcv_window_now();
   SeqNum edge = rcv_nxt + wnd;
   if (edge - rcv_adv >=

@@ -5,6 +5,7 @@
 // right-sizing).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -70,9 +71,15 @@ class Tcb final : public Connection {
   ~Tcb() = default;
 
   // --- tcp_input.cpp
-  void input(Segment& s, Instant now);
+  // True when header prediction took the segment (in-order data, nothing in flight): all
+  // it may leave to send is the ACK of that data, and the caller runs
+  // note_window_opened() before the output() that sends it (TcpStack::input, at the end
+  // of the receive burst within one: the window check is done once, for the last state).
+  bool input(Segment& s, Instant now);
   // The header-predicted case of input(): in-order data, nothing in flight.
   void input_predicted(Segment& s, Instant now);
+  // Every other segment: RFC 9293 3.10.7 step by step.
+  void input_general(Segment& s, Instant now);
   // --- tcp_output.cpp
   // Sends whatever the windows allow plus any pending ACK.
   void output(Instant now);
@@ -130,7 +137,14 @@ class Tcb final : public Connection {
   void tlp_fire(Instant now);
   void tlp_on_ack(const Segment& s, bool dupack, bool dsack, Instant now);
   // --- autotune.cpp
-  void autotune_on_consume(size_t n, Instant now);
+  // The application consumed n bytes: counted, and once per receiver RTT the receive
+  // buffer is sized after them (autotune_rcv_space). Inline: it runs per segment.
+  void autotune_on_consume(size_t n, Instant now) {
+    copied += n;
+    const Duration rtt = have_rtt ? std::max(srtt, Duration::micros(100)) : Duration::millis(100);
+    if (now - rcv_space_time >= rtt) autotune_rcv_space(now);
+  }
+  void autotune_rcv_space(Instant now);
   void autotune_send(Instant now);
   uint32_t rcv_window_now() const;  // bytes we can advertise from rcv_nxt
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }
@@ -158,6 +172,8 @@ class Tcb final : public Connection {
   void enter_time_wait(Instant now);
   void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
   void deliver(Instant now);   // hand in-order data to on_data
+  // The end of deliver(): ack_now when the window opened by enough to tell the peer.
+  void note_window_opened();
   // Received data kept by reference (rx_held.hpp, rx_held.cpp): hold_rx keeps `p`,
   // in-order bytes that follow everything queued, when the ring and the
   // out-of-order queue are empty; false means copy it. compact_held copies what is
@@ -206,6 +222,7 @@ class Tcb final : public Connection {
   bool pressured = false;    // under transmit-buffer pressure
   bool tx_waiting = false;   // queued for a turn at the transmit queue (TcpStack::tx_blocked)
   bool delivering = false;
+  bool burst_output = false;  // output held for the end of the receive burst (TcpStack)
   // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
   // not consumed yet, counted by readable() as if they were buffered.
   size_t direct_unread = 0;

@@ -371,9 +371,15 @@ static void process_fin(Tcb& c, Instant now) {
 
 // The end of every input: queued data to the application, then the writer woken when the
 // send buffer has room again.
-static void deliver_and_wake(Tcb& c, Instant now) {
-  c.deliver(now);
-  if (c.released) return;
+// With nothing queued (on_data took every byte where it arrived), deliver() would only
+// check the window, which `window_check` false leaves to the caller.
+static void deliver_and_wake(Tcb& c, Instant now, bool window_check = true) {
+  if (c.rcv_queued() != 0 || c.app_closed) {
+    c.deliver(now);
+    if (c.released) return;
+  } else if (window_check && !c.delivering) {
+    c.note_window_opened();
+  }
   if (c.want_writable && c.cb.on_writable &&
       c.send_space() >= std::max<size_t>(c.snd_buf_limit / 4, 1)) {
     c.want_writable = false;
@@ -427,7 +433,7 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   ++stack.ctr().rx_predicted;
   receive_data(*this, s, now);
   if (released) return;
-  deliver_and_wake(*this, now);
+  deliver_and_wake(*this, now, false);  // the window: see input()
 }
 
 // First check failed (RFC 9293 3.10.7.4): the segment is outside the window. It is
@@ -548,9 +554,17 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   return true;
 }
 
-void Tcb::input(Segment& s, Instant now) {
+bool Tcb::input(Segment& s, Instant now) {
+  if (predicted(*this, s)) {
+    input_predicted(s, now);
+    return true;
+  }
+  input_general(s, now);
+  return false;
+}
+
+void Tcb::input_general(Segment& s, Instant now) {
   TcpStack& st = stack;
-  if (predicted(*this, s)) return input_predicted(s, now);
   if (state == TcpState::kSynSent) {
     syn_sent_input(*this, s, now);
     return;

@@ -22,6 +22,8 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
       rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   holders_.reserve(kHeldPieces);
+  // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
+  burst_output_.reserve(kBurstOutputReserve);
 }
 
 namespace {
@@ -100,6 +102,7 @@ TcbSlot* TcpStack::take_slot() {
 // The connection's rings go back to the spares (when of the pooled sizes), its storage
 // to the free slots; the memory itself stays with the stack for the next connection.
 void TcpStack::destroy(Tcb* t) {
+  if (t->burst_output) std::erase(burst_output_, t);
   recycle_rings(*t);
   TcbSlot* s = t->slot;
   t->~Tcb();
@@ -275,7 +278,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     return;
   }
   FourTuple t{dst, src, v->dst_port(), v->src_port()};
-  if (Tcb* tcb = conns_.find(t); tcb != nullptr) {
+  if (Tcb* tcb = find_conn(t); tcb != nullptr) {
     ++ctr_.family.segments_in[tcb->fam];
     // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
     // without timestamps, its sequence number) shows it is not an old duplicate.
@@ -292,8 +295,19 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
         return;
       }
     }
-    tcb->input(s, now);
-    if (!tcb->released) tcb->output(now);
+    const bool in_order = tcb->input(s, now);
+    if (tcb->released) return;
+    if (in_order) {
+      if (rx_burst_open_) {
+        if (!tcb->burst_output) {
+          tcb->burst_output = true;
+          burst_output_.push_back(tcb);
+        }
+        return;
+      }
+      tcb->note_window_opened();
+    }
+    tcb->output(now);
     return;
   }
   ++ctr_.family.segments_in[family_index(src)];
@@ -303,6 +317,26 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
   }
   drops_.add(DropReason::kTcpNoListener);
   reset_unknown(t, s, now);
+}
+
+void TcpStack::end_rx_burst(Instant now) {
+  rx_burst_open_ = false;
+  if (burst_output_.empty()) return;
+  Guard g(*this);
+  now_ = std::max(now_, now);
+  flush_burst_output();
+}
+
+// Index loop: output() runs no input, but a callback could still ask for more output.
+void TcpStack::flush_burst_output() {
+  for (size_t i = 0; i < burst_output_.size(); ++i) {
+    Tcb* t = burst_output_[i];
+    t->burst_output = false;
+    if (t->released) continue;
+    t->note_window_opened();  // left by header prediction (Tcb::input)
+    t->output(now_);
+  }
+  burst_output_.clear();
 }
 
 // RFC 9293 3.10.7.1 / 3.10.7.2: a segment for no connection (or to LISTEN with an
@@ -468,6 +502,7 @@ void TcpStack::release(Tcb* t) {
   t->slot->id = 0;
   // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
   if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
+  if (last_flow_ == t) last_flow_ = nullptr;
   if (conns_.erase(t->t, t)) graveyard_.push_back(t);
 }
 
@@ -679,6 +714,8 @@ void TcpStack::compact_timers() {
 Instant TcpStack::poll(Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);
+  rx_burst_open_ = false;  // a burst the caller did not end is over
+  flush_burst_output();
   serve_tx_waiters(now_);
   while (!timers_.empty() && timers_.front().at <= now_) {
     TimerEntry e = timers_.front();

@@ -186,6 +186,15 @@ class TcpStack {
     syn_budget_ = behind ? cfg_.syn_burst_budget : UINT32_MAX;
   }
 
+  // A receive burst of the data plane (Stack::begin_rx_burst .. end_rx_burst). Within it,
+  // a connection that got in-order data by header prediction sends nothing until the
+  // burst ends; then one output() sends the ACK for all of it and arms the timers once,
+  // as Linux does for a GRO super-segment: the ACK is as prompt as the burst is short,
+  // and every other segment (out of order, a hole filled, a FIN, a duplicate, ...) is
+  // still answered at once (RFC 9293 3.8.6.3, RFC 5681 4.2).
+  void begin_rx_burst() { rx_burst_open_ = true; }
+  void end_rx_burst(Instant now);
+
   // An ICMP error about a segment we sent. `quoted` is the start of our TCP header as
   // quoted in the ICMP message (at least 8 bytes: ports and sequence number);
   // `local`/`remote` are the quoted IPv4 source/destination, `quoted_len` the quoted
@@ -273,7 +282,8 @@ class TcpStack {
   struct Guard {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
     ~Guard() {
-      if (--s.depth_ == 0) s.end_of_call();
+      // Inline: most calls (a received segment) leave nothing for end_of_call().
+      if (--s.depth_ == 0 && (!s.pending_output_.empty() || !s.graveyard_.empty())) s.end_of_call();
     }
     TcpStack& s;
   };
@@ -308,6 +318,16 @@ class TcpStack {
   TcpCounters ctr_;
   PmtuCache pmtu_cache_;
   ConnTable conns_;
+  // The connection the last segment went to: the segments of a burst mostly belong to
+  // one flow, and a tuple compare costs less than the table's hash and probe. Cleared
+  // when that connection leaves the table (release()).
+  Tcb* last_flow_ = nullptr;
+  Tcb* find_conn(const FourTuple& t) {
+    if (last_flow_ != nullptr && last_flow_->t == t) return last_flow_;
+    Tcb* c = conns_.find(t);
+    if (c != nullptr) last_flow_ = c;
+    return c;
+  }
   std::unordered_map<uint16_t, Listener> listeners_;
   std::unordered_map<uint16_t, AddrFamily> listen_family_;  // ports restricted to one family
   // The listener for `t`'s local port if it takes `t`'s family, or nullptr.
@@ -318,6 +338,11 @@ class TcpStack {
   std::vector<ByteRing> spare_rcv_;   // receive rings of the initial size, empty
   std::vector<ByteRing> spare_snd_;   // send rings of the first step's size, empty
   std::vector<Tcb*> pending_output_;
+  // Connections whose output waits for the end of the receive burst (Tcb::burst_output).
+  std::vector<Tcb*> burst_output_;
+  static constexpr size_t kBurstOutputReserve = 64;
+  bool rx_burst_open_ = false;
+  void flush_burst_output();
   // Connections blocked at the transmit-pressure mark, oldest first (tx_blocked), and
   // the one whose turn it is.
   std::vector<Tcb*> tx_waiters_;

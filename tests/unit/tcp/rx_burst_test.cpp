@@ -1,0 +1,205 @@
+// ACKs in a receive burst (TcpStack::begin_rx_burst .. end_rx_burst): in-order data that
+// header prediction took is ACKed once, at the end of the burst; whatever needs an ACK at
+// once (out-of-order data) still gets it within the burst; a connection released inside
+// the burst is not touched at its end; poll() ends a burst its caller left open.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "stack/core/bytes.hpp"
+#include "tests/support/tcp_pair.hpp"
+
+namespace ws::test {
+namespace {
+
+constexpr uint16_t kPort = 9;
+constexpr size_t kSegments = 24;
+
+struct Header {
+  uint32_t seq = 0, ack = 0;
+  uint8_t flags = 0;
+  size_t payload = 0;
+};
+
+Header header(const WireSegment& s) {
+  Header h;
+  h.seq = load_be32(s.bytes.data() + 4);
+  h.ack = load_be32(s.bytes.data() + 8);
+  h.flags = s.bytes[13];
+  h.payload = s.bytes.size() - size_t{static_cast<uint8_t>(s.bytes[12] >> 4)} * 4;
+  return h;
+}
+
+// The sequence number after a data segment.
+uint32_t end_of(const WireSegment& s) {
+  const Header h = header(s);
+  return h.seq + static_cast<uint32_t>(h.payload);
+}
+
+tcp::TcpConfig sender_config() {
+  tcp::TcpConfig c = bench_config(1);
+  c.send_buffer = 4 << 20;  // the whole transfer fits: no on_writable needed
+  return c;
+}
+
+// A connection from a to b, past slow start's first rounds and quick-ACK (200 segments
+// delivered), whose next kSegments full segments wait in to_b, undelivered: with nothing in
+// flight and a congestion window of more than kSegments, one send() puts them all there.
+struct Bulk {
+  Pair p{sender_config()};
+  tcp::Connection* client = nullptr;
+  tcp::Connection* server = nullptr;
+  uint64_t received = 0;
+  bool abort_in_on_data = false;
+
+  Bulk() {
+    tcp::ListenCallbacks l;
+    l.on_accept = [this](tcp::Connection& c) {
+      server = &c;
+      tcp::ConnCallbacks cb;
+      cb.on_data = [this](tcp::Connection& c, std::span<const uint8_t> d) {
+        received += d.size();
+        if (abort_in_on_data) c.abort();
+        return d.size();
+      };
+      c.set_callbacks(std::move(cb));
+      return true;
+    };
+    EXPECT_TRUE(p.b.listen(kPort, std::move(l)));
+    client = p.a.connect({kAddrB, kPort}, {}, 0, p.now);
+    EXPECT_NE(client, nullptr);
+    p.settle();
+    EXPECT_NE(server, nullptr);
+    std::vector<uint8_t> data(200 * 1448, 0x5a);
+    EXPECT_EQ(client->send(data), data.size());
+    for (int i = 0; i < 100 && received < data.size(); ++i) p.tick(Duration::millis(1));
+    EXPECT_EQ(received, data.size());
+    p.tick(Duration::millis(100));  // delayed ACKs out, nothing in flight
+    data.resize(kSegments * 1448);
+    EXPECT_EQ(client->send(data), data.size());
+    EXPECT_EQ(p.to_b.size(), kSegments);
+    EXPECT_TRUE(p.to_a.empty());
+  }
+  // One segment to b, its buffer recycled.
+  void deliver(WireSegment* s) {
+    p.b.input(s->src, s->dst, s->bytes, true, p.now);
+    p.wa.recycle(s);
+  }
+  std::vector<Header> acks_from_b() {
+    std::vector<Header> v;
+    while (!p.to_a.empty()) {
+      v.push_back(header(*p.to_a.front()));
+      p.wb.recycle(p.to_a.front());
+      p.to_a.pop_front();
+    }
+    return v;
+  }
+};
+
+// Segments queued for b, taken off the wire (at most n).
+std::vector<WireSegment*> take(std::deque<WireSegment*>& q, size_t n) {
+  std::vector<WireSegment*> v;
+  while (!q.empty() && v.size() < n) {
+    v.push_back(q.front());
+    q.pop_front();
+  }
+  return v;
+}
+
+TEST(RxBurst, InOrderDataIsAckedOnceAtTheEndOfTheBurst) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 8);
+  ASSERT_EQ(segs.size(), 8u);
+  const uint32_t end = end_of(*segs.back());
+  const uint64_t predicted = t.p.b.ctr().rx_predicted;
+  const uint64_t before = t.received;
+  t.p.b.begin_rx_burst();
+  for (WireSegment* s : segs) t.deliver(s);
+  EXPECT_TRUE(t.p.to_a.empty()) << "an ACK left before the end of the burst";
+  t.p.b.end_rx_burst(t.p.now);
+  auto acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack, end);
+  EXPECT_EQ(acks[0].payload, 0u);
+  EXPECT_EQ(t.p.b.ctr().rx_predicted, predicted + 8);
+  EXPECT_EQ(t.received - before, uint64_t{end - header(*segs.front()).seq});
+}
+
+TEST(RxBurst, WithoutABurstEverySecondSegmentIsAcked) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 8);
+  ASSERT_EQ(segs.size(), 8u);
+  size_t acks = 0;
+  for (WireSegment* s : segs) {
+    t.deliver(s);
+    acks += t.acks_from_b().size();
+  }
+  // RFC 9293 3.8.6.3: at least one ACK per two full-sized segments.
+  EXPECT_GE(acks, 4u);
+}
+
+TEST(RxBurst, OutOfOrderDataIsAckedWithinTheBurst) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 6);
+  ASSERT_EQ(segs.size(), 6u);
+  WireSegment* lost = segs[2];
+  const uint32_t hole = header(*lost).seq;
+  t.p.b.begin_rx_burst();
+  t.deliver(segs[0]);
+  t.deliver(segs[1]);
+  EXPECT_TRUE(t.p.to_a.empty());
+  // RFC 5681 4.2: an out-of-order segment is ACKed at once, and the ACK covers the
+  // in-order data held until then.
+  t.deliver(segs[3]);
+  auto acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack, hole);
+  t.deliver(segs[4]);
+  t.deliver(segs[5]);
+  EXPECT_EQ(t.acks_from_b().size(), 2u) << "the first duplicate ACKs go at once";
+  // The retransmission that fills the hole is ACKed at once too.
+  t.deliver(lost);
+  acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack, end_of(*segs[5]));
+  t.p.b.end_rx_burst(t.p.now);
+}
+
+TEST(RxBurst, PollEndsABurstLeftOpen) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 4);
+  ASSERT_EQ(segs.size(), 4u);
+  t.p.b.begin_rx_burst();
+  for (WireSegment* s : segs) t.deliver(s);
+  EXPECT_TRUE(t.p.to_a.empty());
+  t.p.b.poll(t.p.now);
+  auto acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack, end_of(*segs.back()));
+  // The burst is over: the next segment is ACKed (or its ACK scheduled) as without one.
+  t.deliver(take(t.p.to_b, 1).at(0));
+  t.deliver(take(t.p.to_b, 1).at(0));
+  EXPECT_EQ(t.acks_from_b().size(), 1u);
+}
+
+TEST(RxBurst, ConnectionReleasedInTheBurstIsLeftAlone) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 4);
+  ASSERT_EQ(segs.size(), 4u);
+  t.p.b.begin_rx_burst();
+  t.deliver(segs[0]);  // held for the end of the burst
+  t.abort_in_on_data = true;
+  t.deliver(segs[1]);  // on_data aborts: a RST, and the Tcb is destroyed after the call
+  auto out = t.acks_from_b();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].flags & 0x04, 0) << "RST";
+  t.deliver(segs[2]);  // to no connection now: answered with a RST
+  t.deliver(segs[3]);
+  t.p.b.end_rx_burst(t.p.now);  // must not reach the destroyed Tcb
+  EXPECT_EQ(t.p.b.connection_count(), 0u);
+  for (const Header& h : t.acks_from_b()) EXPECT_NE(h.flags & 0x04, 0);
+}
+
+}  // namespace
+}  // namespace ws::test
