@@ -26,7 +26,7 @@ class ByteRing {
   ByteRing() = default;
   explicit ByteRing(RingTally* t) : tally_(t) {}
   ByteRing(ByteRing&& o) noexcept
-      : buf_(std::move(o.buf_)), cap_(o.cap_), head_(o.head_), size_(o.size_), tally_(o.tally_) {
+      : buf_(std::move(o.buf_)), tally_(o.tally_), cap_(o.cap_), head_(o.head_), size_(o.size_) {
     o.cap_ = o.head_ = o.size_ = 0;  // same tally: nothing to move
   }
   ByteRing& operator=(ByteRing&& o) noexcept {
@@ -34,9 +34,9 @@ class ByteRing {
     tally(false);
     o.tally(false);
     buf_ = std::move(o.buf_);
-    cap_ = std::exchange(o.cap_, 0);
-    head_ = std::exchange(o.head_, 0);
-    size_ = std::exchange(o.size_, 0);
+    cap_ = std::exchange(o.cap_, 0u);
+    head_ = std::exchange(o.head_, 0u);
+    size_ = std::exchange(o.size_, 0u);
     tally(true);
     return *this;
   }
@@ -59,13 +59,13 @@ class ByteRing {
   // `keep` (>= size) bytes from the head are preserved, so out-of-order data written
   // past the end survives.
   void resize(size_t cap, size_t keep = 0) {
-    keep = std::max(keep, size_);
+    keep = std::max<size_t>(keep, size_);
     if (cap == cap_ || cap < keep) return;
     tally(false);
     if (keep == 0 || !buf_) {
       // Nothing to keep: the storage comes with the first write.
       buf_.reset();
-      cap_ = cap;
+      cap_ = static_cast<uint32_t>(cap);
       head_ = 0;
       tally(true);
       return;
@@ -73,7 +73,7 @@ class ByteRing {
     std::unique_ptr<uint8_t[]> n(new uint8_t[cap]);  // default-initialised, as in storage()
     copy_out_raw(0, std::span<uint8_t>(n.get(), keep));
     buf_ = std::move(n);
-    cap_ = cap;
+    cap_ = static_cast<uint32_t>(cap);
     head_ = 0;
     tally(true);
   }
@@ -147,7 +147,7 @@ class ByteRing {
     grow_size(n);
   }
   void pop(size_t n) {
-    n = std::min(n, size_);
+    n = std::min<size_t>(n, size_);
     size_ -= n;
     if (tally_) tally_->bytes -= n;
     // The head keeps moving even when empty: out-of-order bytes beyond the end are
@@ -178,10 +178,12 @@ class ByteRing {
   }
 
   std::unique_ptr<uint8_t[]> buf_;
-  size_t cap_ = 0;
-  size_t head_ = 0;
-  size_t size_ = 0;
   RingTally* tally_ = nullptr;
+  // 32-bit: a ring never exceeds TcpConfig's 32-bit buffer sizes, and two rings per
+  // connection make this part of every connection's memory.
+  uint32_t cap_ = 0;
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
 };
 
 }  // namespace ws::tcp
