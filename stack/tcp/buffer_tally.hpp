@@ -26,4 +26,12 @@ struct BufferTally {
   uint64_t snd_limit = 0;  // send buffer limits of the connections in the table
 };
 
+// Binds a container's heap storage of `bytes` to the tally `to` (nullptr: none), out of
+// the one `tally` held so far.
+inline void rebind_heap_tally(uint64_t*& tally, uint64_t* to, uint64_t bytes) {
+  if (tally) *tally -= bytes;
+  tally = to;
+  if (tally) *tally += bytes;
+}
+
 }  // namespace ws::tcp

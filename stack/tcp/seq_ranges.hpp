@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "stack/core/seqnum.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 
 namespace ws::tcp {
 
@@ -92,11 +93,7 @@ class LazySeqRanges {
   LazySeqRanges& operator=(const LazySeqRanges&) = delete;
   ~LazySeqRanges() { set_tally(nullptr); }
   // heap_bytes() is counted into *t from now on (and out of the former tally).
-  void set_tally(uint64_t* t) {
-    if (heap_tally_) *heap_tally_ -= heap_bytes();
-    heap_tally_ = t;
-    if (heap_tally_) *heap_tally_ += heap_bytes();
-  }
+  void set_tally(uint64_t* t) { rebind_heap_tally(heap_tally_, t, heap_bytes()); }
   size_t count() const { return r_ ? r_->count() : 0; }
   bool empty() const { return count() == 0; }
   const SeqRange& operator[](size_t i) const { return (*r_)[i]; }

@@ -20,6 +20,7 @@
 
 #include "stack/core/seqnum.hpp"
 #include "stack/core/time.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 
 namespace ws::tcp {
 
@@ -43,11 +44,7 @@ class TxLog {
   TxLog& operator=(const TxLog&) = delete;
   ~TxLog() { set_tally(nullptr); }
   // heap_bytes() is counted into *t from now on (and out of the former tally).
-  void set_tally(uint64_t* t) {
-    if (heap_tally_) *heap_tally_ -= heap_bytes();
-    heap_tally_ = t;
-    if (heap_tally_) *heap_tally_ += heap_bytes();
-  }
+  void set_tally(uint64_t* t) { rebind_heap_tally(heap_tally_, t, heap_bytes()); }
 
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
