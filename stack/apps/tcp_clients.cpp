@@ -82,15 +82,12 @@ bool TcpClientService::refused_too_large(const pipeline::BulkPushResult& r, Inst
   return true;
 }
 
-void TcpClientService::retire_pipeline(const TcpClientConn& st) {
-  pipeline::accumulate(closed_pipeline_, st.tx->pipeline().counters(), false);
+void TcpClientService::count_pipeline(TcpClientConn& st) {
+  if (st.tx) st.tx->pipeline().set_totals(&pipeline_totals_);
 }
 
 void TcpClientService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
-  pipeline::accumulate(into, closed_pipeline_, false);
-  for (const auto& c : conns_) {
-    if (c->tx) pipeline::accumulate(into, c->tx->pipeline().counters(), c->c != nullptr);
-  }
+  pipeline::accumulate(into, pipeline_totals_, true);
 }
 
 bool TcpClientService::drained(Instant now) const {
@@ -142,6 +139,7 @@ void TcpSourceService::open_more(Instant now) {
 void TcpSourceService::open(Instant now) {
   auto conn = std::make_unique<Conn>(p_);
   Conn* st = conn.get();
+  count_pipeline(*st);
   tcp::ConnCallbacks cb = callbacks(*st);
   // A sink sends nothing; anything else that arrives is read and dropped.
   cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) -> size_t {
@@ -276,9 +274,8 @@ Instant TcpSourceService::poll(Instant now) {
       pump(*c);
       if (c->tx && c->c != nullptr) next = earliest(next, c->tx->deadline(now));
     } else if (c->tx) {
-      // Closed: its counters join the totals and its batches are freed (not inside a
-      // callback, where the TX step may still be running).
-      retire_pipeline(*c);
+      // Closed: its batches are freed (not inside a callback, where the TX step may
+      // still be running); its counts stay in the totals.
       c->tx.reset();
     }
   }
@@ -319,12 +316,12 @@ bool TcpPingService::open(Instant now, Conn& st) {
   st.stream_rx = 0;
   if (p_.framing == Framing::kLength32) {
     // A new connection gets a pipeline as new: the last one's, reset (its spare batch kept,
-    // so reconnecting allocates nothing), once its counters joined the totals.
+    // so reconnecting allocates nothing; its counts stay in the totals).
     if (st.tx) {
-      retire_pipeline(st);
       st.tx->reset();
     } else {
       st.tx = std::make_unique<PipelinedTx>(p_.pipeline);
+      count_pipeline(st);
     }
   }
   st.pending.clear();

@@ -50,15 +50,15 @@ class TcpClientService : public ClientService {
   // A message beyond max_batches x batch: a configuration the run cannot serve. Counted,
   // and the run stops; true when `r` says so.
   bool refused_too_large(const pipeline::BulkPushResult& r, Instant now);
-  // The counters of `st`'s pipeline join those of closed connections.
-  void retire_pipeline(const TcpClientConn& st);
+  // Counts `st`'s pipeline (if any) into pipeline_totals_: call when one is made.
+  void count_pipeline(TcpClientConn& st);
 
   tcp::TcpStack& tcp_;
+  // The running totals of every connection's pipeline (TxPipeline::set_totals): before
+  // conns_, whose pipelines count into it until they are destroyed.
+  pipeline::PipelineCounters pipeline_totals_;
   std::vector<std::unique_ptr<TcpClientConn>> conns_;
   std::vector<uint8_t> scratch_;
-
- private:
-  pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
 };
 
 class TcpSourceService final : public TcpClientService {

@@ -81,7 +81,11 @@ TcpEchoService::EchoConn* TcpEchoService::take_conn() {
     delete free_.back();
     free_.pop_back();
   }
-  if (free_.empty()) return new EchoConn(pipeline_);
+  if (free_.empty()) {
+    auto* st = new EchoConn(pipeline_);
+    st->tx.pipeline().set_totals(&pipeline_totals_);
+    return st;
+  }
   EchoConn* st = free_.back();
   free_.pop_back();
   return st;
@@ -275,7 +279,6 @@ Instant TcpEchoService::poll(Instant now) {
 }
 
 void TcpEchoService::closed(EchoConn* st) {
-  pipeline::accumulate(closed_pipeline_, st->tx.pipeline().counters(), false);
   EchoConn* last = live_.back();
   live_[st->live_index] = last;
   last->live_index = st->live_index;
@@ -290,8 +293,7 @@ void TcpEchoService::closed(EchoConn* st) {
 }
 
 void TcpEchoService::add_pipeline_counters(pipeline::PipelineCounters& into) const {
-  pipeline::accumulate(into, closed_pipeline_, false);
-  for (const EchoConn* st : live_) pipeline::accumulate(into, st->tx.pipeline().counters(), true);
+  pipeline::accumulate(into, pipeline_totals_, true);
 }
 
 }  // namespace ws

@@ -61,12 +61,13 @@ class TcpEchoService final : public TcpServerService {
   void recycle(EchoConn* st);
 
   pipeline::PipelineParams pipeline_;
-  std::vector<EchoConn*> live_;     // connections with a pipeline, for the counters
+  std::vector<EchoConn*> live_;     // open connections
   std::vector<EchoConn*> armed_;    // waiting for a pipeline deadline or to resume reading
   std::vector<EchoConn*> polling_;  // armed_ while poll() walks it (no allocation)
   std::vector<EchoConn*> free_;     // closed, reset, for the next accepted connection
-  pipeline::PipelineCounters closed_pipeline_;  // of connections already closed
-  size_t closing_ = 0;                          // closed while armed: freed by the next poll()
+  // The running totals of every state's pipeline (TxPipeline::set_totals).
+  pipeline::PipelineCounters pipeline_totals_;
+  size_t closing_ = 0;  // closed while armed: freed by the next poll()
 };
 
 class TcpSinkService final : public TcpServerService {

@@ -75,6 +75,7 @@ TxPipeline::TxPipeline(const PipelineParams& params) : params_(params) {
 }
 
 TxPipeline::~TxPipeline() {
+  set_totals(nullptr);
   for (Lane& l : lanes_) {
     while (l.head) {
       Batch* b = l.head;
@@ -89,13 +90,27 @@ TxPipeline::~TxPipeline() {
   }
 }
 
+void TxPipeline::set_totals(PipelineCounters* t) {
+  if (totals_) {
+    totals_->batches_live -= counters_.batches_live;
+    totals_->batches_in_use -= counters_.batches_in_use;
+  }
+  totals_ = t;
+  if (totals_) {
+    totals_->batches_live += counters_.batches_live;
+    totals_->batches_in_use += counters_.batches_in_use;
+    totals_->batches_peak = std::max(totals_->batches_peak, counters_.batches_peak);
+  }
+}
+
 void TxPipeline::reset() {
   for (Lane& l : lanes_) {
     while (l.head) release(pop(l.head));
     l = Lane{};
   }
   const uint32_t kept = counters_.batches_live;
-  counters_ = PipelineCounters{};
+  gauge(&PipelineCounters::batches_in_use, -static_cast<int32_t>(counters_.batches_in_use));
+  counters_ = PipelineCounters{};  // the totals keep what was counted: it happened
   counters_.batches_live = counters_.batches_peak = kept;
   queued_ = 0;
   reported_in_flight_ = 0;
@@ -183,11 +198,11 @@ TxPipeline::Batch* TxPipeline::acquire(bool small) {
     if (!fits) continue;
     *pp = b->next;
     --spare_count_;
-    ++counters_.spare_reuses;
+    count(&PipelineCounters::spare_reuses);
     b->next = nullptr;
     b->small = b->capacity < limit_;
     b->limit = b->small ? b->capacity : limit_;
-    ++counters_.batches_in_use;
+    gauge(&PipelineCounters::batches_in_use, 1);
     return b;
   }
   // At the bound, an unfitting spare gives way to the batch we need.
@@ -208,16 +223,17 @@ TxPipeline::Batch* TxPipeline::acquire(bool small) {
   b->capacity = cap;
   b->small = small;
   b->limit = cap;
-  ++counters_.batches_allocated;
-  ++(small ? counters_.small_allocated : counters_.full_allocated);
-  ++counters_.batches_live;
-  ++counters_.batches_in_use;
+  count(&PipelineCounters::batches_allocated);
+  count(small ? &PipelineCounters::small_allocated : &PipelineCounters::full_allocated);
+  gauge(&PipelineCounters::batches_live, 1);
+  gauge(&PipelineCounters::batches_in_use, 1);
   counters_.batches_peak = std::max(counters_.batches_peak, counters_.batches_live);
+  if (totals_) totals_->batches_peak = std::max(totals_->batches_peak, counters_.batches_peak);
   return b;
 }
 
 void TxPipeline::release(Batch* b) {
-  --counters_.batches_in_use;
+  gauge(&PipelineCounters::batches_in_use, -1);
   if (spare_count_ < params_.spare_batches) {
     b->next = spares_;
     b->len = b->read = 0;
@@ -231,8 +247,8 @@ void TxPipeline::release(Batch* b) {
 
 void TxPipeline::free_batch(Batch* b) {
   delete b;
-  ++counters_.batches_freed;
-  --counters_.batches_live;
+  count(&PipelineCounters::batches_freed);
+  gauge(&PipelineCounters::batches_live, -1);
 }
 
 bool TxPipeline::promote(Lane& l) {
@@ -249,7 +265,7 @@ bool TxPipeline::promote(Lane& l) {
     std::swap(t->capacity, s->capacity);
     t->small = false;
     t->limit = limit_;
-    ++counters_.promotions;
+    count(&PipelineCounters::promotions);
     return true;
   }
   std::unique_ptr<uint8_t[]> data(new (std::nothrow) uint8_t[limit_]);
@@ -259,7 +275,7 @@ bool TxPipeline::promote(Lane& l) {
   t->capacity = limit_;
   t->small = false;
   t->limit = limit_;
-  ++counters_.promotions;
+  count(&PipelineCounters::promotions);
   return true;
 }
 
@@ -338,8 +354,8 @@ void TxPipeline::commit_frames(Lane& l, uint64_t k, uint64_t frame, uint64_t siz
     t->closed = true;
     recent_small_ = false;
   }
-  counters_.messages += k;
-  counters_.bytes += k * size;
+  count(&PipelineCounters::messages, k);
+  count(&PipelineCounters::bytes, k * size);
 }
 
 void TxPipeline::enter_batching_if_behind(Instant now) {
@@ -347,7 +363,7 @@ void TxPipeline::enter_batching_if_behind(Instant now) {
   // already in flight means the TX side is not keeping up.
   if (params_.batching && !batching_ && in_flight() > limit_) {
     batching_ = true;
-    ++counters_.batching_entries;
+    count(&PipelineCounters::batching_entries);
     // Counted from the last pull; with none yet, from now.
     if (!pulled_ever_) last_pull_ = now;
   }
@@ -409,8 +425,8 @@ BulkPushResult TxPipeline::push_frames(std::span<const uint8_t> run, Priority pr
         t->closed = true;
         recent_small_ = false;
       }
-      counters_.messages += k;
-      counters_.bytes += n - k * kFrameHeaderBytes;
+      count(&PipelineCounters::messages, k);
+      count(&PipelineCounters::bytes, n - k * kFrameHeaderBytes);
       r.accepted += k;
       r.stream_bytes += n;
       off = end;
@@ -419,7 +435,7 @@ BulkPushResult TxPipeline::push_frames(std::span<const uint8_t> run, Priority pr
     // The next frame opens a batch, promotes one or straddles a batch end.
     if (run.size() - off < kFrameHeaderBytes ||
         kFrameHeaderBytes + uint64_t{be32(run.data() + off)} > run.size() - off) {
-      ++counters_.too_large;
+      count(&PipelineCounters::too_large);
       r.status = PushStatus::kTooLarge;
       break;
     }
@@ -442,7 +458,7 @@ PushStatus TxPipeline::prepare(Lane& l, uint64_t bytes, Batch*& full, Batch*& sm
   uint64_t need_small = 0;
   plan(l, bytes, need_full, need_small);
   if (counters_.batches_in_use + need_full + need_small > params_.max_batches) {
-    ++counters_.refused;
+    count(&PipelineCounters::refused);
     return PushStatus::kBackpressure;
   }
   // Take every batch the frame needs before writing a byte, so a failed allocation leaves
@@ -467,7 +483,7 @@ PushStatus TxPipeline::prepare(Lane& l, uint64_t bytes, Batch*& full, Batch*& sm
   }
   if (!ok) {
     unprepare(full, small);
-    ++counters_.refused;
+    count(&PipelineCounters::refused);
     return PushStatus::kBackpressure;
   }
   return PushStatus::kOk;
@@ -482,7 +498,7 @@ PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool ex
                                     PayloadWriter w, const void* ctx) {
   const uint64_t frame = kFrameHeaderBytes + size;
   if (size > kMaxWireMessageBytes || (frame + limit_ - 1) / limit_ > params_.max_batches) {
-    ++counters_.too_large;
+    count(&PipelineCounters::too_large);
     return {PushStatus::kTooLarge, false};
   }
   Batch* full = nullptr;
@@ -494,11 +510,11 @@ PushResult TxPipeline::push_general(Lane& l, uint64_t size, Instant now, bool ex
 
   write_frame(l, size, w, ctx, full, small, 0);
   queued_ += frame;
-  ++counters_.messages;
-  counters_.bytes += size;
+  count(&PipelineCounters::messages);
+  count(&PipelineCounters::bytes, size);
   if (express) {
     l.express_until = l.pushed;
-    ++counters_.express;
+    count(&PipelineCounters::express);
   }
   return {PushStatus::kOk, poll(now) <= now};
 }
@@ -616,11 +632,11 @@ void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t payload, 
     }
   }
   recent_small_ = !batching_ && d.total <= params_.small_batch_bytes;
-  counters_.messages += d.frames;
-  counters_.bytes += payload;
-  ++counters_.pulls;
-  counters_.pulled_bytes += d.total;
-  if (batching_ && now > last_pull_) counters_.backoff_ns += (now - last_pull_).ns();
+  count(&PipelineCounters::messages, d.frames);
+  count(&PipelineCounters::bytes, payload);
+  count(&PipelineCounters::pulls);
+  count(&PipelineCounters::pulled_bytes, d.total);
+  if (batching_ && now > last_pull_) count(&PipelineCounters::backoff_ns, (now - last_pull_).ns());
   last_pull_ = now;
   pulled_ever_ = true;
   reported_in_flight_ += d.total;  // TCP holds it now
@@ -666,8 +682,8 @@ void TxPipeline::direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWrit
     // l.pushed is inside the cut frame, `split` bytes after its start.
     write_frame(l, size, w, ctx, d.full, d.small_list, d.split);
     queued_ += rest;
-    ++counters_.messages;
-    counters_.bytes += size;
+    count(&PipelineCounters::messages);
+    count(&PipelineCounters::bytes, size);
   }
   // A full drain leaves batching mode (consume()'s rule).
   if (queued_ == 0) batching_ = false;
@@ -842,9 +858,9 @@ void TxPipeline::consume(size_t n, Instant now) {
   b->read += n;
   l.pulled += n;
   queued_ -= n;
-  ++counters_.pulls;
-  counters_.pulled_bytes += n;
-  if (batching_ && now > last_pull_) counters_.backoff_ns += (now - last_pull_).ns();
+  count(&PipelineCounters::pulls);
+  count(&PipelineCounters::pulled_bytes, n);
+  if (batching_ && now > last_pull_) count(&PipelineCounters::backoff_ns, (now - last_pull_).ns());
   last_pull_ = now;
   pulled_ever_ = true;
   if (b->read == b->len) head_drained(l);

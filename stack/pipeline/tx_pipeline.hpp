@@ -348,6 +348,12 @@ class TxPipeline {
   uint64_t in_flight() const { return reported_in_flight_ + queued_; }
   Instant last_pull() const { return last_pull_; }
   const PipelineCounters& counters() const { return counters_; }
+  // The owner's running totals over all its pipelines: every later change to counters()
+  // is applied to *t as well, so that the owner reads them in O(1) instead of summing
+  // every connection's pipeline at each stats interval. The batches this pipeline holds
+  // (the gauges) count in *t until it is destroyed or bound elsewhere; its counts do
+  // whatever happens to it (reset() included). *t must outlive the pipeline.
+  void set_totals(PipelineCounters* t);
   const PipelineParams& params() const { return params_; }
 
  private:
@@ -543,7 +549,17 @@ class TxPipeline {
   bool recent_small_ = true;                // the last drained batch fit in a small batch
   int selected_ = -1;                       // lane of the last front()
   size_t selected_size_ = 0;
+  // Counter `f` of counters_ and of the totals (set_totals) moved by n.
+  void count(uint64_t PipelineCounters::*f, uint64_t n = 1) {
+    counters_.*f += n;
+    if (totals_) totals_->*f += n;
+  }
+  void gauge(uint32_t PipelineCounters::*f, int32_t d) {
+    counters_.*f += d;
+    if (totals_) totals_->*f += d;
+  }
   PipelineCounters counters_;
+  PipelineCounters* totals_ = nullptr;
 };
 
 }  // namespace ws::pipeline

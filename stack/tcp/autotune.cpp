@@ -60,7 +60,10 @@ void Tcb::autotune_send(Instant) {
   // (cf. Linux tcp_sndbuf_expand), and at least the peer's window.
   uint64_t want = std::max<uint64_t>(2ull * cc->cwnd(), snd_wnd);
   want = std::min<uint64_t>(want, cfg.buffer_max);
-  if (want > snd_buf_limit) snd_buf_limit = static_cast<uint32_t>(want);
+  if (want > snd_buf_limit) {
+    stack.tally().snd_limit += want - snd_buf_limit;
+    snd_buf_limit = static_cast<uint32_t>(want);
+  }
 }
 
 }  // namespace ws::tcp

@@ -14,12 +14,40 @@
 #include <utility>
 
 #include "stack/core/packet_view.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 
 namespace ws::tcp {
 
-// A contiguous-storage ring: bytes [head, head+size) modulo capacity.
+// A contiguous-storage ring: bytes [head, head+size) modulo capacity. A ring bound to
+// a RingTally counts its capacity, storage and contents into it at every change; moving
+// contents to another ring moves them to that ring's tally (the rings keep their own).
 class ByteRing {
  public:
+  ByteRing() = default;
+  explicit ByteRing(RingTally* t) : tally_(t) {}
+  ByteRing(ByteRing&& o) noexcept
+      : buf_(std::move(o.buf_)), tally_(o.tally_), cap_(o.cap_), head_(o.head_), size_(o.size_) {
+    o.cap_ = o.head_ = o.size_ = 0;  // same tally: nothing to move
+  }
+  ByteRing& operator=(ByteRing&& o) noexcept {
+    if (this == &o) return *this;
+    tally(false);
+    o.tally(false);
+    buf_ = std::move(o.buf_);
+    cap_ = std::exchange(o.cap_, 0u);
+    head_ = std::exchange(o.head_, 0u);
+    size_ = std::exchange(o.size_, 0u);
+    tally(true);
+    return *this;
+  }
+  ~ByteRing() { tally(false); }
+  // Counts this ring into `t` from now on (and out of its former tally).
+  void bind(RingTally* t) {
+    tally(false);
+    tally_ = t;
+    tally(true);
+  }
+
   size_t capacity() const { return cap_; }
   // Bytes of storage allocated: capacity() once anything was written, else 0.
   size_t allocated() const { return buf_ ? cap_ : 0; }
@@ -31,22 +59,26 @@ class ByteRing {
   // `keep` (>= size) bytes from the head are preserved, so out-of-order data written
   // past the end survives.
   void resize(size_t cap, size_t keep = 0) {
-    keep = std::max(keep, size_);
+    keep = std::max<size_t>(keep, size_);
     if (cap == cap_ || cap < keep) return;
+    tally(false);
     if (keep == 0 || !buf_) {
       // Nothing to keep: the storage comes with the first write.
       buf_.reset();
-      cap_ = cap;
+      cap_ = static_cast<uint32_t>(cap);
       head_ = 0;
+      tally(true);
       return;
     }
     std::unique_ptr<uint8_t[]> n(new uint8_t[cap]);  // default-initialised, as in storage()
     copy_out_raw(0, std::span<uint8_t>(n.get(), keep));
     buf_ = std::move(n);
-    cap_ = cap;
+    cap_ = static_cast<uint32_t>(cap);
     head_ = 0;
+    tally(true);
   }
   void release() {
+    tally(false);
     buf_.reset();
     cap_ = head_ = size_ = 0;
   }
@@ -55,7 +87,7 @@ class ByteRing {
   size_t push(std::span<const uint8_t> data) {
     size_t n = std::min(data.size(), free());
     write_at(size_, data.first(n));
-    size_ += n;
+    grow_size(n);
     return n;
   }
   // Writes at `off` bytes past the head without changing size (for out-of-order
@@ -87,7 +119,7 @@ class ByteRing {
     return {{buf_.get() + pos, first}, {buf_.get(), n - first}};
   }
   // Marks `n` bytes already written past the end as part of the contents.
-  void commit(size_t n) { size_ += n; }
+  void commit(size_t n) { grow_size(n); }
   void copy_out(size_t off, std::span<uint8_t> out) const { copy_out_raw(off, out); }
   void copy_out_raw(size_t off, std::span<uint8_t> out) const {
     size_t cap = cap_;
@@ -112,11 +144,12 @@ class ByteRing {
   void prepend(size_t n) {
     if (cap_ == 0 || n == 0) return;
     head_ = (head_ + cap_ - n % cap_) % cap_;
-    size_ += n;
+    grow_size(n);
   }
   void pop(size_t n) {
-    n = std::min(n, size_);
+    n = std::min<size_t>(n, size_);
     size_ -= n;
+    if (tally_) tally_->bytes -= n;
     // The head keeps moving even when empty: out-of-order bytes beyond the end are
     // addressed relative to it.
     head_ = cap_ == 0 ? 0 : (head_ + n) % cap_;
@@ -127,13 +160,30 @@ class ByteRing {
   // it is read, and zeroing 64 KiB per direction per connection was the largest cost of
   // opening a connection.
   void storage() {
-    if (!buf_) buf_.reset(new uint8_t[cap_]);
+    if (buf_) return;
+    buf_.reset(new uint8_t[cap_]);
+    if (tally_) tally_->allocated += cap_;
+  }
+  void grow_size(size_t n) {
+    size_ += n;
+    if (tally_) tally_->bytes += n;
+  }
+  // Adds this ring's capacity, storage and contents to its tally, or takes them away.
+  void tally(bool add) {
+    if (!tally_) return;
+    const uint64_t sign = add ? 1 : ~uint64_t{0};  // times -1, modulo 2^64
+    tally_->capacity += sign * cap_;
+    tally_->allocated += sign * allocated();
+    tally_->bytes += sign * size_;
   }
 
   std::unique_ptr<uint8_t[]> buf_;
-  size_t cap_ = 0;
-  size_t head_ = 0;
-  size_t size_ = 0;
+  RingTally* tally_ = nullptr;
+  // 32-bit: a ring never exceeds TcpConfig's 32-bit buffer sizes, and two rings per
+  // connection make this part of every connection's memory.
+  uint32_t cap_ = 0;
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
 };
 
 }  // namespace ws::tcp

@@ -35,6 +35,7 @@ bool Tcb::hold_rx(const PacketView& p) {
   }
   held_last = i;
   held_bytes += p.size();
+  stack.tally().held += p.size();
   stack.note_holder(this);
   return true;
 }
@@ -55,6 +56,7 @@ static void pop_piece(Tcb& t) {
 
 void Tcb::drop_held() {
   while (held_first != kNoPiece) pop_piece(*this);
+  stack.tally().held -= held_bytes;
   held_bytes = 0;
 }
 
@@ -95,6 +97,7 @@ bool deliver_held(Tcb& t, Instant now) {
     HeldPiece& again = pool.at(t.held_first);
     again.segs[again.cur] = again.segs[again.cur].subspan(n);
     t.held_bytes -= n;
+    t.stack.tally().held -= n;
     t.autotune_on_consume(n, now);
     if (n < len) return false;
     if (++again.cur == again.n) pop_piece(t);

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "stack/core/seqnum.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 
 namespace ws::tcp {
 
@@ -87,6 +88,12 @@ class SeqRanges {
 template <size_t N>
 class LazySeqRanges {
  public:
+  LazySeqRanges() = default;
+  LazySeqRanges(const LazySeqRanges&) = delete;
+  LazySeqRanges& operator=(const LazySeqRanges&) = delete;
+  ~LazySeqRanges() { set_tally(nullptr); }
+  // heap_bytes() is counted into *t from now on (and out of the former tally).
+  void set_tally(uint64_t* t) { rebind_heap_tally(heap_tally_, t, heap_bytes()); }
   size_t count() const { return r_ ? r_->count() : 0; }
   bool empty() const { return count() == 0; }
   const SeqRange& operator[](size_t i) const { return (*r_)[i]; }
@@ -94,7 +101,10 @@ class LazySeqRanges {
     if (r_) r_->clear();
   }
   bool insert(SeqNum l, SeqNum r, bool drop_highest = false) {
-    if (!r_) r_ = std::make_unique<SeqRanges<N>>();
+    if (!r_) {
+      r_ = std::make_unique<SeqRanges<N>>();
+      if (heap_tally_) *heap_tally_ += heap_bytes();
+    }
     return r_->insert(l, r, drop_highest);
   }
   void trim_below(SeqNum x) {
@@ -106,6 +116,7 @@ class LazySeqRanges {
 
  private:
   std::unique_ptr<SeqRanges<N>> r_;
+  uint64_t* heap_tally_ = nullptr;
 };
 
 }  // namespace ws::tcp

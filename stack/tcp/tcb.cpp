@@ -38,12 +38,20 @@ const char* tcp_state_name(TcpState s) {
 Tcb::Tcb(TcpStack& s, const FourTuple& tuple)
     : stack(s), t(tuple), fam(static_cast<uint8_t>(family_index(tuple.raddr))) {
   ++stack.ctr().state[static_cast<size_t>(TcpState::kClosed)];
+  ++stack.ctr().family.state[static_cast<size_t>(TcpState::kClosed)][fam];
+  BufferTally& b = stack.tally();
+  rcvbuf.bind(&b.rcv);
+  sndbuf.bind(&b.snd);
+  txlog.set_tally(&b.heap);
+  ooo.set_tally(&b.heap);
 }
 
 void Tcb::set_state(TcpState s) {
-  auto& st = stack.ctr().state;
-  --st[static_cast<size_t>(state)];
-  ++st[static_cast<size_t>(s)];
+  TcpCounters& c = stack.ctr();
+  --c.state[static_cast<size_t>(state)];
+  ++c.state[static_cast<size_t>(s)];
+  --c.family.state[static_cast<size_t>(state)][fam];
+  ++c.family.state[static_cast<size_t>(s)][fam];
   state = s;
 }
 

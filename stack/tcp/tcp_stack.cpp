@@ -134,7 +134,8 @@ void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
   // Only rings with storage are worth keeping: an unused one costs nothing to make.
   if (r.capacity() == want && r.allocated() != 0 && pool.size() < kMaxSpareRings) {
     r.pop(r.size());
-    pool.push_back(std::exchange(r, ByteRing{}));  // r is left empty, not moved-from
+    pool.emplace_back(&tally_.spare);
+    pool.back() = std::move(r);  // counted as a spare from now on; r is left empty
   } else {
     r.release();
   }
@@ -479,6 +480,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->rcvbuf = take_ring(spare_rcv_, rb);
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
+  tally_.snd_limit += tcb->snd_buf_limit;
   return tcb;
 }
 
@@ -503,7 +505,13 @@ void TcpStack::release(Tcb* t) {
   // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
   if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
   if (last_flow_ == t) last_flow_ = nullptr;
-  if (conns_.erase(t->t, t)) graveyard_.push_back(t);
+  if (conns_.erase(t->t, t)) {
+    // Out of the table: out of the gauges that count the table's connections.
+    --ctr_.state[static_cast<size_t>(TcpState::kClosed)];
+    --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][t->fam];
+    tally_.snd_limit -= t->snd_buf_limit;
+    graveyard_.push_back(t);
+  }
 }
 
 bool TcpStack::icmp_error(IpAddr local, IpAddr remote, std::span<const uint8_t> quoted, IcmpError e,
@@ -756,8 +764,8 @@ TcpTableSizes TcpStack::table_sizes() const {
   return z;
 }
 
-TcpCounters TcpStack::counters() const {
-  TcpCounters c = ctr_;
+// The totals of the per-family counters.
+static void sum_families(TcpCounters& c) {
   const TcpFamilyCounters& f = c.family;
   c.segments_in = family_total(f.segments_in);
   c.segments_out = family_total(f.segments_out);
@@ -765,7 +773,29 @@ TcpCounters TcpStack::counters() const {
   c.resets_received = family_total(f.resets_received);
   c.connections_opened = family_total(f.connections_opened);
   c.connections_accepted = family_total(f.connections_accepted);
+}
+
+TcpCounters TcpStack::counters() const {
+  TcpCounters c = ctr_;
+  sum_families(c);
+  c.rx_held_pieces = held_pool_.in_use();
+  c.rcv_buffer_sum = tally_.rcv.capacity;
+  c.snd_buffer_sum = tally_.snd_limit;
+  c.bytes_buffered = tally_.rcv.bytes + tally_.snd.bytes + tally_.held;
+  c.memory_bytes = tally_.rcv.allocated + tally_.snd.allocated + tally_.heap;
+  // Slots (live and free), the spare rings and the connection table are memory the stack
+  // holds as well.
+  c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes() + tally_.spare.allocated;
+  return c;
+}
+
+TcpCounters TcpStack::counters_walked() const {
+  TcpCounters c = ctr_;
+  sum_families(c);
+  c.family.state = {};
+  c.state = {};
   conns_.for_each([&c](const Tcb* t) {
+    ++c.state[static_cast<size_t>(t->state)];
     ++c.family.state[static_cast<size_t>(t->state)][family_index(t->t.raddr)];
     c.rcv_buffer_sum += t->rcvbuf.capacity();
     c.snd_buffer_sum += t->snd_buf_limit;
@@ -774,8 +804,6 @@ TcpCounters TcpStack::counters() const {
     c.memory_bytes += t->txlog.heap_bytes() + t->ooo.heap_bytes();
   });
   c.rx_held_pieces = held_pool_.in_use();
-  // Slots (live and free), the spare rings and the connection table are memory the stack
-  // holds as well.
   c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes();
   for (const ByteRing& r : spare_rcv_) c.memory_bytes += r.capacity();
   for (const ByteRing& r : spare_snd_) c.memory_bytes += r.capacity();

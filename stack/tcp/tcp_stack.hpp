@@ -16,6 +16,7 @@
 #include "stack/core/time.hpp"
 #include "stack/core/token_bucket.hpp"
 #include "stack/tcp/api.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 #include "stack/tcp/conn_table.hpp"
 #include "stack/tcp/isn.hpp"
 #include "stack/tcp/overload.hpp"
@@ -42,7 +43,7 @@ struct TcpFamilyCounters {
   FamilyCount connections_opened{};       // active opens started
   FamilyCount connections_accepted{};     // passive opens handed to the app
   FamilyCount connections_established{};  // connections that reached ESTABLISHED
-  // Snapshot (filled by counters()): connections in the table by TcpState.
+  // Gauge: connections in the table by TcpState (kept up to date by every state change).
   std::array<FamilyCount, kTcpStateCount> state{};
 };
 
@@ -101,8 +102,8 @@ struct TcpCounters {
   uint64_t rx_held_compacted = 0;  // of those, copied into rings when the owner ran low
   uint64_t rx_hold_refused = 0;    // holds the owner refused (its pool was low): copied
   uint64_t rx_held_pieces = 0;     // gauge: pieces held now (counters() fills it)
-  std::array<uint64_t, kTcpStateCount> state{};
-  // Snapshot values (filled by counters()).
+  std::array<uint64_t, kTcpStateCount> state{};  // gauge: the totals of family.state
+  // Gauges, read by counters() from running sums (BufferTally), not by a walk.
   uint64_t rcv_buffer_sum = 0;  // current (autotuned) receive buffer sizes
   uint64_t snd_buffer_sum = 0;  // current send buffer limits
   uint64_t bytes_buffered = 0;  // payload bytes held in send and receive buffers
@@ -222,7 +223,12 @@ class TcpStack {
   // Aborts every connection (RST) and notifies the application.
   void shutdown_all(Instant now);
 
+  // O(1): every value is a running count or sum (BufferTally), whatever the number of
+  // connections.
   TcpCounters counters() const;
+  // For tests: counters() with the gauges (connections by state and family, buffer and
+  // memory sums) recomputed by a walk over every connection, as they were once kept.
+  TcpCounters counters_walked() const;
   const TcpConfig& config() const { return cfg_; }
   size_t connection_count() const { return conns_.size(); }
   // Connections in state `s` now (kept up to date by every state change: no walk).
@@ -238,6 +244,7 @@ class TcpStack {
   L4Output& out() { return out_; }
   DropCounters& drops() { return drops_; }
   TcpCounters& ctr() { return ctr_; }
+  BufferTally& tally() { return tally_; }
   void count_recovery(RecoveryKind k) { ++ctr_.recovery[static_cast<size_t>(k)]; }
   const IsnGenerator& isn() const { return isn_; }
   PmtuCache& pmtu_cache() { return pmtu_cache_; }
@@ -316,6 +323,8 @@ class TcpStack {
   SynCookies cookies_;
   TokenBucket rst_bucket_;
   TcpCounters ctr_;
+  // Before the rings and Tcbs that count into it: destroyed after them.
+  BufferTally tally_;
   PmtuCache pmtu_cache_;
   ConnTable conns_;
   // The connection the last segment went to: the segments of a burst mostly belong to

@@ -13,6 +13,7 @@ void TxLog::account(const TxSeg& s, int sign) {
 void TxLog::grow() {
   std::vector<TxSeg> nb(cap_ * 2);
   for (size_t i = 0; i < n_; ++i) nb[i] = (*this)[i];
+  if (heap_tally_) *heap_tally_ += (nb.capacity() - heap_.capacity()) * sizeof(TxSeg);
   heap_ = std::move(nb);
   data_ = heap_.data();
   cap_ = heap_.size();

@@ -20,6 +20,7 @@
 
 #include "stack/core/seqnum.hpp"
 #include "stack/core/time.hpp"
+#include "stack/tcp/buffer_tally.hpp"
 
 namespace ws::tcp {
 
@@ -41,6 +42,9 @@ class TxLog {
   TxLog() = default;
   TxLog(const TxLog&) = delete;
   TxLog& operator=(const TxLog&) = delete;
+  ~TxLog() { set_tally(nullptr); }
+  // heap_bytes() is counted into *t from now on (and out of the former tally).
+  void set_tally(uint64_t* t) { rebind_heap_tally(heap_tally_, t, heap_bytes()); }
 
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
@@ -59,6 +63,7 @@ class TxLog {
   // clear(), and the storage given back (TIME_WAIT).
   void release() {
     clear();
+    if (heap_tally_) *heap_tally_ -= heap_bytes();
     heap_ = std::vector<TxSeg>();  // frees the storage (clear() would keep it)
     data_ = inline_.data();
     cap_ = kInline;
@@ -100,6 +105,7 @@ class TxLog {
   size_t cap_ = kInline;
   size_t head_ = 0, n_ = 0, mask_ = kInline - 1;
   uint32_t sacked_ = 0, lost_ = 0;
+  uint64_t* heap_tally_ = nullptr;
 };
 
 template <class Fn>
