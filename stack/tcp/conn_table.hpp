@@ -34,7 +34,13 @@ class ConnTable {
  public:
   static constexpr size_t kMinCapacity = 256;
 
-  explicit ConnTable(const std::array<uint64_t, 4>& key = {}) : key_(key) { rebuild(kMinCapacity); }
+  // The key is xored with fixed odd constants, so that no key (the zero default of a
+  // table in a test, say) leaves a multiplier that is zero for every IPv4 tuple.
+  explicit ConnTable(const std::array<uint64_t, 4>& key = {})
+      : key_{key[0] ^ 0xa0761d6478bd642full, key[1] ^ 0xe7037ed1a0b428dbull,
+             key[2] ^ 0x8ebc6af09c88c6e3ull, key[3] ^ 0x589965cc75374cc3ull} {
+    rebuild(kMinCapacity);
+  }
   ConnTable(const ConnTable&) = delete;
   ConnTable& operator=(const ConnTable&) = delete;
 
@@ -42,16 +48,15 @@ class ConnTable {
   size_t capacity() const { return mask_ + 1; }
   size_t memory_bytes() const { return capacity() * sizeof(Entry); }
 
-  // The keyed hash of `t`: computed once per segment, for the lookup and the insert.
+  // The keyed hash of `t` (its home slot is hash & (capacity - 1)).
   uint64_t hash(const FourTuple& t) const {
     const uint64_t ports = uint64_t{t.lport} << 16 | t.rport;
     const uint64_t h = fold(t.raddr.lo ^ key_[0], t.raddr.hi ^ ports ^ key_[1]);
     return fold(h ^ t.laddr.lo ^ key_[2], t.laddr.hi ^ key_[3]);
   }
 
-  Tcb* find(const FourTuple& t) const { return find(t, hash(t)); }
-  // `h` is hash(t).
-  Tcb* find(const FourTuple& t, uint64_t h) const {
+  Tcb* find(const FourTuple& t) const {
+    const uint64_t h = hash(t);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Entry& e = slots_[i];
       if (e.tcb == nullptr) return nullptr;
@@ -60,10 +65,9 @@ class ConnTable {
   }
 
   // `t` must not be present (the stack looks it up first).
-  void insert(const FourTuple& t, Tcb* c) { insert(t, c, hash(t)); }
-  void insert(const FourTuple& t, Tcb* c, uint64_t h) {
+  void insert(const FourTuple& t, Tcb* c) {
     if (2 * (size_ + 1) > capacity()) rebuild(2 * capacity());
-    place({t, h, c});
+    place({t, hash(t), c});
     ++size_;
   }
 

@@ -6,7 +6,7 @@ namespace ws::tcp {
 
 namespace {
 std::array<uint8_t, 16> first_half(const std::array<uint8_t, 32>& secret) {
-  std::array<uint8_t, 16> k;
+  std::array<uint8_t, 16> k{};
   std::memcpy(k.data(), secret.data(), 16);
   return k;
 }
