@@ -9,10 +9,19 @@
 //   millions of connections probes exactly like a fresh one holding the same tuples;
 // - it grows at a load of 1/2 and shrinks below 1/8 (to a load of at most 1/4), so memory
 //   and probe lengths follow the live population back down once a burst is over;
-// - the key is stored beside the pointer: a miss (a new SYN, a stray segment) is answered
-//   without touching any Tcb.
+// - the key is stored beside the pointer, with its hash: a miss (a new SYN, a stray
+//   segment) is answered without touching any Tcb, and neither deletion's backward shift
+//   nor a resize hashes anything again.
+//
+// The hash is keyed (the stack's secret, TcpStack): a peer that picks its addresses and
+// ports cannot aim them at one home slot, as it could with a fixed mix of the tuple, and
+// pile them into one long probe run (hash flooding). Not SipHash per segment: two
+// 64x64->128-bit multiply-folds with the key xored into every input word (the
+// construction of wyhash, which Go's runtime map hash also uses with a per-process
+// seed). Not a PRF, but without the key the slot of a tuple is not predictable.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,7 +34,13 @@ class ConnTable {
  public:
   static constexpr size_t kMinCapacity = 256;
 
-  ConnTable() { rebuild(kMinCapacity); }
+  // The key is xored with fixed odd constants, so that no key (the zero default of a
+  // table in a test, say) leaves a multiplier that is zero for every IPv4 tuple.
+  explicit ConnTable(const std::array<uint64_t, 4>& key = {})
+      : key_{key[0] ^ 0xa0761d6478bd642full, key[1] ^ 0xe7037ed1a0b428dbull,
+             key[2] ^ 0x8ebc6af09c88c6e3ull, key[3] ^ 0x589965cc75374cc3ull} {
+    rebuild(kMinCapacity);
+  }
   ConnTable(const ConnTable&) = delete;
   ConnTable& operator=(const ConnTable&) = delete;
 
@@ -33,18 +48,26 @@ class ConnTable {
   size_t capacity() const { return mask_ + 1; }
   size_t memory_bytes() const { return capacity() * sizeof(Entry); }
 
+  // The keyed hash of `t` (its home slot is hash & (capacity - 1)).
+  uint64_t hash(const FourTuple& t) const {
+    const uint64_t ports = uint64_t{t.lport} << 16 | t.rport;
+    const uint64_t h = fold(t.raddr.lo ^ key_[0], t.raddr.hi ^ ports ^ key_[1]);
+    return fold(h ^ t.laddr.lo ^ key_[2], t.laddr.hi ^ key_[3]);
+  }
+
   Tcb* find(const FourTuple& t) const {
-    for (size_t i = home(t);; i = (i + 1) & mask_) {
+    const uint64_t h = hash(t);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Entry& e = slots_[i];
       if (e.tcb == nullptr) return nullptr;
-      if (e.key == t) return e.tcb;
+      if (e.hash == h && e.key == t) return e.tcb;
     }
   }
 
   // `t` must not be present (the stack looks it up first).
   void insert(const FourTuple& t, Tcb* c) {
     if (2 * (size_ + 1) > capacity()) rebuild(2 * capacity());
-    place(t, c);
+    place({t, hash(t), c});
     ++size_;
   }
 
@@ -61,17 +84,22 @@ class ConnTable {
  private:
   struct Entry {
     FourTuple key;
+    uint64_t hash = 0;
     Tcb* tcb = nullptr;  // nullptr: empty
   };
-  size_t home(const FourTuple& t) const { return FourTupleHash{}(t)&mask_; }
-  void place(const FourTuple& t, Tcb* c) {
-    size_t i = home(t);
+  static uint64_t fold(uint64_t a, uint64_t b) {
+    const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+    return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
+  }
+  void place(const Entry& e) {
+    size_t i = e.hash & mask_;
     while (slots_[i].tcb != nullptr) i = (i + 1) & mask_;
-    slots_[i] = {t, c};
+    slots_[i] = e;
   }
   // Re-inserts every entry into a new array of `cap` entries (a power of two).
   void rebuild(size_t cap);
 
+  std::array<uint64_t, 4> key_;
   std::unique_ptr<Entry[]> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;

@@ -4,24 +4,29 @@
 
 namespace ws::tcp {
 
-IsnGenerator::IsnGenerator(const std::array<uint8_t, 32>& secret) {
-  std::memcpy(key_.data(), secret.data(), 16);
-  std::memcpy(salt_.data(), secret.data() + 16, 16);
+namespace {
+std::array<uint8_t, 16> first_half(const std::array<uint8_t, 32>& secret) {
+  std::array<uint8_t, 16> k{};
+  std::memcpy(k.data(), secret.data(), 16);
+  return k;
+}
+}  // namespace
+
+IsnGenerator::IsnGenerator(const std::array<uint8_t, 32>& secret) : salted_(first_half(secret)) {
+  salted_.absorb(secret.data() + 16, 16);
 }
 
 uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote) const {
-  // The second half of the secret rides in the message so that all 32 bytes matter.
-  // 28 bytes for IPv4, 52 for IPv6.
-  uint8_t m[16 + 36];
-  std::memcpy(m, salt_.data(), 16);
-  uint8_t* p = m + 16;
+  // After the 16-byte salt: 12 bytes for IPv4, 36 for IPv6 (28 and 52 in all).
+  uint8_t m[36];
+  uint8_t* p = m;
   p += local.addr.to_bytes(p);
   p += remote.addr.to_bytes(p);
   *p++ = static_cast<uint8_t>(local.port >> 8);
   *p++ = static_cast<uint8_t>(local.port);
   *p++ = static_cast<uint8_t>(remote.port >> 8);
   *p++ = static_cast<uint8_t>(remote.port);
-  return siphash24(key_, m, static_cast<size_t>(p - m));
+  return salted_.finish(m, static_cast<size_t>(p - m));
 }
 
 IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Instant now) const {
@@ -31,11 +36,11 @@ IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Ins
 }
 
 uint64_t IsnGenerator::prf(uint64_t x) const {
-  // 24 bytes: no message of hash() (28 or 52 bytes) has this length, so none collides.
-  uint8_t m[16 + 8];
-  std::memcpy(m, salt_.data(), 16);
-  std::memcpy(m + 16, &x, 8);
-  return siphash24(key_, m, sizeof(m));
+  // 24 bytes with the salt: no message of hash() (28 or 52 bytes) has this length, so
+  // none collides.
+  uint8_t m[8];
+  std::memcpy(m, &x, 8);
+  return salted_.finish(m, sizeof(m));
 }
 
 uint32_t IsnGenerator::isn(Endpoint local, Endpoint remote, Instant now) const {

@@ -35,8 +35,9 @@ class IsnGenerator {
 
  private:
   uint64_t hash(Endpoint local, Endpoint remote) const;
-  std::array<uint8_t, 16> key_{};
-  std::array<uint8_t, 16> salt_{};
+  // SipHash under the first half of the secret with the second half absorbed as the
+  // messages' common prefix (so that all 32 bytes matter), once, here.
+  SipHasher salted_;
 };
 
 }  // namespace ws::tcp

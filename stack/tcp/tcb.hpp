@@ -36,19 +36,6 @@ struct FourTuple {
   bool operator==(const FourTuple&) const = default;
 };
 
-struct FourTupleHash {
-  size_t operator()(const FourTuple& t) const {
-    // The low words hold an IPv4 address whole (and an IPv6 interface identifier); the
-    // remote's high word (its prefix) is folded in too. Local addresses are few.
-    uint64_t x = (t.laddr.lo << 32 | (t.raddr.lo & 0xffffffffu)) ^ (t.raddr.lo >> 32) ^ t.raddr.hi ^
-                 ((uint64_t{t.lport} << 16 | t.rport) * 0x9e3779b97f4a7c15ull);
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 29;
-    return static_cast<size_t>(x);
-  }
-};
-
 // One arriving segment, parsed once (no statics, unlike lwIP's global current-segment state).
 struct Segment {
   wire::TcpView view;
@@ -222,7 +209,8 @@ class Tcb final : public Connection {
   bool pressured = false;    // under transmit-buffer pressure
   bool tx_waiting = false;   // queued for a turn at the transmit queue (TcpStack::tx_blocked)
   bool delivering = false;
-  bool burst_output = false;  // output held for the end of the receive burst (TcpStack)
+  bool burst_output = false;   // output held for the end of the receive burst (TcpStack)
+  bool output_queued = false;  // in TcpStack::pending_output_, no output() since
   // While on_data reads a segment's payload in place (tcp_input.cpp): its bytes
   // not consumed yet, counted by readable() as if they were buffered.
   size_t direct_unread = 0;

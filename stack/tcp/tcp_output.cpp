@@ -292,6 +292,7 @@ void Tcb::arm_rto(Instant now) {
 }
 
 void Tcb::output(Instant now) {
+  output_queued = false;  // what a callback queued goes out now
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
     output_handshake(*this, now);

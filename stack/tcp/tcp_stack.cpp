@@ -13,13 +13,22 @@ namespace ws::tcp {
 
 using namespace wire::tcpflag;
 
+namespace {
+// The connection table's hash key, from the stack's secret. The inputs lie far above any
+// second count, the other input of prf() (the challenge-ACK budget).
+std::array<uint64_t, 4> table_key(const IsnGenerator& g) {
+  return {g.prf(~0ull), g.prf(~1ull), g.prf(~2ull), g.prf(~3ull)};
+}
+}  // namespace
+
 TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
     : out_(out),
       drops_(drops),
       cfg_(std::move(cfg)),
       isn_(cfg_.isn_secret),
       cookies_(cfg_.isn_secret),
-      rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)) {
+      rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)),
+      conns_(table_key(isn_)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   holders_.reserve(kHeldPieces);
   // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
@@ -81,7 +90,7 @@ void TcpStack::end_of_call() {
   // Output requested by the application from inside callbacks.
   for (size_t i = 0; i < pending_output_.size(); ++i) {
     Tcb* t = pending_output_[i];
-    if (!t->released) t->output(now_);
+    if (t->output_queued && !t->released) t->output(now_);
   }
   pending_output_.clear();
   // Index loop: a destructor runs no callbacks, but stay safe if one ever releases more.
@@ -142,6 +151,8 @@ void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
 }
 
 void TcpStack::recycle_rings(Tcb& t) {
+  // Done already when the connection went through TIME_WAIT (enter_time_wait).
+  if (t.rcvbuf.capacity() == 0 && t.sndbuf.capacity() == 0 && t.held_first == kNoPiece) return;
   t.drop_held();
   give_ring(spare_rcv_, t.rcvbuf);
   give_ring(spare_snd_, t.sndbuf);

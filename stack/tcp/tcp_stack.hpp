@@ -271,7 +271,13 @@ class TcpStack {
   // while a connection that sends now and then waited for good.
   bool tx_blocked(Tcb& c);
   void serve_tx_turns(Instant now);
-  void conn_output(Tcb* t) { pending_output_.push_back(t); }
+  // Output at the end of the call, once per connection, and only if no output() ran
+  // since the request (an input's own output() sends what a callback queued).
+  void conn_output(Tcb* t) {
+    if (t->output_queued) return;
+    t->output_queued = true;
+    pending_output_.push_back(t);
+  }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
   // Empties t's rings, keeping their storage for later connections when of pooled sizes.

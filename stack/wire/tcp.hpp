@@ -117,11 +117,28 @@ class TcpView {
       out.ts_ecr = load_be32(b_.data() + kMinHeaderLen + 8);
       return true;
     }
+    // The options of a SYN or SYN,ACK as Linux and this stack send them: MSS, SACK
+    // permitted, Timestamps, NOP, Window scale (20 bytes). Read in place as well.
+    if (header_len() == kMinHeaderLen + 20 &&
+        load_be32(b_.data() + kMinHeaderLen + 4) == kSackPermTimestamp &&
+        load_be16(b_.data() + kMinHeaderLen) == kMssHead &&
+        (load_be32(b_.data() + kMinHeaderLen + 16) >> 8) == kNopWscaleHead) {
+      const uint8_t* o = b_.data() + kMinHeaderLen;
+      out.mss = load_be16(o + 2);
+      out.sack_permitted = true;
+      out.ts_val = load_be32(o + 8);
+      out.ts_ecr = load_be32(o + 12);
+      out.wscale = o[19];
+      return true;
+    }
     return parse_options_general(out);
   }
 
  private:
   static constexpr uint32_t kNopNopTimestamp = 0x0101080a;
+  static constexpr uint32_t kSackPermTimestamp = 0x0402080a;  // SACK-permitted(2), TS kind, 10
+  static constexpr uint16_t kMssHead = 0x0204;                // MSS kind, length 4
+  static constexpr uint32_t kNopWscaleHead = 0x010303;        // NOP, Window scale kind, length 3
   bool parse_options_general(TcpOptions& out) const;
 
   explicit TcpView(std::span<const uint8_t> b) : b_(b) {}

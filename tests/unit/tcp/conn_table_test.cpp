@@ -20,6 +20,14 @@ struct Fakes {
   std::vector<uint64_t> mem;
 };
 
+// The reference map's hasher: any hash does for it.
+struct TupleHash {
+  size_t operator()(const FourTuple& t) const {
+    return std::hash<uint64_t>{}(t.raddr.lo ^ t.raddr.hi * 31 ^ t.laddr.lo * 17 ^
+                                 (uint64_t{t.lport} << 16 | t.rport) * 0x9e3779b97f4a7c15ull);
+  }
+};
+
 // Odd i: IPv6 tuples beside the IPv4 ones, in the same table.
 FourTuple tuple(uint32_t i) {
   const auto port = static_cast<uint16_t>(1024 + i % 60000);
@@ -34,7 +42,7 @@ FourTuple tuple(uint32_t i) {
 
 TEST(ConnTable, MatchesAReferenceMapUnderRandomChurn) {
   ConnTable t;
-  std::unordered_map<FourTuple, Tcb*, FourTupleHash> ref;
+  std::unordered_map<FourTuple, Tcb*, TupleHash> ref;
   Fakes f(200000);
   std::mt19937 rng(7);
   std::vector<uint32_t> live;
@@ -107,7 +115,7 @@ TEST(ConnTable, BackwardShiftKeepsRunsAcrossTheWrap) {
   std::vector<FourTuple> crowd;
   for (uint32_t i = 0; crowd.size() < 40 && i < 1000000; ++i) {
     const FourTuple k = tuple(i);
-    const size_t h = FourTupleHash{}(k)&mask;
+    const size_t h = t.hash(k) & mask;
     if (h >= mask - 1 || h <= 1) crowd.push_back(k);
   }
   ASSERT_EQ(crowd.size(), 40u);
@@ -116,6 +124,31 @@ TEST(ConnTable, BackwardShiftKeepsRunsAcrossTheWrap) {
   for (size_t i = 0; i < crowd.size(); i += 3) ASSERT_TRUE(t.erase(crowd[i], f.at(i)));
   for (size_t i = 0; i < crowd.size(); ++i)
     EXPECT_EQ(t.find(crowd[i]), i % 3 == 0 ? nullptr : f.at(i)) << i;
+}
+
+// The hash is keyed: under another key the same tuples land in other slots, so a peer
+// that does not know the key cannot aim its tuples at one slot.
+TEST(ConnTable, TheSlotOfATupleDependsOnTheKey) {
+  ConnTable a({1, 2, 3, 4}), b({1, 2, 3, 5}), c({5, 2, 3, 4});
+  size_t differ_b = 0, differ_c = 0;
+  for (uint32_t i = 0; i < 64; ++i) {
+    differ_b += a.hash(tuple(i)) != b.hash(tuple(i));
+    differ_c += a.hash(tuple(i)) != c.hash(tuple(i));
+    EXPECT_EQ(a.hash(tuple(i)), ConnTable({1, 2, 3, 4}).hash(tuple(i)));
+  }
+  EXPECT_EQ(differ_b, 64u);
+  EXPECT_EQ(differ_c, 64u);
+  // Tuples that differ in one field only still spread over the slots.
+  std::vector<bool> seen(a.capacity());
+  size_t distinct = 0;
+  for (uint32_t p = 0; p < 64; ++p) {
+    FourTuple k = tuple(0);
+    k.rport = static_cast<uint16_t>(1000 + p);
+    const size_t h = a.hash(k) & (a.capacity() - 1);
+    distinct += !seen[h];
+    seen[h] = true;
+  }
+  EXPECT_GT(distinct, 48u);
 }
 
 }  // namespace

@@ -14,6 +14,21 @@ TEST(SipHash, ReferenceVector) {
   EXPECT_EQ(siphash24(key, msg, 15), 0xa129ca6149be45e5ull);
 }
 
+// The salt absorbed once (IsnGenerator) gives the hash of salt and message together.
+TEST(SipHash, PrefixAbsorbedOnceEqualsTheWholeMessage) {
+  std::array<uint8_t, 16> key;
+  for (int i = 0; i < 16; ++i) key[i] = static_cast<uint8_t>(3 * i + 1);
+  uint8_t msg[64];
+  for (int i = 0; i < 64; ++i) msg[i] = static_cast<uint8_t>(i * 7 + 5);
+  for (size_t prefix : {0, 8, 16, 24}) {
+    SipHasher h(key);
+    h.absorb(msg, prefix);
+    for (size_t len = 0; len + prefix <= 64; ++len)
+      EXPECT_EQ(h.finish(msg + prefix, len), siphash24(key, msg, prefix + len))
+          << prefix << " " << len;
+  }
+}
+
 TEST(Isn, KeyedPerTupleAndAdvancesEvery4us) {
   std::array<uint8_t, 32> s1{}, s2{};
   s2[31] = 1;

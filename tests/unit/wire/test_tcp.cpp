@@ -145,6 +145,47 @@ TEST(Tcp, TwelveByteOptionLayouts) {
   EXPECT_EQ(o.sack_count, 1);
 }
 
+// The 20 bytes of a SYN's options (MSS, SACK permitted, Timestamps, NOP, Window scale)
+// are read in place; a layout of the same length that differs anywhere goes through the
+// general loop and means what it says.
+TEST(Tcp, SynOptionLayouts) {
+  using namespace tcpopt;
+  const std::vector<uint8_t> syn = {
+      kMss, 4, 0x05, 0xb4, kSackPermitted, 2,       kTimestamp, 10, 1, 2, 3, 4,
+      5,    6, 7,    8,    kNop,           kWscale, 3,          7};
+  TcpOptions o;
+  ASSERT_TRUE(options_ok(syn, &o));
+  EXPECT_EQ(o.mss, 1460);
+  EXPECT_TRUE(o.sack_permitted);
+  EXPECT_EQ(o.ts_val, 0x01020304u);
+  EXPECT_EQ(o.ts_ecr, 0x05060708u);
+  EXPECT_EQ(o.wscale, 7);
+  EXPECT_EQ(o.sack_count, 0);
+  // The window scale option's length wrong: malformed, as the general loop says.
+  std::vector<uint8_t> bad = syn;
+  bad[18] = 4;
+  EXPECT_FALSE(options_ok(bad));
+  // NOP, NOP instead of SACK permitted: no SACK, the same other values.
+  std::vector<uint8_t> nosack = syn;
+  nosack[4] = kNop;
+  nosack[5] = kNop;
+  ASSERT_TRUE(options_ok(nosack, &o));
+  EXPECT_FALSE(o.sack_permitted);
+  EXPECT_EQ(o.mss, 1460);
+  EXPECT_EQ(o.wscale, 7);
+  // NOP, NOP, NOP, NOP where the window scale was: none.
+  std::vector<uint8_t> nows = syn;
+  for (size_t i = 16; i < 20; ++i) nows[i] = kNop;
+  o = TcpOptions{};
+  ASSERT_TRUE(options_ok(nows, &o));
+  EXPECT_FALSE(o.wscale);
+  EXPECT_EQ(o.ts_val, 0x01020304u);
+  // An MSS option of the wrong length: malformed.
+  std::vector<uint8_t> badmss = syn;
+  badmss[1] = 5;
+  EXPECT_FALSE(options_ok(badmss));
+}
+
 TEST(Tcp, FlagsAndSegLen) {
   auto b = l4(td::kTcpData);
   b[13] = tcpflag::kFin | tcpflag::kAck | tcpflag::kUrg | tcpflag::kRst;
