@@ -25,7 +25,7 @@ struct IdleTuning {
   Duration min_sleep = Duration::micros(3);
   Duration first_sleep = Duration::micros(5);
   Duration recent_max_sleep = Duration::micros(20);
-  Duration max_sleep = Duration::micros(500);
+  Duration max_sleep = Duration::micros(1000);
 };
 
 class IdlePolicy {

@@ -2,8 +2,10 @@
 """Interleaved A/B of the TCP message services over net_memif: a `source` client
 process sends `--size`-byte messages to a `sink` server process (or a `ping` to the `echo`
 with `--ping`), once per variant per repetition, the variants interleaved run by run (forward,
-then backward) so that a load that drifts hits every variant alike. A variant is `label=BUILD_DIR[:PIPELINE_YAML]`,
-where PIPELINE_YAML is the body of the `pipeline:` section in flow style, e.g.
+then backward) so that a load that drifts hits every variant alike. A variant is
+`label=BUILD_DIR[@IDLE][:PIPELINE_YAML]`, where IDLE is both data planes' `dataplane.idle`
+(`poll`, the default, or `adaptive`; `poll=build --variant adaptive=build@adaptive`),
+and PIPELINE_YAML is the body of the `pipeline:` section in flow style, e.g.
 `off=build:{batching: false}` or `b5=build:{backoff_us: 5}`; the server and the client
 both get it. The client runs under `perf stat`, so where the machine has hardware counters
 each run also reports the client's user-space instructions and cycles per message (far
@@ -36,14 +38,14 @@ SOCK = "/run/wirespeed-pipeline-ab.sock"
 PROGRESS = re.compile(r"^load: (done: )?([\d.]+) s, (\d+) messages")
 
 
-def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500):
+def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500, idle="poll"):
     svc = "\n".join(f"  - {s}" for s in services)
     pl = f"pipeline: {pipeline}\n" if pipeline else ""
     with open(path, "w") as f:
         f.write(f"""version: 1
 dataplane:
   lcores: [{lcore}]
-  idle: poll
+  idle: {idle}
   file_prefix: {prefix}
   hugepages: false
   memory_mb: 512
@@ -106,13 +108,14 @@ def beside_ping(tmp, tag, dur, on):
             f"duration_s: {dur}, report: {rep} }}"]
 
 
-def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, beside=False):
+def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, beside=False,
+            idle="poll"):
     dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
     tag = f"{label}-{size}"
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     scfg = config(os.path.join(tmp, f"{tag}-s.yaml"), prefix="wspab-srv", lcore=0, role="server",
-                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu,
+                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu, idle=idle,
                   services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
                             "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
     slog = os.path.join(tmp, f"{tag}-s.log")
@@ -125,7 +128,7 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
         kind = "ping" if ping else "source"
         port = 7 if ping else 9
         ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
-                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu,
+                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu, idle=idle,
                       services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
                                 f"message_size: {size}, duration_s: {dur}, connections: {conns}, "
                                 f"report: {rep} }}"] + beside_ping(tmp, tag, dur, beside))
@@ -159,7 +162,8 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", action="append", required=True,
-                    help="label=build-dir[:pipeline flow mapping]")
+                    help="label=build-dir[@idle][:pipeline flow mapping]; idle is the "
+                         "`dataplane.idle` of both data planes (default poll)")
     ap.add_argument("--size", action="append", type=int)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=3)
@@ -173,7 +177,8 @@ def main():
     for v in a.variant:
         label, rest = v.split("=", 1)
         build, _, pipeline = rest.partition(":")
-        variants.append((label, os.path.abspath(build), pipeline.strip()))
+        build, _, idle = build.partition("@")
+        variants.append((label, os.path.abspath(build), pipeline.strip(), idle or "poll"))
     sizes = a.size or [8]
     a.reps = max(1, min(a.reps, 10))
     a.duration = max(2, min(a.duration, 20))
@@ -182,10 +187,10 @@ def main():
         for rep in range(a.reps):
             order = variants if rep % 2 == 0 else list(reversed(variants))
             for size in sizes:
-                for label, build, pipeline in order:
+                for label, build, pipeline, idle in order:
                     try:
                         r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu,
-                                    a.connections, a.ping_beside)
+                                    a.connections, a.ping_beside, idle)
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
