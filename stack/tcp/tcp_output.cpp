@@ -300,6 +300,7 @@ void Tcb::output(Instant now) {
   }
   if (state == TcpState::kTimeWait || state == TcpState::kClosed) {
     if (ack_now) send_ack(now);
+    stack.schedule(this);  // an ACK that found no buffer is retried (retry_at)
     return;
   }
   update_pressure(*this, now);

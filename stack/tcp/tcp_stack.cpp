@@ -736,7 +736,10 @@ Instant TcpStack::poll(Instant now) {
   rx_burst_open_ = false;  // a burst the caller did not end is over
   flush_burst_output();
   serve_tx_waiters(now_);
-  while (!timers_.empty() && timers_.front().at <= now_) {
+  // Each entry due now runs once per call: one that a handler pushes back due (a deadline
+  // it left in the past, which is a bug) waits for the next poll, so such a bug costs a
+  // busy core, not a core stuck in this loop.
+  for (size_t n = timers_.size(); n > 0 && !timers_.empty() && timers_.front().at <= now_; --n) {
     TimerEntry e = timers_.front();
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
     timers_.pop_back();

@@ -95,7 +95,16 @@ void Tcb::on_timers(Instant now) {
   const auto& cfg = stack.config();
   if (now >= pmtu.raise_at) pmtu_timer(now);  // first: it clears itself in every state
   if (state == TcpState::kTimeWait) {
-    if (now >= tw_at) stack.release(this);
+    if (now >= tw_at) {
+      stack.release(this);
+      return;
+    }
+    // TIME_WAIT's only other timer: the ACK of the peer's FIN found no transmit buffer
+    // (emit's retry). Left due, this connection's next deadline would stay in the past.
+    if (now >= retry_at) {
+      retry_at = Instant::never();
+      output(now);
+    }
     return;
   }
   if (state == TcpState::kFinWait2 && now >= tw_at) {

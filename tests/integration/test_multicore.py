@@ -101,6 +101,15 @@ def per_core(m, name):
     return out
 
 
+def latest_with_cores(scrape, last):
+    """The newer scrape if it still has the data plane's per-core series, else the last one
+    that had them: a scrape that meets the data plane exiting serves only the control's own
+    metrics."""
+    if scrape and any(n == "wirespeed_core_connections_total" for n, _ in scrape):
+        return scrape
+    return last
+
+
 def add_queues(path, n):
     with open(path) as f:
         text = f.read()
@@ -201,7 +210,7 @@ def run_tap_source(res, tmp, peer):
         peer.attach()
         deadline = time.time() + 40
         while time.time() < deadline and dp.proc.poll() is None:
-            m = ctl.scrape() or m
+            m = latest_with_cores(ctl.scrape(), m)
             time.sleep(0.5)
         rc = dp.proc.poll()
     # The kernel acknowledged what sits unread in its receive buffers: let the sink read it.
@@ -249,9 +258,10 @@ def run_memif(res, tmp):
     with server, h.Control(s_cfg, s_dir, S_METRICS) as sctl:
         client = h.Dataplane(c_cfg, c_dir)
         with client, h.Control(c_cfg, c_dir, C_METRICS) as cctl:
+            cm = {}
             deadline = time.time() + 60
             while time.time() < deadline and client.proc.poll() is None:
-                cm = cctl.scrape()
+                cm = latest_with_cores(cctl.scrape(), cm)
                 time.sleep(0.5)
             rc = client.proc.poll()
             out = client.output()

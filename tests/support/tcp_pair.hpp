@@ -31,6 +31,7 @@ class Wire final : public L4Output {
  public:
   explicit Wire(IpAddr self) : self_(self) {}
   bool begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) override {
+    if (fail_begin) return false;  // no buffer, as a dry mempool answers
     WireSegment* s;
     if (!spare_.empty()) {
       s = spare_.back();
@@ -63,6 +64,7 @@ class Wire final : public L4Output {
 
   void recycle(WireSegment* s) { spare_.push_back(s); }
   std::deque<WireSegment*>* queue_ = nullptr;
+  bool fail_begin = false;  // tests: every frame finds no buffer
 
  private:
   IpAddr self_;
