@@ -191,6 +191,7 @@ void TcpSourceService::pump_messages(Conn& st) {
   const Instant now = tcp_.last_now();
   pipeline::TxPipeline& pl = st.tx->pipeline();
   for (;;) {
+    st.tx->sync(*st.c);  // batch_limit() below
     counters_.tx_bytes += st.tx->step(*st.c, now);
     if (stopping_ || limits_reached(now)) {
       mark_stopping(now);

@@ -320,10 +320,13 @@ void Tcb::output(Instant now) {
                                 state == TcpState::kLastAck);
   uint32_t mps = max_payload(false);
   // TSO: the port cuts super-segments of whole multiples of tso_seg (the MSS, or
-  // less where the port bounds the frames it cuts) up to tso.packet bytes.
-  const TsoLimits tso = stack.out().tso_limits_to(t.raddr);
+  // less where the port bounds the frames it cuts) up to tso.packet bytes. Asked for
+  // only when more than one segment's worth may go (a route lookup): a request's or a
+  // response's few bytes go as one ordinary segment either way.
+  TsoLimits tso;
+  bool tso_known = false;
   const uint32_t tso_header = kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0);
-  const uint32_t tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
+  uint32_t tso_seg = 0;
   for (;;) {
     SeqNum end = data_end();
     const int64_t usable = usable_window(*this);
@@ -339,7 +342,13 @@ void Tcb::output(Instant now) {
         continue;
       }
       uint32_t avail = static_cast<uint32_t>(std::min<int64_t>(pending, usable));
-      uint32_t tso_len = tso.packet != 0 ? tso_payload(avail, tso_seg, tso_header, tso.packet) : 0;
+      if (avail > mps && !tso_known) {
+        tso = stack.out().tso_limits_to(t.raddr);
+        tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
+        tso_known = true;
+      }
+      uint32_t tso_len =
+          tso.packet != 0 && avail > mps ? tso_payload(avail, tso_seg, tso_header, tso.packet) : 0;
       uint32_t len = tso_len != 0 ? tso_len : std::min(avail, mps);
       bool idle = snd_max == snd_una;
       // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,
