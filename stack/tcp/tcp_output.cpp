@@ -100,9 +100,6 @@ void output_handshake(Tcb& c, Instant now) {
 
 }  // namespace
 
-// pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
-uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
-
 uint16_t Tcb::window_field() {
   uint32_t wnd = rcv_window_now();
   uint8_t shift = ws_ok ? rcv_wscale : 0;
@@ -315,7 +312,7 @@ void Tcb::output(Instant now) {
   }
   // Lost segments first (recovery.cpp); with SACK, cwnd is held against the pipe
   // (RFC 6675 SetPipe), which leaves out what is SACKed or deemed lost.
-  bool sent = sack_ok && recovery_output(now);
+  bool sent = sack_ok && txlog.lost_bytes() > 0 && recovery_output(now);
   bool can_fin = fin_queued && (state == TcpState::kFinWait1 || state == TcpState::kClosing ||
                                 state == TcpState::kLastAck);
   uint32_t mps = max_payload(false);
