@@ -26,10 +26,13 @@ class PipelinedTx {
   // with the path MTU (RFC 1191); in flight is what TCP holds unacknowledged, so the
   // pipeline enters batching mode when more than one batch is queued downstream. Returns
   // the stream bytes TCP accepted.
+  // With nothing queued there is nothing to release: the MSS and in-flight figures matter
+  // then only to the next push, whose caller takes them (sync). A round trip's several
+  // steps and a client's walk over connections awaiting their echo cost a compare each.
   size_t step(tcp::Connection& c, Instant now) {
-    pl_.set_mss(c.send_mss());
-    pl_.set_in_flight(c.send_queued());
-    if (pl_.queued_bytes() == 0 || pl_.poll(now) > now) return 0;
+    if (pl_.queued_bytes() == 0) return 0;
+    sync(c);
+    if (pl_.poll(now) > now) return 0;
     bool short_send = false;
     const size_t n = pl_.drain(now, [&](std::span<const uint8_t> s) {
       const size_t k = c.send(s);
@@ -39,6 +42,12 @@ class PipelinedTx {
     // A short send arms on_writable (api.hpp); until it fires, pulling again is pointless.
     blocked_ = short_send;
     return n;
+  }
+  // The MSS and what TCP holds unacknowledged, for the pipeline's batch size and batching
+  // decisions: before anything is pushed or sized after batch_limit().
+  void sync(tcp::Connection& c) {
+    pl_.set_mss(c.send_mss());
+    pl_.set_in_flight(c.send_queued());
   }
   // The producer side (docs/pipeline.md, "Writing into the send ring"): up to `count`
   // messages of `size` bytes, written by `fill(index, offset, out)`. First the TX step;
@@ -50,6 +59,7 @@ class PipelinedTx {
   template <class Fill>
   pipeline::BulkPushResult push_bulk(tcp::Connection& c, uint64_t count, uint32_t size, Instant now,
                                      uint64_t queue_high, size_t& sent, Fill&& fill) {
+    sync(c);
     sent = step(c, now);
     pipeline::BulkPushResult r;
     if (blocked_ || count == 0) return r;
@@ -88,6 +98,7 @@ class PipelinedTx {
   // stream bytes TCP took.
   pipeline::BulkPushResult push_frames(tcp::Connection& c, std::span<const uint8_t> run,
                                        Instant now, size_t& sent) {
+    sync(c);
     sent = step(c, now);
     uint64_t committed = 0;
     pipeline::BulkPushResult r;

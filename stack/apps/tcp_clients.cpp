@@ -191,6 +191,7 @@ void TcpSourceService::pump_messages(Conn& st) {
   const Instant now = tcp_.last_now();
   pipeline::TxPipeline& pl = st.tx->pipeline();
   for (;;) {
+    st.tx->sync(*st.c);  // batch_limit() below
     counters_.tx_bytes += st.tx->step(*st.c, now);
     if (stopping_ || limits_reached(now)) {
       mark_stopping(now);
@@ -384,13 +385,18 @@ void TcpPingService::pump_message(Conn& st) {
         [seq](uint64_t, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq, off, out); });
     counters_.tx_bytes += sent;
     if (refused_too_large(r, now)) return;
-    if (r.accepted == 0) return;  // out of memory: poll() retries
+    if (r.accepted == 0) {  // out of memory: the next poll() retries
+      walk_soon_ = true;
+      return;
+    }
     ++st.sent;
     ++round_trips_started_;
     st.sent_at = now;
+    if (!st.tx->deadline(now).is_never()) walk_soon_ = true;  // a large message's rest
     return;
   }
   counters_.tx_bytes += st.tx->step(*st.c, now);
+  if (!st.tx->deadline(now).is_never()) walk_soon_ = true;
 }
 
 // framing none: the message is message_size pattern bytes of one stream; the echo is
@@ -464,10 +470,11 @@ Instant TcpPingService::poll(Instant now) {
   uint64_t room = stopping_ ? 0 : open_room(tcp_);
   // The walk over every connection when due; in between, only new connections are
   // opened: pacing the opens of many connections must not walk them all each time. At
-  // every poll with reconnect (closed slots reopen at once) and with length32 framing (a
-  // message pushed from a callback may leave a pipeline deadline the walk has not seen).
-  const bool every_poll = p_.reconnect || p_.framing == Framing::kLength32;
-  if (stopping_ || every_poll || now >= walk_at_) walk_at_ = walk(now, room);
+  // every poll with reconnect (closed slots reopen at once), and at the next poll when a
+  // pump from a callback left a pipeline deadline the walk has not seen (length32: the
+  // rest of a large message) or a push to retry. A 64-byte echo leaves neither: walking
+  // 64 connections at every poll cost the client about 150 instructions per round trip.
+  if (stopping_ || p_.reconnect || walk_soon_ || now >= walk_at_) walk_at_ = walk(now, room);
   // Slots never opened yet, as far as max_connecting allows; the rest on a later poll.
   for (; room > 0 && opened_slots_ < conns_.size(); --room) open(now, as(*conns_[opened_slots_++]));
   if (!stopping_ && opened_slots_ < conns_.size()) return earliest(walk_at_, now + kOpenRetry);
@@ -477,6 +484,7 @@ Instant TcpPingService::poll(Instant now) {
 // Sends on the rate schedule, reopens (reconnect) within `room`, and steps the pipelines;
 // returns when the next walk is due.
 Instant TcpPingService::walk(Instant now, uint64_t& room) {
+  walk_soon_ = false;  // the pumps below set it again if need be
   Instant next = now + Duration::millis(stopping_ ? 10 : (p_.reconnect ? 1 : 100));
   if (!stopping_ && !p_.reconnect && p_.rate != 0) {
     // The rate schedule: the next round trip may start once the allowance passes the

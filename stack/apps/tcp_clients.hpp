@@ -107,6 +107,7 @@ class TcpPingService final : public TcpClientService {
   uint64_t round_trips_started_ = 0;
   size_t opened_slots_ = 0;  // conns_[0, this) have been opened at least once
   Instant walk_at_;          // next walk over every connection (poll)
+  bool walk_soon_ = false;   // a pump left work for the next poll (pump_message)
 };
 
 }  // namespace ws

@@ -162,6 +162,7 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
                                    std::span<const uint8_t> data) {
   const Instant now = tcp_.last_now();
   pipeline::TxPipeline& pl = st.tx.pipeline();
+  st.tx.sync(conn);  // the batch size behind high_water() and fits(), and push_frame
   size_t used = 0;
   bool failed = false;
   for (;;) {

@@ -75,7 +75,8 @@ Duration Tcb::rack_reo_wnd() const {
 // ends the scan.
 bool Tcb::rack_detect_loss(Instant now) {
   rack.reo_at = Instant::never();
-  if (!sack_ok || !rack.valid) return false;
+  // Nothing in flight (every ACK of a request/response exchange): nothing to judge.
+  if (!sack_ok || !rack.valid || txlog.empty()) return false;
   const Duration reo = rack_reo_wnd();
   Duration wait = Duration::zero();
   bool newly = false;

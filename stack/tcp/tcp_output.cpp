@@ -98,10 +98,29 @@ void output_handshake(Tcb& c, Instant now) {
   }
 }
 
-}  // namespace
+// TSO: the port cuts super-segments of whole multiples of `seg` (the MSS, or less where the
+// port bounds the frames it cuts) up to `limits.packet` bytes. The limits (a route lookup)
+// are asked for only when more than one segment's worth may go: a request's or a
+// response's few bytes go as one ordinary segment either way.
+struct TsoPlan {
+  TsoLimits limits;
+  uint32_t header = 0;
+  uint32_t seg = 0;
+  bool known = false;
+  // Payload bytes of the next super-segment; 0 for an ordinary segment.
+  uint32_t next(const Tcb& c, uint32_t avail, uint32_t mps) {
+    if (avail <= mps) return 0;
+    if (!known) {
+      limits = c.stack.out().tso_limits_to(c.t.raddr);
+      header = kTcpHeaderLen + (c.ts_ok ? kTimestampOptionLen : 0);
+      seg = tso_segment(mps, limits.segment_frame, header);
+      known = true;
+    }
+    return limits.packet != 0 ? tso_payload(avail, seg, header, limits.packet) : 0;
+  }
+};
 
-// pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
-uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
+}  // namespace
 
 uint16_t Tcb::window_field() {
   uint32_t wnd = rcv_window_now();
@@ -316,15 +335,11 @@ void Tcb::output(Instant now) {
   }
   // Lost segments first (recovery.cpp); with SACK, cwnd is held against the pipe
   // (RFC 6675 SetPipe), which leaves out what is SACKed or deemed lost.
-  bool sent = sack_ok && recovery_output(now);
+  bool sent = sack_ok && txlog.lost_bytes() > 0 && recovery_output(now);
   bool can_fin = fin_queued && (state == TcpState::kFinWait1 || state == TcpState::kClosing ||
                                 state == TcpState::kLastAck);
   uint32_t mps = max_payload(false);
-  // TSO: the port cuts super-segments of whole multiples of tso_seg (the MSS, or
-  // less where the port bounds the frames it cuts) up to tso.packet bytes.
-  const TsoLimits tso = stack.out().tso_limits_to(t.raddr);
-  const uint32_t tso_header = kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0);
-  const uint32_t tso_seg = tso_segment(mps, tso.segment_frame, tso_header);
+  TsoPlan tso;
   for (;;) {
     SeqNum end = data_end();
     const int64_t usable = usable_window(*this);
@@ -340,7 +355,7 @@ void Tcb::output(Instant now) {
         continue;
       }
       uint32_t avail = static_cast<uint32_t>(std::min<int64_t>(pending, usable));
-      uint32_t tso_len = tso.packet != 0 ? tso_payload(avail, tso_seg, tso_header, tso.packet) : 0;
+      uint32_t tso_len = tso.next(*this, avail, mps);
       uint32_t len = tso_len != 0 ? tso_len : std::min(avail, mps);
       bool idle = snd_max == snd_una;
       // Sender SWS avoidance (RFC 9293 3.8.6.2.1): no small segment the window cut,
@@ -351,7 +366,7 @@ void Tcb::output(Instant now) {
       bool fin = can_fin && len == pending;
       uint8_t flags = kAck | (len == pending ? kPsh : 0) | (fin ? kFin : 0);
       bool rexmit = snd_nxt < snd_max;
-      if (!emit(snd_nxt, len, flags, now, false, tso_len != 0 ? tso_seg : 0)) break;
+      if (!emit(snd_nxt, len, flags, now, false, tso_len != 0 ? tso.seg : 0)) break;
       if (last_emit_len < len) {  // options shortened it
         len = last_emit_len;
         fin = false;

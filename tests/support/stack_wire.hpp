@@ -1,7 +1,7 @@
 // Two whole Stacks (Ethernet, IPv4, ARP, TCP; IPv6 and NDP beside them when a host is given
 // an IPv6 address) wired back to back in memory, for the
 // programs in tests/bench that count instructions under callgrind (rx_path_bench,
-// http_cost): each frame a host transmits lands in its peer's queue, and buffers are
+// http_cost, echo_cost): each frame a host transmits lands in its peer's queue, and buffers are
 // recycled so that the allocator is not measured.
 #pragma once
 
