@@ -30,6 +30,10 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
       rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)),
       conns_(table_key(isn_)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
+  // The window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
+  const uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
+  while (cfg_.window_scaling && offered_wscale_ < 14 && (uint64_t{65535} << offered_wscale_) < maxbuf)
+    ++offered_wscale_;
   holders_.reserve(kHeldPieces);
   // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
   burst_output_.reserve(kBurstOutputReserve);
@@ -493,14 +497,6 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   tally_.snd_limit += tcb->snd_buf_limit;
   return tcb;
-}
-
-uint8_t TcpStack::offered_wscale() const {
-  // Enough to express the largest buffer (RFC 7323 2.3).
-  uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
-  uint8_t ws = 0;
-  while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
-  return cfg_.window_scaling ? ws : 0;
 }
 
 void TcpStack::release(Tcb* t) {

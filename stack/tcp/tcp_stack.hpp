@@ -316,7 +316,7 @@ class TcpStack {
   bool cookie_wanted(const Listener& l) const;
   void send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s, Instant now);
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
-  uint8_t offered_wscale() const;  // the window scale our SYN,ACKs offer
+  uint8_t offered_wscale() const { return offered_wscale_; }  // what our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
   uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now);
   // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
@@ -386,6 +386,7 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
+  uint8_t offered_wscale_ = 0;  // from the configuration, once (the constructor)
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
   OverloadGate overload_;             // is the core behind its receive load (rx_burst)
   bool port_cursor_seeded_ = false;
