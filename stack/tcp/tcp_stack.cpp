@@ -466,6 +466,13 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   slot->id = tcb->id;
   conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
+  init_tcb(*tcb);
+  return tcb;
+}
+
+void TcpStack::init_tcb(Tcb& c) {
+  Tcb* const tcb = &c;
+  const FourTuple& t = c.t;
   tcb->our_mss = mss_to(t.raddr);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
   if (const PmtuCache::Entry* e = pmtu_cache_.find(t.raddr, now_); e && e->mss < tcb->our_mss) {
@@ -496,6 +503,32 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   tally_.snd_limit += tcb->snd_buf_limit;
+}
+
+// What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
+// connection, less the table's erase and insert of the same tuple and the slot's trip
+// through the free list. The timer entries of the old block go stale with its id. A block
+// that some pass holds a pointer to (the transmit-queue turns, the burst's output) goes
+// the long way, so that such a pass never mistakes the new connection for the old one.
+Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
+  const FourTuple t = tw->t;
+  if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
+    release(tw);
+    return new_tcb(t);
+  }
+  tw->set_state(TcpState::kClosed);
+  --ctr_.state[static_cast<size_t>(TcpState::kClosed)];
+  --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][tw->fam];
+  tally_.snd_limit -= tw->snd_buf_limit;
+  if (last_flow_ == tw) last_flow_ = nullptr;
+  recycle_rings(*tw);
+  TcbSlot* slot = tw->slot;
+  tw->~Tcb();
+  Tcb* tcb = new (slot->mem) Tcb(*this, t);
+  tcb->slot = slot;
+  tcb->id = next_id_++;
+  slot->id = tcb->id;
+  init_tcb(*tcb);
   return tcb;
 }
 
@@ -599,7 +632,8 @@ void TcpStack::unlisten(uint16_t port) {
   listeners_.erase(it);
 }
 
-bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
+bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw) {
+  tw = nullptr;
   Tcb* tcb = conns_.find(t);
   if (tcb == nullptr) return true;
   // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
@@ -607,13 +641,13 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
   if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
       now - tcb->ts_recent_time >= cfg_.time_wait_reuse) {
     ++ctr_.time_wait_reused;
-    release(tcb);
+    tw = tcb;
     return true;
   }
   return false;
 }
 
-uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now) {
+uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
   // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
@@ -628,7 +662,7 @@ uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now) {
     if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;
     if (listeners_.count(p)) continue;
     FourTuple t{laddr, remote.addr, p, remote.port};
-    if (!reuse_time_wait(t, now)) continue;
+    if (!reuse_time_wait(t, now, tw)) continue;
     port_cursor_ = static_cast<uint16_t>((port_cursor_ + i + 1) % n);
     return p;
   }
@@ -648,16 +682,18 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
     ++ctr_.connect_failed;
     return nullptr;
   }
+  Tcb* tw = nullptr;
   if (local_port == 0) {
-    local_port = pick_port(laddr, remote, now_);
-  } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_)) {
+    local_port = pick_port(laddr, remote, now_, tw);
+  } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_, tw)) {
     local_port = 0;
   }
   if (local_port == 0) {
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tcb = new_tcb({laddr, remote.addr, local_port, remote.port});
+  Tcb* tcb =
+      tw != nullptr ? take_over_time_wait(tw) : new_tcb({laddr, remote.addr, local_port, remote.port});
   tcb->cb = std::move(cbs);
   tcb->app_visible = true;
   tcb->ws_ok = cfg_.window_scaling;

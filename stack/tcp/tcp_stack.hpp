@@ -318,9 +318,17 @@ class TcpStack {
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
   uint8_t offered_wscale() const { return offered_wscale_; }  // what our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
-  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now);
-  // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
-  bool reuse_time_wait(const FourTuple& t, Instant now);
+  // The set-up every new Tcb gets once it has its slot, id and table entry.
+  void init_tcb(Tcb& tcb);
+  // A local port whose tuple is free, or held by a TIME_WAIT block that may be taken
+  // over (left in `tw`, see reuse_time_wait); 0 when there is none.
+  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw);
+  // Whether `t` may be used for a new connection: no Tcb holds it, or a TIME_WAIT block
+  // that may be reused (timestamps, RFC 6191), returned in `tw` (else nullptr).
+  bool reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw);
+  // The new connection's Tcb for the tuple of `tw`, a TIME_WAIT block reuse_time_wait
+  // allowed: rebuilt in tw's slot, keeping its table entry (same tuple, same address).
+  Tcb* take_over_time_wait(Tcb* tw);
 
   L4Output& out_;
   DropCounters& drops_;
