@@ -166,7 +166,38 @@ struct TcpRepr {
   size_t header_len() const;
 };
 
+// The fixed 20 bytes of the header, `hl` bytes long in all, with a zero checksum.
+inline void emit_tcp_fixed(uint8_t* out, const TcpRepr& r, size_t hl) {
+  store_be16(out + TcpView::kSrcPortOff, r.src_port);
+  store_be16(out + TcpView::kDstPortOff, r.dst_port);
+  store_be32(out + TcpView::kSeqOff, r.seq.raw());
+  store_be32(out + TcpView::kAckOff, r.ack.raw());
+  out[TcpView::kDataOffOff] = static_cast<uint8_t>((hl / 4) << 4);
+  out[TcpView::kFlagsOff] = r.flags;
+  store_be16(out + TcpView::kWindowOff, r.window);
+  store_be16(out + TcpView::kChecksumOff, 0);
+  store_be16(out + TcpView::kUrgentOff, 0);
+}
+
 // Writes header + options with a zero checksum; returns the header length.
 size_t emit_tcp(uint8_t* out, const TcpRepr& r);
+
+// emit_tcp() for a header without MSS, window scale, SACK-permitted or SACK blocks (nearly
+// every segment after the handshake), inline: the fixed header, then NOP, NOP, Timestamps
+// (the layout of RFC 7323 appendix A) when ts_val is set. Returns the header length.
+inline size_t emit_tcp_plain(uint8_t* out, const TcpRepr& r) {
+  const size_t hl = TcpView::kMinHeaderLen + (r.ts_val ? 12 : 0);
+  emit_tcp_fixed(out, r, hl);
+  if (r.ts_val) {
+    uint8_t* p = out + TcpView::kMinHeaderLen;
+    p[0] = tcpopt::kNop;
+    p[1] = tcpopt::kNop;
+    p[2] = tcpopt::kTimestamp;
+    p[3] = 10;
+    store_be32(p + 4, *r.ts_val);
+    store_be32(p + 8, r.ts_ecr);
+  }
+  return hl;
+}
 
 }  // namespace ws::wire
