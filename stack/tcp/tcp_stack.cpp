@@ -507,9 +507,12 @@ void TcpStack::init_tcb(Tcb& c) {
 
 // What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
 // connection, less the table's erase and insert of the same tuple and the slot's trip
-// through the free list. The timer entries of the old block go stale with its id. A block
-// that some pass holds a pointer to (the transmit-queue turns, the burst's output) goes
-// the long way, so that such a pass never mistakes the new connection for the old one.
+// through the free list. The new connection keeps the block's timer id and its queued
+// entry: an entry that fires early only has the real deadline re-checked (poll()), and
+// the block's entry (its last RTO or TIME_WAIT deadline) lies before or near the new
+// connection's first ones, so these mostly need no entry of their own. A block that
+// some pass holds a pointer to (the transmit-queue turns, the burst's output) goes the
+// long way, so that such a pass never mistakes the new connection for the old one.
 Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   const FourTuple t = tw->t;
   if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
@@ -523,11 +526,13 @@ Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   if (last_flow_ == tw) last_flow_ = nullptr;
   recycle_rings(*tw);
   TcbSlot* slot = tw->slot;
+  const uint64_t id = tw->id;
+  const Instant sched_at = tw->sched_at;
   tw->~Tcb();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
-  tcb->id = next_id_++;
-  slot->id = tcb->id;
+  tcb->id = id;
+  tcb->sched_at = sched_at;
   init_tcb(*tcb);
   return tcb;
 }
