@@ -470,7 +470,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   return tcb;
 }
 
-void TcpStack::init_tcb(Tcb& c) {
+void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
   Tcb* const tcb = &c;
   const FourTuple& t = c.t;
   tcb->our_mss = mss_to(t.raddr);
@@ -485,8 +485,10 @@ void TcpStack::init_tcb(Tcb& c) {
     tcb->pmtu.raise_at = e->expires;
     ++ctr_.pmtu_cache_hits;
   }
-  const IsnGenerator::Initial init = isn_.initial({t.laddr, t.lport}, {t.raddr, t.rport}, now_);
+  const IsnGenerator::Initial init =
+      given != nullptr ? *given : isn_.initial({t.laddr, t.lport}, {t.raddr, t.rport}, now_);
   tcb->iss = SeqNum(init.isn);
+  tcb->isn_f = init.f;
   tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
@@ -524,12 +526,14 @@ Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   if (last_flow_ == tw) last_flow_ = nullptr;
   recycle_rings(*tw);
   TcbSlot* slot = tw->slot;
+  // The same tuple: the block's hash serves again (RFC 6528's F depends on nothing else).
+  const IsnGenerator::Initial init = IsnGenerator::again({0, tw->ts_offset, tw->isn_f}, now_);
   tw->~Tcb();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
   tcb->id = next_id_++;
   slot->id = tcb->id;
-  init_tcb(*tcb);
+  init_tcb(*tcb, &init);
   return tcb;
 }
 

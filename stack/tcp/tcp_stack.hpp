@@ -320,8 +320,9 @@ class TcpStack {
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
   uint8_t offered_wscale() const { return offered_wscale_; }  // what our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
-  // The set-up every new Tcb gets once it has its slot, id and table entry.
-  void init_tcb(Tcb& tcb);
+  // The set-up every new Tcb gets once it has its slot, id and table entry; `init`, the
+  // ISN and timestamp offset (from its tuple's hash when not given).
+  void init_tcb(Tcb& tcb, const IsnGenerator::Initial* init = nullptr);
   // A local port whose tuple is free, or held by a TIME_WAIT block that may be taken
   // over (left in `tw`, see reuse_time_wait); 0 when there is none.
   uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw);
