@@ -65,7 +65,7 @@ class TxLog {
     clear();
     if (heap_tally_) *heap_tally_ -= heap_bytes();
     heap_ = std::vector<TxSeg>();  // frees the storage (clear() would keep it)
-    data_ = inline_.data();
+    data_ = inline_entries();
     cap_ = kInline;
     mask_ = kInline - 1;
   }
@@ -99,9 +99,12 @@ class TxLog {
   void account(const TxSeg& s, int sign);
   void clear_flag(uint8_t f);
   void grow();
-  std::array<TxSeg, kInline> inline_{};
+  TxSeg* inline_entries() { return reinterpret_cast<TxSeg*>(inline_); }
+  // Raw storage (TxSeg is an implicit-lifetime aggregate): every entry is written before
+  // it is read, and zeroing 16 of them was a part of every connection's set-up.
+  alignas(TxSeg) std::byte inline_[kInline * sizeof(TxSeg)];
   std::vector<TxSeg> heap_;
-  TxSeg* data_ = inline_.data();
+  TxSeg* data_ = inline_entries();
   size_t cap_ = kInline;
   size_t head_ = 0, n_ = 0, mask_ = kInline - 1;
   uint32_t sacked_ = 0, lost_ = 0;

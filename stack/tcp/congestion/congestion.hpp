@@ -88,7 +88,7 @@ class CongestionSlot {
   CongestionControl& operator*() const { return *cc_; }
 
  private:
-  alignas(std::max_align_t) std::byte buf_[kStorageBytes]{};
+  alignas(std::max_align_t) std::byte buf_[kStorageBytes];  // emplace() constructs in it
   CongestionControl* cc_ = nullptr;
 };
 
