@@ -699,7 +699,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
   }
   Tcb* tcb =
       tw != nullptr ? take_over_time_wait(tw) : new_tcb({laddr, remote.addr, local_port, remote.port});
-  tcb->cb = std::move(cbs);
+  tcb->cb.swap(cbs);  // a new Tcb's are empty
   tcb->app_visible = true;
   tcb->ws_ok = cfg_.window_scaling;
   tcb->ts_ok = cfg_.timestamps;
