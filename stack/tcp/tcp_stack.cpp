@@ -32,7 +32,8 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   // The window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
   const uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
-  while (cfg_.window_scaling && offered_wscale_ < 14 && (uint64_t{65535} << offered_wscale_) < maxbuf)
+  while (cfg_.window_scaling && offered_wscale_ < 14 &&
+         (uint64_t{65535} << offered_wscale_) < maxbuf)
     ++offered_wscale_;
   holders_.reserve(kHeldPieces);
   // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
@@ -697,8 +698,8 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tcb =
-      tw != nullptr ? take_over_time_wait(tw) : new_tcb({laddr, remote.addr, local_port, remote.port});
+  Tcb* tcb = tw != nullptr ? take_over_time_wait(tw)
+                           : new_tcb({laddr, remote.addr, local_port, remote.port});
   tcb->cb.swap(cbs);  // a new Tcb's are empty
   tcb->app_visible = true;
   tcb->ws_ok = cfg_.window_scaling;

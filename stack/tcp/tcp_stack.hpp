@@ -400,7 +400,7 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
-  uint8_t offered_wscale_ = 0;  // from the configuration, once (the constructor)
+  uint8_t offered_wscale_ = 0;        // from the configuration, once (the constructor)
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
   OverloadGate overload_;             // is the core behind its receive load (rx_burst)
   bool port_cursor_seeded_ = false;

@@ -13,7 +13,6 @@
 // has been reached). The log points into itself: it is neither copied nor moved.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
