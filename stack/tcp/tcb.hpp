@@ -189,6 +189,7 @@ class Tcb final : public Connection {
 
   TcpStack& stack;
   FourTuple t;
+  uint64_t id = 0;          // names this connection in its slot (TcbSlot::id)
   TcbSlot* slot = nullptr;  // where the stack keeps this Tcb (and its timer entries)
   TcpState state = TcpState::kClosed;
   // family_index(t.raddr), kept so that the per-family counters (TcpCounters::family)

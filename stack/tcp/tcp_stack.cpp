@@ -120,7 +120,8 @@ void TcpStack::destroy(Tcb* t) {
   recycle_rings(*t);
   TcbSlot* s = t->slot;
   t->~Tcb();
-  free_slots_.push_back(s);  // with its id and timer entries, for the next connection
+  s->id = 0;
+  free_slots_.push_back(s);
 }
 
 ByteRing TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap) {
@@ -462,8 +463,8 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   TcbSlot* slot = take_slot();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
-  if (slot->id == 0) slot->id = next_id_++;
-  slot->live = true;
+  tcb->id = next_id_++;
+  slot->id = tcb->id;
   conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
   init_tcb(*tcb);
@@ -509,10 +510,10 @@ void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
 
 // What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
 // connection, less the table's erase and insert of the same tuple and the slot's trip
-// through the free list. The block's timer entries go stale (its TIME_WAIT deadline would
-// fire for nothing, and again for every later connection in the slot). A block that some pass holds
-// a pointer to (the transmit-queue turns, the burst's output) goes the long way, so that such a
-// pass never mistakes the new connection for the old one.
+// through the free list. The new connection keeps the slot's timer entries (schedule()).
+// A block that some pass holds a pointer to (the transmit-queue turns, the burst's
+// output) goes the long way, so that such a pass never mistakes the new connection for
+// the old one.
 Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   const FourTuple t = tw->t;
   if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
@@ -531,8 +532,8 @@ Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   tw->~Tcb();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
-  slot->id = next_id_++;  // the block's entries go stale
-  slot->sched_at = Instant::never();
+  tcb->id = next_id_++;
+  slot->id = tcb->id;
   init_tcb(*tcb, &init);
   return tcb;
 }
@@ -546,7 +547,7 @@ void TcpStack::release(Tcb* t) {
   }
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
   // Entries of the timer queue for this slot are stale until the next connection in it.
-  t->slot->live = false;
+  t->slot->id = 0;
   // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
   if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
   if (last_flow_ == t) last_flow_ = nullptr;
@@ -718,7 +719,7 @@ void TcpStack::schedule(Tcb* t) {
   TcbSlot* s = t->slot;
   if (d.is_never() || d >= s->sched_at) return;
   s->sched_at = d;
-  timers_.push_back({d, s, s->id});
+  timers_.push_back({d, s});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   if (timers_.size() > 2 * timers_kept_ + 1024) compact_timers();
 }
@@ -731,15 +732,11 @@ void TcpStack::schedule(Tcb* t) {
 // instead, it would run on nearly every push: a connection in TIME_WAIT keeps two live
 // entries, its SYN's RTO and its TIME_WAIT deadline.)
 void TcpStack::compact_timers() {
-  std::erase_if(timers_, [](const TimerEntry& e) { return e.stale(); });
+  std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id == 0; });
   // The slots without a connection have no entry left: the next connection in one must
   // not count on any.
-  auto none_left = [](TcbSlot* s) {
-    s->id = 0;
-    s->sched_at = Instant::never();
-  };
-  for (TcbSlot* s : free_slots_) none_left(s);
-  for (Tcb* t : graveyard_) none_left(t->slot);
+  for (TcbSlot* s : free_slots_) s->sched_at = Instant::never();
+  for (Tcb* t : graveyard_) t->slot->sched_at = Instant::never();
   timers_kept_ = timers_.size();
   std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   // The queue's array follows its population back down: after an overload it would
@@ -787,8 +784,8 @@ Instant TcpStack::poll(Instant now) {
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
     timers_.pop_back();
     // Also for a slot without a connection: the next one in it must not count on it.
-    if (e.at == e.slot->sched_at && e.id == e.slot->id) e.slot->sched_at = Instant::never();
-    if (e.stale()) continue;
+    if (e.at == e.slot->sched_at) e.slot->sched_at = Instant::never();
+    if (e.slot->id == 0) continue;  // no connection in the slot: a stale entry
     Tcb* c = std::launder(reinterpret_cast<Tcb*>(e.slot->mem));
     if (c->released) continue;
     if (c->next_deadline() <= now_) c->on_timers(now_);

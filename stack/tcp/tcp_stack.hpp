@@ -140,13 +140,11 @@ struct Listener {
   Instant cookies_until;
 };
 
-// Storage for one Tcb, reused by later connections. Timer entries name a slot and the
-// slot's `id` when they were queued (TcpStack::schedule); `live` while a connection holds
-// the slot. A connection put in a free slot takes over its id and its earliest queued
-// entry (`sched_at`): the entries of the connection before serve it.
+// Storage for one Tcb, reused by later connections. `id` names the Tcb living in it
+// (0 while free). Timer entries name slots, not connections (TcpStack::schedule):
+// `sched_at` is the earliest entry queued for the slot, whichever connection queued it.
 struct TcbSlot {
-  uint64_t id = 0;  // 0: no entry is queued for the slot (a new slot, or compacted)
-  bool live = false;
+  uint64_t id = 0;
   Instant sched_at = Instant::never();
   alignas(Tcb) std::byte mem[sizeof(Tcb)]{};  // zeroed once, when the slot is made
 };
@@ -381,23 +379,20 @@ class TcpStack {
   HeldPool held_pool_{kHeldPieces};
   std::vector<Tcb*> holders_;
   Instant now_;
-  // Timer queue: a min-heap of (deadline, slot, slot id) with lazy deletion. A popped
-  // entry only has the deadline of the connection in its slot re-checked, so an early
-  // one costs a look and nothing else. A slot gets an entry only when its connection's
-  // deadline moves before the earliest one queued for it (TcbSlot::sched_at): re-arming
-  // a later RTO costs nothing, and a connection put in a free slot (last freed first)
-  // finds the entries of the one before, which mostly lie before its own first
-  // deadlines: under churn most passive opens queue none of their own. O(log n) per
-  // expiry instead of a scan of every connection. An entry is stale when its slot holds
-  // no connection or has another id (a TIME_WAIT takeover gives the slot a new one:
-  // the block's long deadlines would otherwise fire for the next connections);
-  // compact_timers() bounds how many stale entries stay.
+  // Timer queue: a min-heap of (deadline, slot) with lazy deletion. An entry names a Tcb
+  // slot, and a popped entry only has the deadline of the connection in that slot
+  // re-checked, so an early one costs a look and nothing else. A slot gets an entry only
+  // when its connection's deadline moves before the earliest one queued for the slot
+  // (TcbSlot::sched_at): re-arming a later RTO costs nothing, and the next connection in
+  // the slot (the slots are reused, last freed first; a TIME_WAIT takeover keeps its
+  // slot) finds the entries of the one before: under churn most connections queue none
+  // of their own. O(log n) per expiry instead of a scan of every connection. An entry is
+  // stale while its slot holds no connection (slots outlive connections, so no lookup
+  // table is needed); compact_timers() bounds how many stale entries stay.
   struct TimerEntry {
     Instant at;
     TcbSlot* slot = nullptr;
-    uint64_t id = 0;
     bool operator>(const TimerEntry& o) const { return at > o.at; }
-    bool stale() const { return !slot->live || slot->id != id; }
   };
   std::vector<TimerEntry> timers_;
   size_t timers_kept_ = 0;  // entries left by the last compact_timers()
