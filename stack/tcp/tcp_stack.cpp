@@ -510,10 +510,9 @@ void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
 
 // What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
 // connection, less the table's erase and insert of the same tuple and the slot's trip
-// through the free list. The new connection keeps the slot's timer entries (schedule()).
-// A block that some pass holds a pointer to (the transmit-queue turns, the burst's
-// output) goes the long way, so that such a pass never mistakes the new connection for
-// the old one.
+// through the free list. The timer entries of the old block go stale with its id. A block
+// that some pass holds a pointer to (the transmit-queue turns, the burst's output) goes
+// the long way, so that such a pass never mistakes the new connection for the old one.
 Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   const FourTuple t = tw->t;
   if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
@@ -546,7 +545,7 @@ void TcpStack::release(Tcb* t) {
     t->listener = nullptr;
   }
   if (t->state != TcpState::kClosed) t->set_state(TcpState::kClosed);
-  // Entries of the timer queue for this slot are stale until the next connection in it.
+  // Entries of the timer queue for this connection are stale from now on.
   t->slot->id = 0;
   // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
   if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
@@ -716,10 +715,9 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
 void TcpStack::schedule(Tcb* t) {
   if (t->released) return;
   Instant d = t->next_deadline();
-  TcbSlot* s = t->slot;
-  if (d.is_never() || d >= s->sched_at) return;
-  s->sched_at = d;
-  timers_.push_back({d, s});
+  if (d.is_never() || d >= t->sched_at) return;
+  t->sched_at = d;
+  timers_.push_back({d, t->slot, t->id});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   if (timers_.size() > 2 * timers_kept_ + 1024) compact_timers();
 }
@@ -732,11 +730,7 @@ void TcpStack::schedule(Tcb* t) {
 // instead, it would run on nearly every push: a connection in TIME_WAIT keeps two live
 // entries, its SYN's RTO and its TIME_WAIT deadline.)
 void TcpStack::compact_timers() {
-  std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id == 0; });
-  // The slots without a connection have no entry left: the next connection in one must
-  // not count on any.
-  for (TcbSlot* s : free_slots_) s->sched_at = Instant::never();
-  for (Tcb* t : graveyard_) t->slot->sched_at = Instant::never();
+  std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id != e.id; });
   timers_kept_ = timers_.size();
   std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   // The queue's array follows its population back down: after an overload it would
@@ -783,11 +777,10 @@ Instant TcpStack::poll(Instant now) {
     TimerEntry e = timers_.front();
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
     timers_.pop_back();
-    // Also for a slot without a connection: the next one in it must not count on it.
-    if (e.at == e.slot->sched_at) e.slot->sched_at = Instant::never();
-    if (e.slot->id == 0) continue;  // no connection in the slot: a stale entry
+    if (e.slot->id != e.id) continue;  // connection gone: a stale entry
     Tcb* c = std::launder(reinterpret_cast<Tcb*>(e.slot->mem));
     if (c->released) continue;
+    if (e.at == c->sched_at) c->sched_at = Instant::never();
     if (c->next_deadline() <= now_) c->on_timers(now_);
     schedule(c);
   }

@@ -141,11 +141,9 @@ struct Listener {
 };
 
 // Storage for one Tcb, reused by later connections. `id` names the Tcb living in it
-// (0 while free). Timer entries name slots, not connections (TcpStack::schedule):
-// `sched_at` is the earliest entry queued for the slot, whichever connection queued it.
+// (0 while free), so a timer entry can tell whether its connection still exists.
 struct TcbSlot {
   uint64_t id = 0;
-  Instant sched_at = Instant::never();
   alignas(Tcb) std::byte mem[sizeof(Tcb)]{};  // zeroed once, when the slot is made
 };
 
@@ -379,19 +377,16 @@ class TcpStack {
   HeldPool held_pool_{kHeldPieces};
   std::vector<Tcb*> holders_;
   Instant now_;
-  // Timer queue: a min-heap of (deadline, slot) with lazy deletion. An entry names a Tcb
-  // slot, and a popped entry only has the deadline of the connection in that slot
-  // re-checked, so an early one costs a look and nothing else. A slot gets an entry only
-  // when its connection's deadline moves before the earliest one queued for the slot
-  // (TcbSlot::sched_at): re-arming a later RTO costs nothing, and the next connection in
-  // the slot (the slots are reused, last freed first; a TIME_WAIT takeover keeps its
-  // slot) finds the entries of the one before: under churn most connections queue none
-  // of their own. O(log n) per expiry instead of a scan of every connection. An entry is
-  // stale while its slot holds no connection (slots outlive connections, so no lookup
-  // table is needed); compact_timers() bounds how many stale entries stay.
+  // Timer queue: a min-heap of (deadline, slot, connection id) with lazy deletion. A
+  // connection pushes an entry only when its deadline moves before its earliest queued
+  // one, so re-arming a later RTO costs nothing; popped entries re-check the real
+  // deadline. O(log n) per expiry instead of a scan of every connection. An entry is
+  // stale when its slot no longer holds that id (slots outlive connections, so no
+  // lookup table is needed); compact_timers() bounds how many stale entries stay.
   struct TimerEntry {
     Instant at;
     TcbSlot* slot = nullptr;
+    uint64_t id = 0;
     bool operator>(const TimerEntry& o) const { return at > o.at; }
   };
   std::vector<TimerEntry> timers_;
