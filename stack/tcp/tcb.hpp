@@ -15,6 +15,7 @@
 #include "stack/core/time.hpp"
 #include "stack/tcp/api.hpp"
 #include "stack/tcp/congestion/congestion.hpp"
+#include "stack/tcp/mss.hpp"
 #include "stack/tcp/pmtu.hpp"
 #include "stack/tcp/ring_buffer.hpp"
 #include "stack/tcp/rx_held.hpp"
@@ -178,7 +179,11 @@ class Tcb final : public Connection {
   // cuts the segment into pieces of that payload size (TSO).
   bool emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool with_syn_opts = false,
             uint32_t tso_segment = 0);
-  uint32_t max_payload(bool sack_blocks) const;
+  // pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp). Inline:
+  // it is asked several times per segment.
+  uint32_t max_payload(bool /*sack_blocks*/) const {
+    return effective_send_mss(pmtu.mss, peer_mss, ts_ok);
+  }
   uint16_t window_field();
   SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }
   uint32_t flight() const { return static_cast<uint32_t>(snd_max - snd_una); }

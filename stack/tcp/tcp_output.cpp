@@ -100,9 +100,6 @@ void output_handshake(Tcb& c, Instant now) {
 
 }  // namespace
 
-// pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp).
-uint32_t Tcb::max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
-
 uint16_t Tcb::window_field() {
   uint32_t wnd = rcv_window_now();
   uint8_t shift = ws_ok ? rcv_wscale : 0;
