@@ -124,20 +124,18 @@ void TcpStack::destroy(Tcb* t) {
   free_slots_.push_back(s);
 }
 
-ByteRing TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap) {
-  ByteRing r;
+void TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into) {
   if (!pool.empty() && pool.back().capacity() == cap) {
-    r = std::move(pool.back());
+    into = std::move(pool.back());
     pool.pop_back();
   } else {
-    r.resize(cap);
+    into.resize(cap);
   }
-  return r;
 }
 
 void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
   if (t.sndbuf.capacity() == 0 && cap == kFirstSendRing)
-    t.sndbuf = take_ring(spare_snd_, cap);
+    take_ring(spare_snd_, cap, t.sndbuf);
   else
     t.sndbuf.resize(cap, t.sndbuf.size());
 }
@@ -502,7 +500,7 @@ void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
   tcb->cc.emplace(cfg_.congestion);
   tcb->rcv_wscale = offered_wscale();
   uint32_t rb = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
-  tcb->rcvbuf = take_ring(spare_rcv_, rb);
+  take_ring(spare_rcv_, rb, tcb->rcvbuf);
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   tally_.snd_limit += tcb->snd_buf_limit;

@@ -305,7 +305,9 @@ class TcpStack {
   // "Memory and timers").
   TcbSlot* take_slot();
   void destroy(Tcb* t);
-  ByteRing take_ring(std::vector<ByteRing>& pool, size_t cap);
+  // A spare of `cap` bytes, or a new ring of that size (storage at its first byte), into
+  // `into`, an empty ring.
+  void take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into);
   void give_ring(std::vector<ByteRing>& pool, ByteRing& r);
   // Drops timer entries of connections that are gone; with no entry left pointing at a
   // free slot, frees the slots beyond the spare bound.
