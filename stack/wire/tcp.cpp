@@ -75,17 +75,10 @@ size_t emit_tcp(uint8_t* out, const TcpRepr& r) {
   }
   if (r.ts_val) {
     // SACK-permitted rides in the two bytes that would otherwise be NOP padding.
-    if (r.sack_permitted) {
-      p[0] = tcpopt::kSackPermitted;
-      p[1] = 2;
-    } else {
-      p[0] = tcpopt::kNop;
-      p[1] = tcpopt::kNop;
-    }
-    p[2] = tcpopt::kTimestamp;
-    p[3] = 10;
-    store_be32(p + 4, *r.ts_val);
-    store_be32(p + 8, r.ts_ecr);
+    if (r.sack_permitted)
+      emit_timestamps(p, tcpopt::kSackPermitted, 2, *r.ts_val, r.ts_ecr);
+    else
+      emit_timestamps(p, tcpopt::kNop, tcpopt::kNop, *r.ts_val, r.ts_ecr);
     p += 12;
   } else if (r.sack_permitted) {
     p[0] = tcpopt::kNop;

@@ -179,6 +179,18 @@ inline void emit_tcp_fixed(uint8_t* out, const TcpRepr& r, size_t hl) {
   store_be16(out + TcpView::kUrgentOff, 0);
 }
 
+// The Timestamps option (RFC 7323 section 3), 12 bytes at `p` with the two bytes in front
+// of it (NOP padding, or SACK-permitted).
+inline void emit_timestamps(uint8_t* p, uint8_t lead0, uint8_t lead1, uint32_t ts_val,
+                            uint32_t ts_ecr) {
+  p[0] = lead0;
+  p[1] = lead1;
+  p[2] = tcpopt::kTimestamp;
+  p[3] = 10;
+  store_be32(p + 4, ts_val);
+  store_be32(p + 8, ts_ecr);
+}
+
 // Writes header + options with a zero checksum; returns the header length.
 size_t emit_tcp(uint8_t* out, const TcpRepr& r);
 
@@ -188,15 +200,8 @@ size_t emit_tcp(uint8_t* out, const TcpRepr& r);
 inline size_t emit_tcp_plain(uint8_t* out, const TcpRepr& r) {
   const size_t hl = TcpView::kMinHeaderLen + (r.ts_val ? 12 : 0);
   emit_tcp_fixed(out, r, hl);
-  if (r.ts_val) {
-    uint8_t* p = out + TcpView::kMinHeaderLen;
-    p[0] = tcpopt::kNop;
-    p[1] = tcpopt::kNop;
-    p[2] = tcpopt::kTimestamp;
-    p[3] = 10;
-    store_be32(p + 4, *r.ts_val);
-    store_be32(p + 8, r.ts_ecr);
-  }
+  if (r.ts_val)
+    emit_timestamps(out + TcpView::kMinHeaderLen, tcpopt::kNop, tcpopt::kNop, *r.ts_val, r.ts_ecr);
   return hl;
 }
 
