@@ -32,7 +32,7 @@ uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote) const {
 IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Instant now) const {
   const uint64_t h = hash(local, remote);
   const auto f = static_cast<uint32_t>(h);
-  return {clock(now) + f, static_cast<uint32_t>(h >> 32), f};
+  return {ticks(now) + f, static_cast<uint32_t>(h >> 32), f};
 }
 
 uint64_t IsnGenerator::prf(uint64_t x) const {

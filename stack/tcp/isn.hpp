@@ -34,7 +34,7 @@ class IsnGenerator {
   // depend on the tuple and the secret only, so a connection that takes over its tuple's
   // TIME_WAIT block needs no second hash.
   static Initial again(const Initial& before, Instant now) {
-    return {clock(now) + before.f, before.ts_offset, before.f};
+    return {ticks(now) + before.f, before.ts_offset, before.f};
   }
   // The same keyed hash of a number: values an attacker must not predict (the
   // challenge-ACK budget, tcp_stack.cpp).
@@ -43,7 +43,7 @@ class IsnGenerator {
  private:
   uint64_t hash(Endpoint local, Endpoint remote) const;
   // M: 4 us ticks (RFC 6528 section 3).
-  static uint32_t clock(Instant now) { return static_cast<uint32_t>(now.ns() / 4000); }
+  static uint32_t ticks(Instant now) { return static_cast<uint32_t>(now.ns() / 4000); }
   // SipHash under the first half of the secret with the second half absorbed as the
   // messages' common prefix (so that all 32 bytes matter), once, here.
   SipHasher salted_;

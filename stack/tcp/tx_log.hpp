@@ -35,9 +35,11 @@ struct TxSeg {
   bool has(uint8_t f) const { return (flags & f) != 0; }
 };
 
+// NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): inline_ is raw entry storage
 class TxLog {
  public:
   static constexpr size_t kInline = 16;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): inline_, as above
   TxLog() = default;
   TxLog(const TxLog&) = delete;
   TxLog& operator=(const TxLog&) = delete;
