@@ -130,11 +130,10 @@ TEST(TcpChurn, TimerQueueAndStorageStayBounded) {
   EXPECT_EQ(p.a.counters().state[static_cast<size_t>(tcp::TcpState::kTimeWait)], 0u);
 }
 
-// A new connection in a reused slot may queue no timer entry of its own when the entries
-// of the connections before it lie earlier (TcpStack::schedule): those fire and re-check
-// its deadline. Its timer must still fire on time: the server's SYN,ACK is lost after
-// thousands of connections went through the server's few slots, and it is resent by the
-// server's RTO, 1 s later (the client's SYN would be resent only after 3 s).
+// A connection in a slot that thousands of connections went through before (their timer
+// entries still queued, stale) has its own timer fire on time: the server's SYN,ACK is
+// lost, and it is resent by the server's RTO, 1 s later (the client's SYN would be resent
+// only after 3 s).
 TEST(TcpChurn, ReusedSlotTimerFiresOnTime) {
   tcp::TcpConfig ca = churn_config(7);
   ca.rto_initial = Duration::seconds(3);
