@@ -119,6 +119,25 @@ struct ConnCallbacks {
   // send_space() grew from zero (or from below the low mark) after a send() fell short.
   std::function<void(Connection&)> on_writable;
   std::function<void(Connection&, CloseReason)> on_closed;
+
+  // Exchanges every callback with `o`'s: a few words each, nothing constructed or
+  // destroyed (what the stack does to hand callbacks over; a move-assignment of the
+  // struct builds and destroys a temporary of each).
+  void swap(ConnCallbacks& o) noexcept {
+    on_connected.swap(o.on_connected);
+    on_data.swap(o.on_data);
+    on_peer_closed.swap(o.on_peer_closed);
+    on_writable.swap(o.on_writable);
+    on_closed.swap(o.on_closed);
+  }
+  // Drops every callback: `= {}` without the temporaries.
+  void clear() noexcept {
+    on_connected = nullptr;
+    on_data = nullptr;
+    on_peer_closed = nullptr;
+    on_writable = nullptr;
+    on_closed = nullptr;
+  }
 };
 
 struct ListenCallbacks {

@@ -31,8 +31,8 @@ uint64_t IsnGenerator::hash(Endpoint local, Endpoint remote) const {
 
 IsnGenerator::Initial IsnGenerator::initial(Endpoint local, Endpoint remote, Instant now) const {
   const uint64_t h = hash(local, remote);
-  const auto m = static_cast<uint32_t>(now.ns() / 4000);  // 4 us ticks, RFC 6528 section 3
-  return {m + static_cast<uint32_t>(h), static_cast<uint32_t>(h >> 32)};
+  const auto f = static_cast<uint32_t>(h);
+  return {ticks(now) + f, static_cast<uint32_t>(h >> 32), f};
 }
 
 uint64_t IsnGenerator::prf(uint64_t x) const {

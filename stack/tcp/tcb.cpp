@@ -107,7 +107,7 @@ void Tcb::enter_time_wait(Instant now) {
     ++stack.ctr().connections_closed;
     if (cb.on_closed) cb.on_closed(*this, CloseReason::kNormal);
   }
-  cb = {};
+  cb.clear();
   stack.schedule(this);
 }
 
@@ -119,7 +119,7 @@ void Tcb::finish(CloseReason r) {
     notified = true;
     ++stack.ctr().connections_closed;
     auto f = std::move(cb.on_closed);
-    cb = {};
+    cb.clear();
     if (f) f(*this, r);
   }
 }
@@ -178,7 +178,8 @@ void Tcb::note_window_opened() {
 static Tcb& self(Connection* c) { return *static_cast<Tcb*>(c); }
 static const Tcb& self(const Connection* c) { return *static_cast<const Tcb*>(c); }
 
-void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb = std::move(cbs); }
+// The former callbacks are destroyed with `cbs`, as a move-assignment would.
+void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb.swap(cbs); }
 
 size_t Connection::send_space() const {
   const Tcb& t = self(this);

@@ -260,6 +260,7 @@ class Tcb final : public Connection {
   bool ts_ok = false;
   bool sack_ok = false;
   uint32_t ts_offset = 0;
+  uint32_t isn_f = 0;  // F of RFC 6528 for this tuple (IsnGenerator::Initial::f)
   uint32_t ts_recent = 0;
   Instant ts_recent_time;
   SeqNum last_ack_sent;

@@ -197,7 +197,9 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     k = fill_sack_blocks(r.sack, k);
     r.sack_count = static_cast<uint8_t>(k);
   }
-  size_t hl = r.header_len();
+  // No SYN options, no SACK blocks: the header is written inline (emit_tcp_plain).
+  const bool plain = !syn_opts && r.sack_count == 0;
+  size_t hl = plain ? kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0) : r.header_len();
   // Options beyond the timestamp take room from the payload so that no datagram
   // exceeds the path MTU (RFC 9293 3.7.1).
   uint32_t base = std::min(pmtu.emit_cap(), peer_mss);
@@ -224,7 +226,10 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     retry_at = now + Duration::millis(1);
     return false;
   }
-  wire::emit_tcp(f.l4.data(), r);
+  if (plain)
+    wire::emit_tcp_plain(f.l4.data(), r);
+  else
+    wire::emit_tcp(f.l4.data(), r);
   if (len > 0) {
     TxWriter w = f.writer(hl32);
     size_t off = static_cast<size_t>(seq - snd_buf_seq);

@@ -30,6 +30,11 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
       rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)),
       conns_(table_key(isn_)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
+  // The window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
+  const uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
+  while (cfg_.window_scaling && offered_wscale_ < 14 &&
+         (uint64_t{65535} << offered_wscale_) < maxbuf)
+    ++offered_wscale_;
   holders_.reserve(kHeldPieces);
   // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
   burst_output_.reserve(kBurstOutputReserve);
@@ -119,20 +124,18 @@ void TcpStack::destroy(Tcb* t) {
   free_slots_.push_back(s);
 }
 
-ByteRing TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap) {
-  ByteRing r;
+void TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into) {
   if (!pool.empty() && pool.back().capacity() == cap) {
-    r = std::move(pool.back());
+    into = std::move(pool.back());
     pool.pop_back();
   } else {
-    r.resize(cap);
+    into.resize(cap);
   }
-  return r;
 }
 
 void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
   if (t.sndbuf.capacity() == 0 && cap == kFirstSendRing)
-    t.sndbuf = take_ring(spare_snd_, cap);
+    take_ring(spare_snd_, cap, t.sndbuf);
   else
     t.sndbuf.resize(cap, t.sndbuf.size());
 }
@@ -462,6 +465,13 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   slot->id = tcb->id;
   conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
+  init_tcb(*tcb);
+  return tcb;
+}
+
+void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
+  Tcb* const tcb = &c;
+  const FourTuple& t = c.t;
   tcb->our_mss = mss_to(t.raddr);
   tcb->pmtu.mss = tcb->pmtu.search_high = tcb->our_mss;
   if (const PmtuCache::Entry* e = pmtu_cache_.find(t.raddr, now_); e && e->mss < tcb->our_mss) {
@@ -474,8 +484,10 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
     tcb->pmtu.raise_at = e->expires;
     ++ctr_.pmtu_cache_hits;
   }
-  const IsnGenerator::Initial init = isn_.initial({t.laddr, t.lport}, {t.raddr, t.rport}, now_);
+  const IsnGenerator::Initial init =
+      given != nullptr ? *given : isn_.initial({t.laddr, t.lport}, {t.raddr, t.rport}, now_);
   tcb->iss = SeqNum(init.isn);
+  tcb->isn_f = init.f;
   tcb->snd_una = tcb->snd_nxt = tcb->snd_max = tcb->iss;
   tcb->snd_buf_seq = tcb->iss + 1;
   tcb->recover = tcb->iss;
@@ -488,19 +500,39 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->cc.emplace(cfg_.congestion);
   tcb->rcv_wscale = offered_wscale();
   uint32_t rb = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
-  tcb->rcvbuf = take_ring(spare_rcv_, rb);
+  take_ring(spare_rcv_, rb, tcb->rcvbuf);
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   tally_.snd_limit += tcb->snd_buf_limit;
-  return tcb;
 }
 
-uint8_t TcpStack::offered_wscale() const {
-  // Enough to express the largest buffer (RFC 7323 2.3).
-  uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
-  uint8_t ws = 0;
-  while (ws < 14 && (uint64_t{65535} << ws) < maxbuf) ++ws;
-  return cfg_.window_scaling ? ws : 0;
+// What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
+// connection, less the table's erase and insert of the same tuple and the slot's trip
+// through the free list. The timer entries of the old block go stale with its id. A block
+// that some pass holds a pointer to (the transmit-queue turns, the burst's output) goes
+// the long way, so that such a pass never mistakes the new connection for the old one.
+Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
+  const FourTuple t = tw->t;
+  if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
+    release(tw);
+    return new_tcb(t);
+  }
+  tw->set_state(TcpState::kClosed);
+  --ctr_.state[static_cast<size_t>(TcpState::kClosed)];
+  --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][tw->fam];
+  tally_.snd_limit -= tw->snd_buf_limit;
+  if (last_flow_ == tw) last_flow_ = nullptr;
+  recycle_rings(*tw);
+  TcbSlot* slot = tw->slot;
+  // The same tuple: the block's hash serves again (RFC 6528's F depends on nothing else).
+  const IsnGenerator::Initial init = IsnGenerator::again({0, tw->ts_offset, tw->isn_f}, now_);
+  tw->~Tcb();
+  Tcb* tcb = new (slot->mem) Tcb(*this, t);
+  tcb->slot = slot;
+  tcb->id = next_id_++;
+  slot->id = tcb->id;
+  init_tcb(*tcb, &init);
+  return tcb;
 }
 
 void TcpStack::release(Tcb* t) {
@@ -603,7 +635,8 @@ void TcpStack::unlisten(uint16_t port) {
   listeners_.erase(it);
 }
 
-bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
+bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw) {
+  tw = nullptr;
   Tcb* tcb = conns_.find(t);
   if (tcb == nullptr) return true;
   // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
@@ -611,13 +644,13 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now) {
   if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
       now - tcb->ts_recent_time >= cfg_.time_wait_reuse) {
     ++ctr_.time_wait_reused;
-    release(tcb);
+    tw = tcb;
     return true;
   }
   return false;
 }
 
-uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now) {
+uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
   // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
@@ -632,7 +665,7 @@ uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now) {
     if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;
     if (listeners_.count(p)) continue;
     FourTuple t{laddr, remote.addr, p, remote.port};
-    if (!reuse_time_wait(t, now)) continue;
+    if (!reuse_time_wait(t, now, tw)) continue;
     port_cursor_ = static_cast<uint16_t>((port_cursor_ + i + 1) % n);
     return p;
   }
@@ -652,17 +685,19 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
     ++ctr_.connect_failed;
     return nullptr;
   }
+  Tcb* tw = nullptr;
   if (local_port == 0) {
-    local_port = pick_port(laddr, remote, now_);
-  } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_)) {
+    local_port = pick_port(laddr, remote, now_, tw);
+  } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_, tw)) {
     local_port = 0;
   }
   if (local_port == 0) {
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tcb = new_tcb({laddr, remote.addr, local_port, remote.port});
-  tcb->cb = std::move(cbs);
+  Tcb* tcb = tw != nullptr ? take_over_time_wait(tw)
+                           : new_tcb({laddr, remote.addr, local_port, remote.port});
+  tcb->cb.swap(cbs);  // a new Tcb's are empty
   tcb->app_visible = true;
   tcb->ws_ok = cfg_.window_scaling;
   tcb->ts_ok = cfg_.timestamps;

@@ -305,7 +305,9 @@ class TcpStack {
   // "Memory and timers").
   TcbSlot* take_slot();
   void destroy(Tcb* t);
-  ByteRing take_ring(std::vector<ByteRing>& pool, size_t cap);
+  // A spare of `cap` bytes, or a new ring of that size (storage at its first byte), into
+  // `into`, an empty ring.
+  void take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into);
   void give_ring(std::vector<ByteRing>& pool, ByteRing& r);
   // Drops timer entries of connections that are gone; with no entry left pointing at a
   // free slot, frees the slots beyond the spare bound.
@@ -316,11 +318,20 @@ class TcpStack {
   bool cookie_wanted(const Listener& l) const;
   void send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s, Instant now);
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
-  uint8_t offered_wscale() const;  // the window scale our SYN,ACKs offer
+  uint8_t offered_wscale() const { return offered_wscale_; }  // what our SYN,ACKs offer
   Tcb* new_tcb(const FourTuple& t);
-  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now);
-  // Frees a TIME_WAIT block holding `t` if it may be reused (timestamps, RFC 6191).
-  bool reuse_time_wait(const FourTuple& t, Instant now);
+  // The set-up every new Tcb gets once it has its slot, id and table entry; `init`, the
+  // ISN and timestamp offset (from its tuple's hash when not given).
+  void init_tcb(Tcb& tcb, const IsnGenerator::Initial* init = nullptr);
+  // A local port whose tuple is free, or held by a TIME_WAIT block that may be taken
+  // over (left in `tw`, see reuse_time_wait); 0 when there is none.
+  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw);
+  // Whether `t` may be used for a new connection: no Tcb holds it, or a TIME_WAIT block
+  // that may be reused (timestamps, RFC 6191), returned in `tw` (else nullptr).
+  bool reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw);
+  // The new connection's Tcb for the tuple of `tw`, a TIME_WAIT block reuse_time_wait
+  // allowed: rebuilt in tw's slot, keeping its table entry (same tuple, same address).
+  Tcb* take_over_time_wait(Tcb* tw);
 
   L4Output& out_;
   DropCounters& drops_;
@@ -386,6 +397,7 @@ class TcpStack {
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;
+  uint8_t offered_wscale_ = 0;        // from the configuration, once (the constructor)
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
   OverloadGate overload_;             // is the core behind its receive load (rx_burst)
   bool port_cursor_seeded_ = false;

@@ -13,7 +13,6 @@
 // has been reached). The log points into itself: it is neither copied nor moved.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -36,9 +35,11 @@ struct TxSeg {
   bool has(uint8_t f) const { return (flags & f) != 0; }
 };
 
+// NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): inline_ is raw entry storage
 class TxLog {
  public:
   static constexpr size_t kInline = 16;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): inline_, as above
   TxLog() = default;
   TxLog(const TxLog&) = delete;
   TxLog& operator=(const TxLog&) = delete;
@@ -65,7 +66,7 @@ class TxLog {
     clear();
     if (heap_tally_) *heap_tally_ -= heap_bytes();
     heap_ = std::vector<TxSeg>();  // frees the storage (clear() would keep it)
-    data_ = inline_.data();
+    data_ = inline_entries();
     cap_ = kInline;
     mask_ = kInline - 1;
   }
@@ -99,9 +100,12 @@ class TxLog {
   void account(const TxSeg& s, int sign);
   void clear_flag(uint8_t f);
   void grow();
-  std::array<TxSeg, kInline> inline_{};
+  TxSeg* inline_entries() { return reinterpret_cast<TxSeg*>(inline_); }
+  // Raw storage (TxSeg is an implicit-lifetime aggregate): every entry is written before
+  // it is read, and zeroing 16 of them was a part of every connection's set-up.
+  alignas(TxSeg) std::byte inline_[kInline * sizeof(TxSeg)];
   std::vector<TxSeg> heap_;
-  TxSeg* data_ = inline_.data();
+  TxSeg* data_ = inline_entries();
   size_t cap_ = kInline;
   size_t head_ = 0, n_ = 0, mask_ = kInline - 1;
   uint32_t sacked_ = 0, lost_ = 0;

@@ -65,14 +65,6 @@ size_t TcpRepr::header_len() const {
 }
 
 size_t emit_tcp(uint8_t* out, const TcpRepr& r) {
-  store_be16(out + TcpView::kSrcPortOff, r.src_port);
-  store_be16(out + TcpView::kDstPortOff, r.dst_port);
-  store_be32(out + TcpView::kSeqOff, r.seq.raw());
-  store_be32(out + TcpView::kAckOff, r.ack.raw());
-  store_be16(out + TcpView::kWindowOff, r.window);
-  store_be16(out + TcpView::kChecksumOff, 0);
-  store_be16(out + TcpView::kUrgentOff, 0);
-  out[TcpView::kFlagsOff] = r.flags;
   uint8_t* p = out + TcpView::kMinHeaderLen;
   uint8_t* const end = out + TcpView::kMaxHeaderLen;
   if (r.mss) {
@@ -83,17 +75,10 @@ size_t emit_tcp(uint8_t* out, const TcpRepr& r) {
   }
   if (r.ts_val) {
     // SACK-permitted rides in the two bytes that would otherwise be NOP padding.
-    if (r.sack_permitted) {
-      p[0] = tcpopt::kSackPermitted;
-      p[1] = 2;
-    } else {
-      p[0] = tcpopt::kNop;
-      p[1] = tcpopt::kNop;
-    }
-    p[2] = tcpopt::kTimestamp;
-    p[3] = 10;
-    store_be32(p + 4, *r.ts_val);
-    store_be32(p + 8, r.ts_ecr);
+    if (r.sack_permitted)
+      emit_timestamps(p, tcpopt::kSackPermitted, 2, *r.ts_val, r.ts_ecr);
+    else
+      emit_timestamps(p, tcpopt::kNop, tcpopt::kNop, *r.ts_val, r.ts_ecr);
     p += 12;
   } else if (r.sack_permitted) {
     p[0] = tcpopt::kNop;
@@ -126,8 +111,8 @@ size_t emit_tcp(uint8_t* out, const TcpRepr& r) {
       }
     }
   }
-  size_t hl = static_cast<size_t>(p - out);
-  out[TcpView::kDataOffOff] = static_cast<uint8_t>((hl / 4) << 4);
+  const auto hl = static_cast<size_t>(p - out);
+  emit_tcp_fixed(out, r, hl);
   return hl;
 }
 

@@ -166,7 +166,43 @@ struct TcpRepr {
   size_t header_len() const;
 };
 
+// The fixed 20 bytes of the header, `hl` bytes long in all, with a zero checksum.
+inline void emit_tcp_fixed(uint8_t* out, const TcpRepr& r, size_t hl) {
+  store_be16(out + TcpView::kSrcPortOff, r.src_port);
+  store_be16(out + TcpView::kDstPortOff, r.dst_port);
+  store_be32(out + TcpView::kSeqOff, r.seq.raw());
+  store_be32(out + TcpView::kAckOff, r.ack.raw());
+  out[TcpView::kDataOffOff] = static_cast<uint8_t>((hl / 4) << 4);
+  out[TcpView::kFlagsOff] = r.flags;
+  store_be16(out + TcpView::kWindowOff, r.window);
+  store_be16(out + TcpView::kChecksumOff, 0);
+  store_be16(out + TcpView::kUrgentOff, 0);
+}
+
+// The Timestamps option (RFC 7323 section 3), 12 bytes at `p` with the two bytes in front
+// of it (NOP padding, or SACK-permitted).
+inline void emit_timestamps(uint8_t* p, uint8_t lead0, uint8_t lead1, uint32_t ts_val,
+                            uint32_t ts_ecr) {
+  p[0] = lead0;
+  p[1] = lead1;
+  p[2] = tcpopt::kTimestamp;
+  p[3] = 10;
+  store_be32(p + 4, ts_val);
+  store_be32(p + 8, ts_ecr);
+}
+
 // Writes header + options with a zero checksum; returns the header length.
 size_t emit_tcp(uint8_t* out, const TcpRepr& r);
+
+// emit_tcp() for a header without MSS, window scale, SACK-permitted or SACK blocks (nearly
+// every segment after the handshake), inline: the fixed header, then NOP, NOP, Timestamps
+// (the layout of RFC 7323 appendix A) when ts_val is set. Returns the header length.
+inline size_t emit_tcp_plain(uint8_t* out, const TcpRepr& r) {
+  const size_t hl = TcpView::kMinHeaderLen + (r.ts_val ? 12 : 0);
+  emit_tcp_fixed(out, r, hl);
+  if (r.ts_val)
+    emit_timestamps(out + TcpView::kMinHeaderLen, tcpopt::kNop, tcpopt::kNop, *r.ts_val, r.ts_ecr);
+  return hl;
+}
 
 }  // namespace ws::wire

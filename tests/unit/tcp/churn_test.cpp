@@ -130,6 +130,41 @@ TEST(TcpChurn, TimerQueueAndStorageStayBounded) {
   EXPECT_EQ(p.a.counters().state[static_cast<size_t>(tcp::TcpState::kTimeWait)], 0u);
 }
 
+// A connection in a slot that thousands of connections went through before (their timer
+// entries still queued, stale) has its own timer fire on time: the server's SYN,ACK is
+// lost, and it is resent by the server's RTO, 1 s later (the client's SYN would be resent
+// only after 3 s).
+TEST(TcpChurn, ReusedSlotTimerFiresOnTime) {
+  tcp::TcpConfig ca = churn_config(7);
+  ca.rto_initial = Duration::seconds(3);
+  Pair p(ca, churn_config(8));
+  echo_server(p.b);
+  Churn c(4);
+  for (int r = 0; c.echoed < 4000 && r < 100'000; ++r) c.round(p);
+  ASSERT_GE(c.echoed, 4000u);
+  ASSERT_EQ(p.b.connection_count(), 0u);
+  const uint64_t resent_before = p.b.counters().retransmits;
+  bool connected = false;
+  tcp::ConnCallbacks cb;
+  cb.on_connected = [&connected](tcp::Connection&) { connected = true; };
+  ASSERT_NE(p.a.connect({kAddrB, kPort}, std::move(cb), 0, p.now), nullptr);
+  // The SYN reaches the server; its SYN,ACK is lost.
+  ASSERT_EQ(p.to_b.size(), 1u);
+  WireSegment* syn = p.to_b.front();
+  p.to_b.pop_front();
+  p.b.input(syn->src, syn->dst, syn->bytes, true, p.now);
+  p.wa.recycle(syn);
+  ASSERT_EQ(p.to_a.size(), 1u);
+  p.wb.recycle(p.to_a.front());
+  p.to_a.pop_front();
+  const Instant sent = p.now;
+  while (!connected && p.now - sent < Duration::seconds(2)) p.tick(Duration::millis(5));
+  EXPECT_TRUE(connected);
+  EXPECT_GE(p.now - sent, Duration::seconds(1));
+  EXPECT_LE(p.now - sent, Duration::millis(1005));
+  EXPECT_EQ(p.b.counters().retransmits - resent_before, 1u);
+}
+
 // Receive and send rings come back to the stack when a connection ends (or enters
 // TIME_WAIT) and go to the next one: the memory the stack holds does not grow with the
 // number of connections it has served.

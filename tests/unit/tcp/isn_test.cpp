@@ -57,6 +57,25 @@ TEST(Isn, InitialGivesTheSameValuesAsTheSeparateCalls) {
   EXPECT_NE(g.ts_offset(l, r), g.ts_offset(l, r2));
   // Different halves of the hash: the offset is not F.
   EXPECT_NE(i.ts_offset, i.isn - static_cast<uint32_t>(t.ns() / 4000));
+  EXPECT_EQ(i.f, i.isn - static_cast<uint32_t>(t.ns() / 4000));
+}
+
+// A connection that takes over its tuple's TIME_WAIT block reuses the block's hash: the
+// values are those a fresh hash gives at the later time.
+TEST(Isn, AgainGivesTheValuesOfANewHash) {
+  std::array<uint8_t, 32> s{};
+  s[5] = 9;
+  IsnGenerator g(s);
+  Endpoint l{Ipv4Addr::from_octets(10, 0, 0, 1), 40000}, r{Ipv4Addr::from_octets(10, 0, 0, 2), 80};
+  const Instant t0 = Instant::from_ns(5'000'000'000);
+  const Instant t1 = t0 + Duration::millis(113);
+  const IsnGenerator::Initial before = g.initial(l, r, t0);
+  const IsnGenerator::Initial again = IsnGenerator::again(before, t1);
+  const IsnGenerator::Initial fresh = g.initial(l, r, t1);
+  EXPECT_EQ(again.isn, fresh.isn);
+  EXPECT_EQ(again.ts_offset, fresh.ts_offset);
+  EXPECT_EQ(again.f, fresh.f);
+  EXPECT_EQ(again.isn - before.isn, 113'000u / 4);
 }
 
 }  // namespace
