@@ -115,7 +115,8 @@ static void note_duplicate(Tcb& c, SeqNum l, SeqNum r) {
 // compression) lost on the way leaves it its timer alone. So the next kQuickAcks segments,
 // in order or not, are ACKed at once, as Linux does (tcp_enter_quickack_mode on a
 // duplicate; RFC 5681 4.2 allows ACKing more often than every second segment).
-static void note_old_data(Tcb& c, SeqNum l, SeqNum r) {
+static void note_old_data(Tcb& c, SeqNum l, SeqNum r, Instant now) {
+  c.note_loss_sign(now);
   note_duplicate(c, l, r);
   c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
   c.ack_now = true;
@@ -241,6 +242,7 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
   st.ctr().rx_bytes_buffered += len;
   c.note_ooo_segment(seq);
+  c.note_loss_sign(now);
   c.ack_out_of_order(c.ooo.count() != blocks, now);
 }
 
@@ -287,7 +289,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
   if (seq < c.rcv_nxt) {
     uint32_t off = static_cast<uint32_t>(c.rcv_nxt - seq);
     if (off >= p.size()) {
-      note_old_data(c, seq, seq + static_cast<uint32_t>(p.size()));
+      note_old_data(c, seq, seq + static_cast<uint32_t>(p.size()), now);
       return;
     }
     note_duplicate(c, seq, c.rcv_nxt);
@@ -465,7 +467,7 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   st.drops().add(DropReason::kTcpOutOfWindow);
   if (!s.rst()) c.ack_now = true;
   // The D-SACK block covers the whole segment, a FIN included (as the SACK blocks do).
-  if (!s.payload.empty() && s.seq + s.len <= c.rcv_nxt) note_old_data(c, s.seq, s.seq + s.len);
+  if (!s.payload.empty() && s.seq + s.len <= c.rcv_nxt) note_old_data(c, s.seq, s.seq + s.len, now);
   // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
   // the 2 MSL timeout.
   if (c.state == TcpState::kTimeWait && s.fin() && !s.rst()) {
@@ -618,8 +620,8 @@ void Tcb::input_general(Segment& s, Instant now) {
     // original overtook its retransmission, and without the D-SACK the sender never
     // learns that its reduction was needless (Linux tcp_send_dupack does the same).
     if (!s.payload.empty() && s.seq < rcv_nxt)
-      note_old_data(*this, s.seq,
-                    seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt));
+      note_old_data(*this, s.seq, seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt),
+                    now);
     ack_now = true;
     return;
   }
