@@ -606,17 +606,28 @@ TEST(DelayedAck, QuickAckAgainAfterASilenceLongerThanTheRto) {
 // segments are ACKed one by one, in order (not one ACK per two) and out of order (no SACK
 // compression after the third duplicate ACK), so that one more lost ACK does not leave a
 // sender with a few segments in flight to its timer.
-TEST(DelayedAck, QuickAckAfterADuplicateSegment) {
+// An open connection whose peer (the test) sends it full-sized segments.
+struct DataIn {
+  static constexpr uint32_t m = 1448;
   Script s;
   Peer app;
-  ASSERT_TRUE(s.open(app));
-  s.clear();
-  auto seg = bytes(1448);
-  const uint32_t m = 1448;
-  auto send_one = [&] {
+  std::vector<uint8_t> seg = bytes(m);
+  DataIn() {
+    EXPECT_TRUE(s.open(app));
+    s.clear();
+  }
+  void send_one() {
     s.in(s.peer(kAck), seg);
     s.peer_nxt += m;
-  };
+  }
+};
+
+TEST(DelayedAck, QuickAckAfterADuplicateSegment) {
+  DataIn t;
+  auto& s = t.s;
+  const auto& seg = t.seg;
+  const uint32_t m = DataIn::m;
+  auto send_one = [&] { t.send_one(); };
   for (int i = 0; i < 18; ++i) send_one();  // the quick-ACKs of the start, then a pair
   s.clear();
   send_one();
@@ -656,12 +667,10 @@ TEST(DelayedAck, QuickAckAfterADuplicateSegment) {
 // gets an ACK at once and a block of its own.
 TEST(DelayedAck, SackBlockCoversAFinBeyondAHole) {
   for (bool with_data : {true, false}) {
-    Script s;
-    Peer app;
-    ASSERT_TRUE(s.open(app));
-    s.clear();
-    auto seg = bytes(1448);
-    const uint32_t m = 1448;
+    DataIn t;
+    auto& s = t.s;
+    const auto& seg = t.seg;
+    const uint32_t m = DataIn::m;
     // The segment at peer_nxt is lost; the last one, with the FIN, arrives.
     auto r = s.peer(kAck | kFin);
     r.seq = s.peer_nxt + m;
@@ -681,7 +690,7 @@ TEST(DelayedAck, SackBlockCoversAFinBeyondAHole) {
     ASSERT_TRUE(f);
     EXPECT_EQ(f->v.ack(), s.peer_nxt + m + (with_data ? m : 0) + 1);
     EXPECT_EQ(f->o.sack_count, 0);
-    EXPECT_TRUE(app.peer_closed);
+    EXPECT_TRUE(t.app.peer_closed);
   }
 }
 
