@@ -354,6 +354,11 @@ class Tcb final : public Connection {
   // (note_arrival); cf. Linux's quick-ACK mode.
   static constexpr uint32_t kQuickAcks = 16;
   uint32_t quickack = kQuickAcks;
+  // Until then, in-order data is ACKed as it arrives (at least every second segment), not
+  // once per receive burst (TcpStack::input): for an RTO after data arrived out of order
+  // or twice, the signs of loss on the path (note_loss_sign).
+  Instant ack_each_until;
+  void note_loss_sign(Instant now) { ack_each_until = now + rto; }
   // SACK compression while data arrives out of order (ack_out_of_order).
   SeqNum comp_rcv_nxt;
   uint8_t comp_dupacks = 0;  // duplicate ACKs sent at once for comp_rcv_nxt

@@ -109,6 +109,19 @@ static void note_duplicate(Tcb& c, SeqNum l, SeqNum r) {
   c.ack_now = true;
 }
 
+// Data wholly (or, PAWS-rejected, partly) below RCV.NXT: the peer sent again what we hold,
+// most often because our ACK was lost and its timer or loss probe fired. It is recovering
+// with a few segments in flight, where one ACK for two segments (or one held by SACK
+// compression) lost on the way leaves it its timer alone. So the next kQuickAcks segments,
+// in order or not, are ACKed at once, as Linux does (tcp_enter_quickack_mode on a
+// duplicate; RFC 5681 4.2 allows ACKing more often than every second segment).
+static void note_old_data(Tcb& c, SeqNum l, SeqNum r, Instant now) {
+  c.note_loss_sign(now);
+  note_duplicate(c, l, r);
+  c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
+  c.ack_now = true;
+}
+
 static void challenge_ack(Tcb& c, Instant now) {
   if (c.stack.challenge_ack_allowed(now)) c.ack_now = true;
 }
@@ -229,7 +242,7 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   c.rcvbuf.write_at(c.rcvbuf.size() + off, p);
   st.ctr().rx_bytes_buffered += len;
   c.note_ooo_segment(seq);
-  c.quickack = std::max<uint32_t>(c.quickack, 2);
+  c.note_loss_sign(now);
   c.ack_out_of_order(c.ooo.count() != blocks, now);
 }
 
@@ -242,9 +255,16 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
 // D-SACK, and when RCV.NXT moves (the in-order path). Without this, a hole open for a
 // round trip drew one ACK per segment behind it, each one costing the sender and the
 // path as much as a data segment's ACK and telling nothing new but one SACK edge.
+// Quick-ACK mode (quickack, note_old_data) comes first, as in Linux's
+// __tcp_ack_snd_check: nothing is held while it lasts.
 void Tcb::ack_out_of_order(bool blocks_changed, Instant now) {
   constexpr uint8_t kImmediateDupAcks = 3;
   constexpr uint8_t kCompSackMax = 44;
+  if (quickack > 0) {
+    --quickack;
+    ack_now = true;
+    return;
+  }
   if (comp_rcv_nxt != rcv_nxt) {
     comp_rcv_nxt = rcv_nxt;
     comp_dupacks = 0;
@@ -268,8 +288,11 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
   if (s.syn()) seq = seq + 1;
   if (seq < c.rcv_nxt) {
     uint32_t off = static_cast<uint32_t>(c.rcv_nxt - seq);
-    note_duplicate(c, seq, seq + static_cast<uint32_t>(std::min<size_t>(off, p.size())));
-    if (off >= p.size()) return;
+    if (off >= p.size()) {
+      note_old_data(c, seq, seq + static_cast<uint32_t>(p.size()), now);
+      return;
+    }
+    note_duplicate(c, seq, c.rcv_nxt);
     p = p.tail(off);
     seq = c.rcv_nxt;
   }
@@ -286,10 +309,11 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
   c.rcv_mss = std::max<uint32_t>(c.rcv_mss, static_cast<uint32_t>(s.payload.size()));
   if (off == 0) {
     bool had_ooo = !c.ooo.empty();
-    // RFC 5681 4.2: ACK at once when a hole is filled; otherwise at least every
-    // second full-sized segment, and at once during quick-ACK (start of a flow).
+    // RFC 5681 4.2: ACK at once when a hole is filled (and the next segment after it);
+    // otherwise at least every second full-sized segment, and at once during quick-ACK.
     c.unacked_bytes += static_cast<uint32_t>(len);
-    if (had_ooo || c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
+    if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
+    if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
       if (c.quickack > 0) --c.quickack;
       c.ack_now = true;
     } else {
@@ -442,8 +466,8 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   TcpStack& st = c.stack;
   st.drops().add(DropReason::kTcpOutOfWindow);
   if (!s.rst()) c.ack_now = true;
-  if (!s.payload.empty() && s.seq + static_cast<uint32_t>(s.payload.size()) <= c.rcv_nxt)
-    note_duplicate(c, s.seq, s.seq + static_cast<uint32_t>(s.payload.size()));
+  // The D-SACK block covers the whole segment, a FIN included (as the SACK blocks do).
+  if (!s.payload.empty() && s.seq + s.len <= c.rcv_nxt) note_old_data(c, s.seq, s.seq + s.len, now);
   // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
   // the 2 MSL timeout.
   if (c.state == TcpState::kTimeWait && s.fin() && !s.rst()) {
@@ -534,6 +558,23 @@ void Tcb::input_predicted(Segment& s, Instant now) {
   return true;
 }
 
+// Eighth check (RFC 9293 3.10.7.4): a FIN, processed once every byte before it has
+// arrived; one beyond a hole waits (ooo_fin) and is ACKed at once as any out-of-order
+// segment (RFC 5681 4.2), its SACK block telling the sender it arrived.
+[[gnu::always_inline]] static inline void fin_step(Tcb& c, const Segment& s, Instant now) {
+  if (s.fin()) {
+    SeqNum fseq = s.seq + static_cast<uint32_t>(s.payload.size());
+    if (fseq == c.rcv_nxt) {
+      process_fin(c, now);
+    } else if (fseq > c.rcv_nxt) {
+      c.ooo_fin = fseq;
+      c.ack_now = true;
+    }
+  } else if (c.ooo_fin && *c.ooo_fin == c.rcv_nxt) {
+    process_fin(c, now);
+  }
+}
+
 // RFC 7323 4.3: remember the timestamp of the segment that the next ACK covers.
 [[gnu::always_inline]] static inline void note_ts_recent(Tcb& c, const Segment& s, Instant now) {
   if (c.ts_ok && s.opts.ts_val && s.seq <= c.last_ack_sent &&
@@ -579,8 +620,8 @@ void Tcb::input_general(Segment& s, Instant now) {
     // original overtook its retransmission, and without the D-SACK the sender never
     // learns that its reduction was needless (Linux tcp_send_dupack does the same).
     if (!s.payload.empty() && s.seq < rcv_nxt)
-      note_duplicate(*this, s.seq,
-                     seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt));
+      note_old_data(*this, s.seq, seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt),
+                    now);
     ack_now = true;
     return;
   }
@@ -629,16 +670,7 @@ void Tcb::input_general(Segment& s, Instant now) {
     receive_data(*this, s, now);
     if (released) return;  // on_data closed or aborted the connection
   }
-  // Eighth: FIN, processed once every byte before it has arrived.
-  if (s.fin() && can_receive) {
-    SeqNum fseq = s.seq + static_cast<uint32_t>(s.payload.size());
-    if (fseq == rcv_nxt)
-      process_fin(*this, now);
-    else if (fseq > rcv_nxt)
-      ooo_fin = fseq;
-  } else if (ooo_fin && *ooo_fin == rcv_nxt && can_receive) {
-    process_fin(*this, now);
-  }
+  if (can_receive) fin_step(*this, s, now);
   if (released) return;
   deliver_and_wake(*this, now);
 }

@@ -145,13 +145,22 @@ void Tcb::note_ooo_segment(SeqNum seq) {
 // RFC 2018 section 4: the block holding the most recent segment first, then the blocks
 // of the segments received before it, newest first (they repeat what earlier ACKs said,
 // which a lost ACK would otherwise take with it), then any other blocks, lowest first.
+// A FIN held beyond a hole takes the sequence number after its data, and the block
+// covers it, as Linux's do: a sender (Linux's tcp_sacktag) counts a segment SACKed only
+// when a block covers all of it, FIN included, and one that never hears of its last
+// segment cannot find the losses before it (RACK) and waits for its timer.
 size_t Tcb::fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) const {
   const size_t first = k;
   auto add = [&](const SeqRange& g) {
     for (size_t j = first; j < k; ++j)
       if (out[j].left == g.left) return;
-    out[k++] = {g.left, g.right};
+    out[k++] = {g.left, ooo_fin && *ooo_fin == g.right ? g.right + 1 : g.right};
   };
+  if (ooo_fin) {  // a FIN alone beyond the data held (no block ends at it): its own block
+    bool after_data = false;
+    for (size_t i = 0; i < ooo.count(); ++i) after_data = after_data || ooo[i].right == *ooo_fin;
+    if (!after_data) out[k++] = {*ooo_fin, *ooo_fin + 1};
+  }
   for (size_t m = 0; m < sack_recent_n && k < out.size(); ++m)
     for (size_t i = 0; i < ooo.count(); ++i)
       if (ooo[i].left <= sack_recent[m] && sack_recent[m] < ooo[i].right) {
@@ -188,7 +197,7 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     r.ts_val = ts_now(now);
     r.ts_ecr = (flags & kAck) ? ts_recent : 0;
   }
-  if (sack_ok && !syn_opts && (dsack_pending || !ooo.empty()) && (flags & kAck)) {
+  if (sack_ok && !syn_opts && (dsack_pending || !ooo.empty() || ooo_fin) && (flags & kAck)) {
     // RFC 2883 section 4: a D-SACK block first, reporting a duplicate once; then (RFC
     // 2018 section 4) the block holding the most recently received segment.
     size_t k = 0;

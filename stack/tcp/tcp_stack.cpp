@@ -313,7 +313,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     const bool in_order = tcb->input(s, now);
     if (tcb->released) return;
     if (in_order) {
-      if (rx_burst_open_) {
+      if (rx_burst_open_ && now >= tcb->ack_each_until) {  // no loss seen: begin_rx_burst
         if (!tcb->burst_output) {
           tcb->burst_output = true;
           burst_output_.push_back(tcb);

@@ -21,15 +21,20 @@ Each transfer runs on a relay started afresh with the seed, so the Linux and the
 transfer of a cell meet the same loss and reordering decisions. --repeat N runs the two
 receive transfers of a cell N times each and keeps the median (all N times are kept under
 "samples"): a 2 MiB transfer at 1 ms takes 50-200 ms, and one scheduling hiccup on a loaded
-machine changes it by 1.5x. --delays limits the matrix to some delays; --update FILE
-replaces those cells in an earlier run's JSON (the records are rebuilt, the commands of
-both runs kept) instead of writing a new one. --receive-only runs only the two receive
-transfers of each cell (a change to wirespeed's receiving side leaves its sending figures
-as they were); with --update the earlier run's sending figures of those cells are kept.
+machine changes it by 1.5x. --delays and --loss limit the matrix to some delays and loss
+rates; --update FILE replaces those cells in an earlier run's JSON (the records are
+rebuilt, the commands of both runs kept) instead of writing a new one. --receive-only runs
+only the two receive transfers of each cell (a change to wirespeed's receiving side leaves
+its sending figures as they were); with --update the earlier run's sending figures of those
+cells are kept. --baseline DIR (with --receive-only) adds, in each cell, the same receive
+transfers to the data plane built in DIR (another commit's build directory), between the
+Linux and this build's transfers, so that a change is compared with its base in the same
+run, on the same load; they are kept under the cell's "baseline" key (not in the records).
 
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
-           [--quick] [--repeat N] [--delays 1,20] [--linux-cc cubic|bbr|reno]
-           [--receive-only]
+           [--quick] [--repeat N] [--delays 1,20] [--loss 5,10]
+           [--linux-cc cubic|bbr|reno]
+           [--receive-only [--baseline BUILD_DIR]]
            [--out FILE | --update FILE]
 """
 import argparse
@@ -56,7 +61,8 @@ LOCK = "/tmp/ws-integration.lock"
 
 def receive_only(imp, args, tmp):
     """The two receive transfers of a cell (rn.linux_pair's and rn.wirespeed_pair's
-    first halves, each run args.repeat times on a relay started afresh)."""
+    first halves, each run args.repeat times on a relay started afresh), and with
+    args.baseline the same to the baseline build's data plane."""
     n = args.count
     linux = []
     for _ in range(args.repeat):
@@ -69,17 +75,32 @@ def receive_only(imp, args, tmp):
             linux.append(rn._entry(s.get("seconds"), n * (rn.MESSAGE + 4), intact,
                                    s.get("error"),
                                    sender_timeouts=rn.tcp_timeouts(rn.NS_A) - t))
+    base = ws_receives(imp, args, tmp, args.baseline) if args.baseline else None
+    ws = ws_receives(imp, args, tmp)
+    return ({"ws_receives": rn.median_entry(linux)}, {"ws_receives": ws},
+            base and {"ws_receives": base})
+
+
+def ws_receives(imp, args, tmp, build=None):
+    """args.repeat transfers to the data plane's sink (of `build`, a build directory, when
+    given), each on a relay started afresh: their median entry."""
     cfg = h.write_config(
         tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
         metrics_port=9591,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
-    ws = []
-    with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
-        for _ in range(args.repeat):
-            with rn.Relay("dp", **imp):
-                ws.append(rn._receive(ctl, n, args.timeout, args.linux_cc))
-    return ({"ws_receives": rn.median_entry(linux)},
-            {"ws_receives": rn.median_entry(ws)})
+    saved = h.DATAPLANE, h.CONTROL
+    if build:
+        h.DATAPLANE = os.path.join(build, "dataplane", "wirespeed-dataplane")
+        h.CONTROL = os.path.join(build, "control", "wirespeed-control")
+    try:
+        ws = []
+        with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
+            for _ in range(args.repeat):
+                with rn.Relay("dp", **imp):
+                    ws.append(rn._receive(ctl, args.count, args.timeout, args.linux_cc))
+        return rn.median_entry(ws)
+    finally:
+        h.DATAPLANE, h.CONTROL = saved
 
 
 def run_cell(loss, delay, reorder, args, tmp):
@@ -87,15 +108,19 @@ def run_cell(loss, delay, reorder, args, tmp):
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with rn.RelayNet():
+            base = None
             if args.receive_only:
-                linux, ws = receive_only(imp, args, tmp)
+                linux, ws, base = receive_only(imp, args, tmp)
             else:
                 linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc,
                                       args.repeat)
                 ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc,
                                        repeat=args.repeat)
-    return {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
+    cell = {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
+    if base:
+        cell["baseline"] = {"build": args.baseline, **base}
+    return cell
 
 
 def goodput(entry, bytes_, timeout):
@@ -134,8 +159,10 @@ def records(cells, args):
 
 
 def markdown(cells):
+    base = any("baseline" in c for c in cells)
     lines = ["| loss | delay | reorder | dir | Linux s (Mbit/s) | wirespeed s (Mbit/s) | "
-             "RTOs ws / Linux |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "RTOs ws / Linux |" + (" baseline s (Mbit/s), RTOs |" if base else ""),
+             "| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if base else "")]
     for c in cells:
         for d in ("ws_sends", "ws_receives"):
             if d not in c["wirespeed"]:
@@ -144,9 +171,12 @@ def markdown(cells):
 
             def cell(e):
                 return f"{e['seconds']} ({e['goodput_mbit']})" if e["ok"] else "failed"
+            b = c.get("baseline", {}).get(d)
             lines.append(f"| {c['loss_pct']} % | {c['delay_ms']} ms | {c['reorder_pct']} % | "
                          f"{d} | {cell(lx)} | {cell(ws)} | "
-                         f"{ws['sender_timeouts']} / {lx['sender_timeouts']} |")
+                         f"{ws['sender_timeouts']} / {lx['sender_timeouts']} |"
+                         + (f" {cell(b)}, {b['sender_timeouts']} |" if b else
+                            (" |" if base else "")))
     return "\n".join(lines)
 
 
@@ -191,12 +221,24 @@ def main():
                     help="receive transfers per cell and side (the median is kept)")
     ap.add_argument("--delays", default=",".join(str(d) for d in DELAY_MS),
                     help="one-way delays (ms) of the matrix to run, comma-separated")
+    ap.add_argument("--loss", default=",".join(str(l) for l in LOSS),
+                    help="loss rates (%%) of the matrix to run, comma-separated")
     ap.add_argument("--receive-only", action="store_true",
                     help="only the receive transfers (with --update: keep the sending ones)")
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")
+    ap.add_argument("--baseline", metavar="BUILD_DIR",
+                    help="with --receive-only: also receive with this build's data plane")
     args = ap.parse_args()
+    args.baseline = args.baseline and os.path.abspath(args.baseline)
+    if args.baseline and not args.receive_only:
+        print("bench_recovery_relay: --baseline needs --receive-only")
+        return 2
+    if args.baseline and not os.path.exists(
+            os.path.join(args.baseline, "dataplane", "wirespeed-dataplane")):
+        print(f"bench_recovery_relay: no data plane built in {args.baseline}")
+        return 2
     if args.repeat < 1:
         print("bench_recovery_relay: --repeat must be at least 1")
         return 2
@@ -204,8 +246,9 @@ def main():
         print("bench_recovery_relay: needs root (namespaces)")
         return 2
     delays = {float(d) for d in args.delays.split(",")}
+    losses = {float(l) for l in args.loss.split(",")}
     grid = QUICK if args.quick else [(l, d, r) for l in LOSS for d in DELAY_MS for r in REORDER]
-    grid = [c for c in grid if c[1] in delays]
+    grid = [c for c in grid if c[1] in delays and c[0] in losses]
     tmp = tempfile.mkdtemp(prefix="ws-recovery-")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()

@@ -601,6 +601,99 @@ TEST(DelayedAck, QuickAckAgainAfterASilenceLongerThanTheRto) {
   }
 }
 
+// A duplicate of data already ACKed (the peer's timer or loss probe resent it: our ACK was
+// lost) puts the receiver in quick-ACK mode, as Linux's tcp_enter_quickack_mode: the next
+// segments are ACKed one by one, in order (not one ACK per two) and out of order (no SACK
+// compression after the third duplicate ACK), so that one more lost ACK does not leave a
+// sender with a few segments in flight to its timer.
+// An open connection whose peer (the test) sends it full-sized segments.
+struct DataIn {
+  static constexpr uint32_t m = 1448;
+  Script s;
+  Peer app;
+  std::vector<uint8_t> seg = bytes(m);
+  DataIn() {
+    EXPECT_TRUE(s.open(app));
+    s.clear();
+  }
+  void send_one() {
+    s.in(s.peer(kAck), seg);
+    s.peer_nxt += m;
+  }
+};
+
+TEST(DelayedAck, QuickAckAfterADuplicateSegment) {
+  DataIn t;
+  auto& s = t.s;
+  const auto& seg = t.seg;
+  const uint32_t m = DataIn::m;
+  auto send_one = [&] { t.send_one(); };
+  for (int i = 0; i < 18; ++i) send_one();  // the quick-ACKs of the start, then a pair
+  s.clear();
+  send_one();
+  EXPECT_EQ(s.pending(), 0u) << "a lone segment waits for the delayed-ACK timer";
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  s.clear();
+  // The last segment again: a D-SACK at once...
+  auto dup = s.peer(kAck);
+  dup.seq = s.peer_nxt - m;
+  s.in(dup, seg);
+  auto d = s.pop();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->v.ack(), s.peer_nxt);
+  ASSERT_GE(d->o.sack_count, 1);
+  EXPECT_EQ(d->o.sack[0].left, s.peer_nxt - m);
+  EXPECT_EQ(s.pending(), 0u);
+  // ...then every in-order segment is ACKed on its own...
+  for (int i = 0; i < 4; ++i) {
+    send_one();
+    EXPECT_EQ(s.pending(), 1u) << i;
+    s.clear();
+  }
+  // ...and so is every segment of a run behind a hole, beyond the three duplicate ACKs
+  // after which SACK compression would hold them.
+  for (uint32_t i = 1; i <= 8; ++i) {
+    auto r = s.peer(kAck);
+    r.seq = s.peer_nxt + i * m;
+    s.in(r, seg);
+    EXPECT_EQ(s.pending(), 1u) << i;
+    s.clear();
+  }
+}
+
+// A FIN beyond a hole: the SACK block covers its sequence number too, as Linux's do (a
+// Linux sender counts its last segment SACKed only then, and without that RACK cannot
+// find the segments lost before it: it waits for its timer). A FIN alone beyond the data
+// gets an ACK at once and a block of its own.
+TEST(DelayedAck, SackBlockCoversAFinBeyondAHole) {
+  for (bool with_data : {true, false}) {
+    DataIn t;
+    auto& s = t.s;
+    const auto& seg = t.seg;
+    const uint32_t m = DataIn::m;
+    // The segment at peer_nxt is lost; the last one, with the FIN, arrives.
+    auto r = s.peer(kAck | kFin);
+    r.seq = s.peer_nxt + m;
+    if (with_data)
+      s.in(r, seg);
+    else
+      s.in(r);
+    auto a = s.pop();
+    ASSERT_TRUE(a) << with_data;
+    EXPECT_EQ(a->v.ack(), s.peer_nxt);
+    ASSERT_EQ(a->o.sack_count, 1) << with_data;
+    EXPECT_EQ(a->o.sack[0].left, s.peer_nxt + m);
+    EXPECT_EQ(a->o.sack[0].right, s.peer_nxt + m + (with_data ? m : 0) + 1) << with_data;
+    // The hole filled: everything up to the FIN is acknowledged, no block left.
+    s.in(s.peer(kAck), seg);
+    auto f = s.pop();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->v.ack(), s.peer_nxt + m + (with_data ? m : 0) + 1);
+    EXPECT_EQ(f->o.sack_count, 0);
+    EXPECT_TRUE(t.app.peer_closed);
+  }
+}
+
 // RFC 2018 section 4: the block of the newest out-of-order segment first, then the blocks
 // of those before it, newest first, so that a block reported once is repeated in the
 // next ACKs even when newer holes keep opening above it (as under random loss).

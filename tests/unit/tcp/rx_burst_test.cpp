@@ -166,6 +166,48 @@ TEST(RxBurst, OutOfOrderDataIsAckedWithinTheBurst) {
   t.p.b.end_rx_burst(t.p.now);
 }
 
+// For an RTO after a loss sign (data out of order), in-order data is ACKed as it
+// arrives, at least every second segment, within the burst too: a sender recovering with
+// a window that fits in one burst would otherwise get one ACK for all of it, and nothing
+// but its timer when that ACK is lost.
+TEST(RxBurst, AfterALossInOrderDataIsAckedEverySecondSegment) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 12);
+  ASSERT_EQ(segs.size(), 12u);
+  const uint32_t end = end_of(*segs.back());
+  t.p.b.begin_rx_burst();
+  t.deliver(segs[0]);
+  t.deliver(segs[2]);  // segs[1] lost: out of order, ACKed at once
+  t.deliver(segs[1]);  // its retransmission fills the hole: ACKed at once
+  EXPECT_EQ(t.acks_from_b().size(), 2u);
+  size_t acks = 0;
+  uint32_t acked = 0;
+  for (size_t i = 3; i < segs.size(); ++i) {
+    t.deliver(segs[i]);
+    for (const Header& h : t.acks_from_b()) {
+      ++acks;
+      acked = h.ack;
+    }
+  }
+  EXPECT_GE(acks, 4u) << "9 in-order segments in the burst after the loss";
+  t.p.b.end_rx_burst(t.p.now);
+  t.p.tick(Duration::millis(100));  // a last odd segment: its delayed ACK
+  for (const Header& h : t.acks_from_b()) acked = h.ack;
+  EXPECT_EQ(acked, end);
+  // An RTO later, with no more loss, the burst's one ACK again.
+  t.p.tick(Duration::seconds(2));
+  t.acks_from_b();
+  std::vector<uint8_t> data(8 * 1448, 0x5a);
+  ASSERT_EQ(t.client->send(data), data.size());
+  auto more = take(t.p.to_b, 8);
+  ASSERT_EQ(more.size(), 8u);
+  t.p.b.begin_rx_burst();
+  for (WireSegment* s : more) t.deliver(s);
+  EXPECT_TRUE(t.p.to_a.empty());
+  t.p.b.end_rx_burst(t.p.now);
+  EXPECT_EQ(t.acks_from_b().size(), 1u);
+}
+
 TEST(RxBurst, PollEndsABurstLeftOpen) {
   Bulk t;
   auto segs = take(t.p.to_b, 4);
