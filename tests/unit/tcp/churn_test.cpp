@@ -271,6 +271,15 @@ void behind(Pair& p) {
   for (uint32_t i = 0; i < 9; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
 }
 
+// A server that admits 8 SYNs per burst once behind, more while fewer than `half_open` of
+// its connections are half-open.
+tcp::TcpConfig shedding_server(uint32_t half_open) {
+  tcp::TcpConfig c = bench_config(2);
+  c.syn_burst_budget = 8;
+  c.syn_shed_half_open = half_open;
+  return c;
+}
+
 // Every segment on its way to the server, within the last (full) burst.
 void deliver_syns(Pair& p) {
   while (!p.to_b.empty()) {
@@ -286,10 +295,7 @@ void deliver_syns(Pair& p) {
 // is kept; segments of open connections are not budgeted; the shed peers get in on their
 // SYN retransmission once bursts are no longer full.
 TEST(SynShedding, FullBurstAdmitsTheBudget) {
-  tcp::TcpConfig server = bench_config(2);
-  server.syn_burst_budget = 8;
-  server.syn_shed_half_open = 0;  // the budget alone
-  Pair p(bench_config(1), server);
+  Pair p(bench_config(1), shedding_server(0));  // the budget alone
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
@@ -349,10 +355,7 @@ TEST(SynShedding, GateWantsTimeAndRings) {
 // Behind, a SYN beyond the burst's budget is still admitted while the listener holds fewer
 // than syn_shed_half_open half-open connections: handshakes complete as fast as they start.
 TEST(SynShedding, FewHalfOpenAdmitsBeyondTheBudget) {
-  tcp::TcpConfig server = bench_config(2);
-  server.syn_burst_budget = 8;
-  server.syn_shed_half_open = 10;
-  Pair p(bench_config(1), server);
+  Pair p(bench_config(1), shedding_server(10));
   echo_server(p.b);
   Churn c(40);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
@@ -391,10 +394,7 @@ TEST(SynShedding, HandshakeRateCountsTheLastWindows) {
 // listener completed lately, the handshakes keep pace (HandshakeRate): none is shed. Once
 // none has completed for two windows, the same pile is shed beyond the budget and the bound.
 TEST(SynShedding, HandshakesKeepingPaceAreNotShed) {
-  tcp::TcpConfig server = bench_config(2);
-  server.syn_burst_budget = 8;
-  server.syn_shed_half_open = 10;
-  Pair p(bench_config(1), server);
+  Pair p(bench_config(1), shedding_server(10));
   echo_server(p.b);
   Churn c(100);
   for (size_t i = 0; i < 40; ++i) c.open(p, i);
