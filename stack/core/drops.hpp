@@ -93,7 +93,8 @@ enum class DropReason : uint16_t {
   kIpsecSaError,        // authentication, replay, padding, or sequence space spent
   kIpsecSeqUnreserved,  // the outbound SA's reserved sequence numbers ran out
   // A new connection's SYN beyond tcp.syn_burst_budget while receive bursts keep coming back
-  // full: the core is behind, and its time goes to the connections it has (shedding at the SYN).
+  // full and handshakes pile up (tcp.syn_shed_half_open): the core is behind, and its time goes
+  // to the connections it has (shedding at the SYN).
   kTcpSynShed,
   // IPv6 input (RFC 8200), in the order of the checks
   kIpv6Truncated,

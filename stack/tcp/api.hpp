@@ -56,9 +56,10 @@ struct TcpConfig {
   // back full (the core is behind: TcpStack::rx_burst); the rest are dropped at once
   // (kTcpSynShed). 0: no limit.
   uint32_t syn_burst_budget = 8;
-  // ...unless the listener has fewer half-open connections than this: handshakes still
-  // complete as fast as they start, so the core copes and a shed SYN would only cost its
-  // peer a SYN timeout. 0: the budget alone.
+  // ...unless the listener has fewer half-open connections than this, or no more than it
+  // completed in the last 100 ms or so (HandshakeRate): handshakes still complete as fast as
+  // they start, so the core copes and a shed SYN would only cost its peer a SYN timeout.
+  // 0: the budget alone.
   uint32_t syn_shed_half_open = 64;
   uint32_t max_connections = 65536;
   uint32_t max_syn_retries = 6;

@@ -68,6 +68,7 @@ void Tcb::become_established(Instant now) {
     Listener* l = listener;
     if (l) {
       --l->syn_queue;
+      l->handshakes.completed(now);
       listener = nullptr;
     }
     bool ok = l && l->cb.on_accept;

@@ -387,6 +387,15 @@ void TcpStack::reset_unknown(const FourTuple& t, const Segment& s, Instant now) 
   send_reset_for(t, s, now);
 }
 
+// Piled up: at least syn_shed_half_open half-open connections and, unless that is 0 (the
+// budget alone), more than the listener completed lately (HandshakeRate: handshakes take
+// longer than its window). A core that completes handshakes as fast as they arrive holds
+// many half-open ones at a high rate; shedding there only costs the peers a SYN timeout.
+bool TcpStack::handshakes_piled_up(Listener& l, Instant now) const {
+  if (l.syn_queue < cfg_.syn_shed_half_open) return false;
+  return cfg_.syn_shed_half_open == 0 || l.syn_queue > l.handshakes.recent(now);
+}
+
 void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now) {
   // RFC 9293 3.10.7.2, LISTEN state.
   if (s.rst()) {
@@ -406,7 +415,7 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
   // Overload: before any state, SYN,ACK or cookie, a SYN beyond the burst's budget is
   // dropped once handshakes pile up, so the core's time goes to connections already open
   // and the served rate holds; the peer retransmits it (RFC 6298 5.7: after rto_initial).
-  if (syn_budget_ == 0 && l.syn_queue >= cfg_.syn_shed_half_open) {
+  if (syn_budget_ == 0 && handshakes_piled_up(l, now)) {
     drops_.add(DropReason::kTcpSynShed);
     return;
   }

@@ -134,7 +134,8 @@ enum class IcmpError : uint8_t {
 struct Listener {
   uint16_t port = 0;
   ListenCallbacks cb;
-  uint32_t syn_queue = 0;  // connections in SYN_RECEIVED
+  uint32_t syn_queue = 0;    // connections in SYN_RECEIVED
+  HandshakeRate handshakes;  // completed recently: no shedding while they keep pace
   // In auto mode, ACKs are checked for a cookie until then (two key periods after the
   // last cookie sent); before, an ACK to the listener is answered with RST as usual.
   Instant cookies_until;
@@ -317,6 +318,7 @@ class TcpStack {
   // free slot, frees the slots beyond the spare bound.
   void compact_timers();
   void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
+  bool handshakes_piled_up(Listener& l, Instant now) const;
   // SYN cookies (syncookie_listen.cpp): whether this SYN gets a cookie, the SYN,ACK
   // that carries it, and the ACK that may return one (true: handled).
   bool cookie_wanted(const Listener& l) const;

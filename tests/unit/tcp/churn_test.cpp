@@ -301,15 +301,36 @@ TEST(TcpChurn, OverloadReturnsToBaseline) {
 namespace ws::test {
 namespace {
 
+// Receive bursts full for 8 ms over 9 bursts of a 64-frame ring: the core is behind.
+void behind(Pair& p) {
+  for (uint32_t i = 0; i < 9; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
+}
+
+// A server that admits 8 SYNs per burst once behind, more while fewer than `half_open` of
+// its connections are half-open.
+tcp::TcpConfig shedding_server(uint32_t half_open) {
+  tcp::TcpConfig c = bench_config(2);
+  c.syn_burst_budget = 8;
+  c.syn_shed_half_open = half_open;
+  return c;
+}
+
+// Every segment on its way to the server, within the last (full) burst.
+void deliver_syns(Pair& p) {
+  while (!p.to_b.empty()) {
+    WireSegment* s = p.to_b.front();
+    p.to_b.pop_front();
+    p.b.input(s->src, s->dst, s->bytes, true, p.now);
+    p.wa.recycle(s);
+  }
+}
+
 // Overload shedding at the SYN: once receive bursts keep coming back full, only
 // syn_burst_budget new SYNs are admitted, the rest dropped as tcp_syn_shed before any state
 // is kept; segments of open connections are not budgeted; the shed peers get in on their
 // SYN retransmission once bursts are no longer full.
 TEST(SynShedding, FullBurstAdmitsTheBudget) {
-  tcp::TcpConfig server = bench_config(2);
-  server.syn_burst_budget = 8;
-  server.syn_shed_half_open = 0;  // the budget alone
-  Pair p(bench_config(1), server);
+  Pair p(bench_config(1), shedding_server(0));  // the budget alone
   echo_server(p.b);
   Churn c(20);
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
@@ -323,12 +344,7 @@ TEST(SynShedding, FullBurstAdmitsTheBudget) {
   p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4) - Duration::nanos(1));
   // Full for OverloadGate::kMinTime and over kRings rings of frames: budgeted.
   p.b.rx_burst(kBurst, kBurst, kRing, p.now + Duration::millis(4));
-  while (!p.to_b.empty()) {
-    WireSegment* s = p.to_b.front();
-    p.to_b.pop_front();
-    p.b.input(s->src, s->dst, s->bytes, true, p.now);
-    p.wa.recycle(s);
-  }
+  deliver_syns(p);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 12u);
   EXPECT_EQ(p.to_a.size(), 8u);  // a SYN,ACK for each admitted SYN, nothing for the shed
   // Still a full burst: the admitted handshakes, their data and FINs are not budgeted.
@@ -374,37 +390,64 @@ TEST(SynShedding, GateWantsTimeAndRings) {
 // Behind, a SYN beyond the burst's budget is still admitted while the listener holds fewer
 // than syn_shed_half_open half-open connections: handshakes complete as fast as they start.
 TEST(SynShedding, FewHalfOpenAdmitsBeyondTheBudget) {
-  tcp::TcpConfig server = bench_config(2);
-  server.syn_burst_budget = 8;
-  server.syn_shed_half_open = 10;
-  Pair p(bench_config(1), server);
+  Pair p(bench_config(1), shedding_server(10));
   echo_server(p.b);
   Churn c(40);
-  auto behind = [&p] {
-    for (uint32_t i = 0; i < 9; ++i) p.b.rx_burst(32, 32, 64, p.now + Duration::millis(i));
-  };
-  auto deliver_syns = [&p] {
-    while (!p.to_b.empty()) {
-      WireSegment* s = p.to_b.front();
-      p.to_b.pop_front();
-      p.b.input(s->src, s->dst, s->bytes, true, p.now);
-      p.wa.recycle(s);
-    }
-  };
   for (size_t i = 0; i < 20; ++i) c.open(p, i);
-  behind();
-  deliver_syns();
+  behind(p);
+  deliver_syns(p);
   // 8 by the budget, 2 more while fewer than 10 are half-open, 10 shed.
   EXPECT_EQ(p.to_a.size(), 10u);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
   p.settle();  // the 10 handshakes complete: nothing half-open any more
   EXPECT_EQ(c.echoed, 10u);
   for (size_t i = 20; i < 30; ++i) c.open(p, i);
-  behind();  // 10 new SYNs: 8 by the budget, 2 by the bound, none shed
-  deliver_syns();
+  behind(p);  // 10 new SYNs: 8 by the budget, 2 by the bound, none shed
+  deliver_syns(p);
   EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 10u);
   p.settle();
   EXPECT_EQ(c.echoed, 20u);
+}
+
+// The handshakes a listener completed count for the current window and the one before; after
+// a window without any, nothing.
+TEST(SynShedding, HandshakeRateCountsTheLastWindows) {
+  const Instant t0 = Instant::from_ns(1'000'000'000);
+  const Duration w = tcp::HandshakeRate::kWindow;
+  tcp::HandshakeRate r;
+  EXPECT_EQ(r.recent(t0), 0u);
+  for (int i = 0; i < 30; ++i) r.completed(t0);
+  EXPECT_EQ(r.recent(t0 + w - Duration::nanos(1)), 30u);
+  EXPECT_EQ(r.recent(t0 + w), 30u);  // the window before
+  for (int i = 0; i < 5; ++i) r.completed(t0 + w);
+  EXPECT_EQ(r.recent(t0 + w * 2 - Duration::nanos(1)), 30u);
+  EXPECT_EQ(r.recent(t0 + w * 2), 5u);  // 30 are two windows old
+  EXPECT_EQ(r.recent(t0 + w * 4), 0u);  // a window without any
+}
+
+// Behind, with more half-open connections than syn_shed_half_open but fewer than the
+// listener completed lately, the handshakes keep pace (HandshakeRate): none is shed. Once
+// none has completed for two windows, the same pile is shed beyond the budget and the bound.
+TEST(SynShedding, HandshakesKeepingPaceAreNotShed) {
+  Pair p(bench_config(1), shedding_server(10));
+  echo_server(p.b);
+  Churn c(100);
+  for (size_t i = 0; i < 40; ++i) c.open(p, i);
+  p.settle();  // not behind: 40 handshakes complete
+  ASSERT_EQ(c.echoed, 40u);
+  for (size_t i = 40; i < 70; ++i) c.open(p, i);
+  behind(p);
+  deliver_syns(p);
+  EXPECT_EQ(p.to_a.size(), 30u);  // a SYN,ACK each: 30 half-open, fewer than 40 completed
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 0u);
+  p.settle();
+  EXPECT_EQ(c.echoed, 70u);
+  p.tick(tcp::HandshakeRate::kWindow * 2);
+  for (size_t i = 70; i < 100; ++i) c.open(p, i);
+  behind(p);
+  deliver_syns(p);
+  EXPECT_EQ(p.to_a.size(), 10u);  // 8 by the budget, 2 by the bound
+  EXPECT_EQ(p.db.get(DropReason::kTcpSynShed), 20u);
 }
 
 TEST(SynShedding, ZeroBudgetNeverSheds) {
