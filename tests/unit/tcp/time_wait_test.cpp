@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 
 #include "tests/support/tcp_pair.hpp"
 
@@ -10,6 +11,16 @@ namespace ws::test {
 namespace {
 
 constexpr uint16_t kPort = 7;
+
+// The segments queued for `to` so far, and no more (Pair::settle runs both ways until quiet).
+void deliver(std::deque<WireSegment*>& q, tcp::TcpStack& to, Wire& from, Instant now) {
+  while (!q.empty()) {
+    WireSegment* s = q.front();
+    q.pop_front();
+    to.input(s->src, s->dst, s->bytes, true, now);
+    from.recycle(s);
+  }
+}
 
 size_t in_state(const tcp::TcpStack& s, tcp::TcpState st) {
   return s.counters().state[static_cast<size_t>(st)];
@@ -39,20 +50,10 @@ TEST(TimeWait, AckThatFoundNoBufferIsRetried) {
   a->close();
   p.a.poll(p.now);
   // A's FIN to B; B answers with its ACK and FIN, which reach A while A has no buffer.
-  while (!p.to_b.empty()) {
-    WireSegment* s = p.to_b.front();
-    p.to_b.pop_front();
-    p.b.input(s->src, s->dst, s->bytes, true, p.now);
-    p.wa.recycle(s);
-  }
+  deliver(p.to_b, p.b, p.wa, p.now);
   ASSERT_EQ(in_state(p.b, tcp::TcpState::kLastAck), 1u);
   p.wa.fail_begin = true;
-  while (!p.to_a.empty()) {
-    WireSegment* s = p.to_a.front();
-    p.to_a.pop_front();
-    p.a.input(s->src, s->dst, s->bytes, true, p.now);
-    p.wb.recycle(s);
-  }
+  deliver(p.to_a, p.a, p.wb, p.now);
   ASSERT_EQ(in_state(p.a, tcp::TcpState::kTimeWait), 1u);
   EXPECT_TRUE(p.to_b.empty());  // the ACK found no buffer
   p.wa.fail_begin = false;
