@@ -86,6 +86,11 @@ struct Bulk {
     p.b.input(s->src, s->dst, s->bytes, true, p.now);
     p.wa.recycle(s);
   }
+  // `segs` to b within one receive burst, left open for the caller to end.
+  void burst_in(const std::vector<WireSegment*>& segs) {
+    p.b.begin_rx_burst();
+    for (WireSegment* s : segs) deliver(s);
+  }
   std::vector<Header> acks_from_b() {
     std::vector<Header> v;
     while (!p.to_a.empty()) {
@@ -114,8 +119,7 @@ TEST(RxBurst, InOrderDataIsAckedOnceAtTheEndOfTheBurst) {
   const uint32_t end = end_of(*segs.back());
   const uint64_t predicted = t.p.b.ctr().rx_predicted;
   const uint64_t before = t.received;
-  t.p.b.begin_rx_burst();
-  for (WireSegment* s : segs) t.deliver(s);
+  t.burst_in(segs);
   EXPECT_TRUE(t.p.to_a.empty()) << "an ACK left before the end of the burst";
   t.p.b.end_rx_burst(t.p.now);
   auto acks = t.acks_from_b();
@@ -201,8 +205,7 @@ TEST(RxBurst, AfterALossInOrderDataIsAckedEverySecondSegment) {
   ASSERT_EQ(t.client->send(data), data.size());
   auto more = take(t.p.to_b, 8);
   ASSERT_EQ(more.size(), 8u);
-  t.p.b.begin_rx_burst();
-  for (WireSegment* s : more) t.deliver(s);
+  t.burst_in(more);
   EXPECT_TRUE(t.p.to_a.empty());
   t.p.b.end_rx_burst(t.p.now);
   EXPECT_EQ(t.acks_from_b().size(), 1u);
@@ -212,8 +215,7 @@ TEST(RxBurst, PollEndsABurstLeftOpen) {
   Bulk t;
   auto segs = take(t.p.to_b, 4);
   ASSERT_EQ(segs.size(), 4u);
-  t.p.b.begin_rx_burst();
-  for (WireSegment* s : segs) t.deliver(s);
+  t.burst_in(segs);
   EXPECT_TRUE(t.p.to_a.empty());
   t.p.b.poll(t.p.now);
   auto acks = t.acks_from_b();
