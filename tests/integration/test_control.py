@@ -201,9 +201,11 @@ def main():
                     e.stdout)
             ctl = h.Control(cfg, tmp, metrics_port)
             ctl.__enter__()
-            after = received(ctl)
             # The echoes sent while it was down moved the counters on (the sink's sender may
-            # already have finished on a loaded machine).
+            # already have finished on a loaded machine). The echoes can all fall inside one
+            # publication interval (stats_interval_ms), so wait for the next one.
+            ctl.wait_for(lambda: echoed(ctl) >= echoed_before + 300, 3)
+            after = received(ctl)
             echoed_after = echoed(ctl)
             r.check(ctl.value("wirespeed_up") == 1.0 and after >= before
                     and echoed_after >= echoed_before + 300,
