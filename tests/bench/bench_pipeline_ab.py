@@ -15,6 +15,13 @@ tests/bench/pipeline_cost under callgrind for instructions per message).
   tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
                                    [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
                                    [--mtu 9000] [--connections 4] [--ping-beside]
+                                   [--hiccups 2]
+
+With `--hiccups SECONDS`, each run is followed by tests/bench/hiccup_meter on both CPUs:
+the gaps per second longer than 20 us that the machine itself (interrupts, the tick, the
+hypervisor) takes from a busy-polling CPU. A ping's round trip in flight across a gap is
+late by it, so `gap_share_pct` (gaps per second over round trips per second) above 0.1 %
+means the p99.9 measures the machine.
 
 Reports msg/s over the second half of each run (from the client's progress lines, as
 bench.py's "2nd half" columns). Needs root. Uses its own memif socket, DPDK file prefixes
@@ -159,6 +166,17 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
             os.unlink(SOCK)
 
 
+def hiccups(build, seconds):
+    """The machine's own gaps on both CPUs (tests/bench/hiccup_meter), measured together
+    right after a run: gaps/s over 20 us summed over the CPUs, and the largest gap."""
+    meter = os.path.join(build, "tests", "bench", "hiccup_meter")
+    procs = [subprocess.Popen([meter, str(seconds), str(cpu)], stdout=subprocess.PIPE, text=True)
+             for cpu in (0, 1)]
+    outs = [json.loads(p.communicate(timeout=seconds + 30)[0]) for p in procs]
+    return {"gaps20_per_s": sum(o["gaps_per_s"]["over_20_us"] for o in outs),
+            "gap_max_us": max(o["max_us"] for o in outs)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", action="append", required=True,
@@ -172,6 +190,9 @@ def main():
     ap.add_argument("--connections", type=int, default=1, help="connections of the load")
     ap.add_argument("--ping-beside", action="store_true",
                     help="a 64-byte TCP ping beside the load, its round trips reported")
+    ap.add_argument("--hiccups", type=float, default=0, metavar="SECONDS",
+                    help="after each run, the machine's gaps on both CPUs (hiccup_meter) for "
+                         "SECONDS; with --ping, the share of round trips they can delay")
     a = ap.parse_args()
     variants = []
     for v in a.variant:
@@ -194,6 +215,10 @@ def main():
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
+                    if a.hiccups > 0:
+                        r.update(hiccups(build, min(a.hiccups, 10)))
+                        if a.ping:  # each gap delays about one round trip in flight
+                            r["gap_share_pct"] = 100 * r["gaps20_per_s"] / max(r["mps"], 1)
                     res.setdefault((label, size), []).append(r)
                     print(f"{label} {size} B rep {rep}: " +
                           ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
@@ -201,6 +226,8 @@ def main():
     keys = ["mps", "gbps"] + (lat if a.ping else [])
     if a.ping_beside:
         keys += ["beside_msgs"] + [f"beside_{k}" for k in lat]
+    if a.hiccups > 0:
+        keys += ["gaps20_per_s", "gap_max_us"] + (["gap_share_pct"] if a.ping else [])
     if all("instr_per_msg" in r for rs in res.values() for r in rs):
         keys += ["instr_per_msg", "cycles_per_msg"]
     print("\n| variant | size B | " + " | ".join(f"{k} (median)" for k in keys) + " | runs |")
