@@ -18,10 +18,11 @@ The namespaces have fixed names: each cell runs under the shared integration loc
 (/tmp/ws-integration.lock, taken here), which is released between cells.
 
 Each transfer runs on a relay started afresh with the seed, so the Linux and the wirespeed
-transfer of a cell meet the same loss and reordering decisions. --repeat N runs the two
-receive transfers of a cell N times each and keeps the median (all N times are kept under
-"samples"): a 2 MiB transfer at 1 ms takes 50-200 ms, and one scheduling hiccup on a loaded
-machine changes it by 1.5x. --delays and --loss limit the matrix to some delays and loss
+transfer of a cell meet the same loss and reordering decisions. --repeat N runs each of the
+four transfers of a cell N times and keeps the median (all N times are kept under
+"samples"; the data plane is started afresh for each of its sending transfers): a 2 MiB
+transfer at 1 ms takes 30-200 ms, and one scheduling hiccup on a loaded machine changes it
+by 1.5x. --delays and --loss limit the matrix to some delays and loss
 rates; --update FILE replaces those cells in an earlier run's JSON (the records are
 rebuilt, the commands of both runs kept) instead of writing a new one. --receive-only runs
 only the two receive transfers of each cell (a change to wirespeed's receiving side leaves
@@ -198,7 +199,9 @@ def update(args, cells, command, start, load0):
     run["measured"] += f"; then {start.strftime('%Y-%m-%d %H:%M UTC')}"
     run["load"] += f"; then {load0:.1f} / {os.getloadavg()[0]:.1f}"
     run["source"] += (f"; the {len(cells)} cells of the second command were run again "
-                      f"with {args.repeat} receive transfers each (median kept)"
+                      f"with {args.repeat} "
+                      + ("receive transfers" if args.receive_only else "transfers per direction")
+                      + " each (median kept)"
                       + (", sending figures kept" if args.receive_only else ""))
     doc["records"] = records(doc["cells"], args)
     with open(args.update, "w") as f:
@@ -218,7 +221,7 @@ def main():
     ap.add_argument("--linux-cc", default="cubic",
                     help="the Linux endpoints' congestion control (wirespeed runs cubic)")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="receive transfers per cell and side (the median is kept)")
+                    help="transfers per cell, direction and side (the median is kept)")
     ap.add_argument("--delays", default=",".join(str(d) for d in DELAY_MS),
                     help="one-way delays (ms) of the matrix to run, comma-separated")
     ap.add_argument("--loss", default=",".join(str(l) for l in LOSS),
@@ -273,7 +276,7 @@ def main():
                    f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
                    f"endpoints with {args.linux_cc}, wirespeed with cubic; Linux and "
                    "wirespeed interleaved cell by cell, each transfer on a relay started "
-                   f"afresh with the seed; receive figures the median of {args.repeat}")},
+                   f"afresh with the seed; figures the median of {args.repeat}")},
         "records": records(cells, args), "cells": cells}
     out = args.out or os.path.join(ROOT, "docs", "results",
                                    start.strftime("%Y-%m-%d") + "-recovery-relay.json")

@@ -215,7 +215,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1):
     A's verifying receiver. Each with the sender's namespace's RTO expirations. The Linux
     senders use congestion control `cc` (wirespeed's default is cubic). Each transfer gets
     a relay of its own, started afresh with the seed, so that it meets the same loss and
-    reordering decisions as its counterpart in wirespeed_pair. The A -> B transfer runs
+    reordering decisions as its counterpart in wirespeed_pair. Each direction runs
     `repeat` times; its entry is the median one (median_entry)."""
     out = {}
     runs = []
@@ -229,13 +229,16 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1):
             runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
                                sender_timeouts=tcp_timeouts(NS_A) - t))
     out["ws_receives"] = median_entry(runs)
-    with Relay("b", **imp):
-        rx = Receiver(NS_A, IP_A, count, timeout_s)
-        t = tcp_timeouts(NS_B)
-        s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
-        r = rx.result()
-        out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
-                                 sender_timeouts=tcp_timeouts(NS_B) - t)
+    runs = []
+    for _ in range(repeat):
+        with Relay("b", **imp):
+            rx = Receiver(NS_A, IP_A, count, timeout_s)
+            t = tcp_timeouts(NS_B)
+            s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
+            r = rx.result()
+            runs.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
+                               sender_timeouts=tcp_timeouts(NS_B) - t))
+    out["ws_sends"] = median_entry(runs)
     return out
 
 
@@ -249,7 +252,8 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
     verifying receiver as it starts, then A sends to its `sink`. RTO expirations are the
     data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts.
     Each transfer gets a relay of its own, started afresh with the seed (see linux_pair);
-    the A -> data plane transfer runs `repeat` times (its median entry, median_entry).
+    each direction runs `repeat` times (its median entry, median_entry): the data plane is
+    started afresh for each sending transfer, and the receiving ones go to the last.
     `also(ctl)`, when given, runs last with the data plane still up (its byte echo
     listens on ECHO_PORT)."""
     out = {}
@@ -262,25 +266,33 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
                   "{ name: source, kind: source, protocol: tcp, target: \"%s:%d\", "
                   "message_size: %d, count: %d, duration_s: %d }"
                   % (IP_A, RECV_PORT, MESSAGE, count, int(timeout_s) + 30)])
-    first = Relay("dp", **imp)
-    with first:
-        rx = Receiver(NS_A, IP_A, count, timeout_s)
-        dp = h.Dataplane(cfg, tmp)
-        with dp, h.Control(cfg, tmp, metrics_port) as ctl:
-            r = rx.result()
-            rec = recovery(ctl)
-            out["ws_sends"] = _entry(r["seconds"], r["bytes"], r["intact"], r["error"],
-                                     sender_timeouts=rec["rto"], recovery=rec)
-            first.stop()
-            runs = []
-            for _ in range(repeat):
-                with Relay("dp", **imp):
-                    runs.append(_receive(ctl, count, timeout_s, cc))
-            out["ws_receives"] = median_entry(runs)
-            if also:
-                with Relay("dp", **imp):
-                    out["also"] = also(ctl)
+    sends = []
+    for i in range(repeat):
+        first = Relay("dp", **imp)
+        with first:
+            rx = Receiver(NS_A, IP_A, count, timeout_s)
+            with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, metrics_port) as ctl:
+                r = rx.result()
+                rec = recovery(ctl)
+                sends.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"],
+                                    sender_timeouts=rec["rto"], recovery=rec))
+                if i == repeat - 1:
+                    first.stop()
+                    out["ws_sends"] = median_entry(sends)
+                    _receives(ctl, out, imp, count, timeout_s, cc, repeat, also)
     return out
+
+
+def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
+    """wirespeed_pair's receiving half, on the running data plane."""
+    runs = []
+    for _ in range(repeat):
+        with Relay("dp", **imp):
+            runs.append(_receive(ctl, count, timeout_s, cc))
+    out["ws_receives"] = median_entry(runs)
+    if also:
+        with Relay("dp", **imp):
+            out["also"] = also(ctl)
 
 
 def _receive(ctl, count, timeout_s, cc):
