@@ -100,7 +100,13 @@ class Relay:
     def __init__(self, far, loss=0.0, delay_ms=0.0, reorder=0.0, dup=0.0, seed=1,
                  rate_mbit=0.0, max_seconds=900):
         far_if = "wsr-rb" if far == "b" else RELAY_DP_IF
-        self.argv = ["ip", "netns", "exec", NS_RELAY, WSRELAY, "--a", "wsr-ra", "--b", far_if,
+        # netem, which the relay stands in for, runs in the kernel's softirq and so before
+        # any task; the relay gets a real-time priority for the same reason: a busy-polling
+        # data plane on one CPU, a Linux endpoint and the relay on the other would
+        # otherwise hold frames in the relay for whole scheduler slices (10 ms seen) beyond
+        # their delay, against the data plane only.
+        self.argv = ["ip", "netns", "exec", NS_RELAY, "chrt", "-f", "10",
+                     WSRELAY, "--a", "wsr-ra", "--b", far_if,
                      "--loss", str(loss), "--delay-ms", str(delay_ms), "--reorder", str(reorder),
                      "--dup", str(dup), "--seed", str(seed), "--rate-mbit", str(rate_mbit),
                      "--max-seconds", str(max_seconds)]
@@ -271,7 +277,10 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
         first = Relay("dp", **imp)
         with first:
             rx = Receiver(NS_A, IP_A, count, timeout_s)
-            with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, metrics_port) as ctl:
+            # The control process first: the source sends as the data plane starts, and a
+            # control process starting beside it (and the harness polling it) took the CPU
+            # from the data plane in the first tens of milliseconds of the transfer.
+            with h.Control(cfg, tmp, metrics_port) as ctl, h.Dataplane(cfg, tmp):
                 r = rx.result()
                 rec = recovery(ctl)
                 sends.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"],
