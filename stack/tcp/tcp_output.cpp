@@ -356,8 +356,9 @@ void Tcb::output(Instant now) {
   TsoPlan tso;
   for (;;) {
     SeqNum end = data_end();
-    const int64_t usable = usable_window(*this);
     if (snd_nxt < end) {
+      // Only with data to send: the pass that finds none (after every reply) needs no pipe.
+      const int64_t usable = usable_window(*this);
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
       // The port's transmit queue is backing up: hold data rather than have it dropped at a
