@@ -95,10 +95,11 @@ class PipelinedTx {
   // push_frames for the echo: the TX step, then the run of whole frames, straight into
   // TCP's send ring where the pipeline would release them at once
   // (push_frames_direct), the rest queued; then the TX step again. `sent` gets the
-  // stream bytes TCP took.
+  // stream bytes TCP took. The caller has sized the run after a sync() and let TCP take
+  // nothing since (its figures are the ones the pipeline decides with): an echo's reply
+  // then costs one sync, not two.
   pipeline::BulkPushResult push_frames(tcp::Connection& c, std::span<const uint8_t> run,
                                        Instant now, size_t& sent) {
-    sync(c);
     sent = step(c, now);
     uint64_t committed = 0;
     pipeline::BulkPushResult r;

@@ -162,11 +162,13 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
                                    std::span<const uint8_t> data) {
   const Instant now = tcp_.last_now();
   pipeline::TxPipeline& pl = st.tx.pipeline();
-  st.tx.sync(conn);  // the batch size behind high_water() and fits(), and push_frame
+  st.tx.sync(conn);    // the batch size behind high_water() and fits(), and push_frame
+  bool synced = true;  // TCP has taken nothing since: push_frames needs no other sync
   size_t used = 0;
   bool failed = false;
   for (;;) {
     if (pl.queued_bytes() >= high_water(pl)) {
+      synced = false;
       counters_.tx_bytes += st.tx.step(conn, now);
       if (pl.queued_bytes() >= high_water(pl)) break;  // TCP is full or batching holds
     }
@@ -187,8 +189,10 @@ size_t TcpEchoService::echo_frames(EchoConn& st, tcp::Connection& conn,
       // Whole frames go back with one push, straight from TCP's receive buffer: they are
       // already framed, byte for byte the reply. While the link keeps up they are copied
       // straight into the send ring (push_frames_direct), otherwise into a batch.
+      if (!synced) st.tx.sync(conn);
       const size_t run = whole_frames(pl, rest);
       if (run > 0) {
+        synced = false;
         size_t sent = 0;
         const pipeline::BulkPushResult r = st.tx.push_frames(conn, rest.first(run), now, sent);
         counters_.tx_bytes += sent;

@@ -48,6 +48,9 @@ struct L4Frame {
   IpAddr dst;
   uint8_t proto = 0;
   bool dont_fragment = true;
+  // IPv4: the route begin() looked up, kept for commit() (one lookup per frame).
+  bool broadcast = false;
+  IpAddr next_hop;
   // Set by the IP layer when the frame is laid out for ESP: commit() seals it for this SA.
   ipsec::OutboundSa* esp = nullptr;
 

@@ -87,6 +87,10 @@ bool Stack::begin_esp_frame(ipsec::OutboundSa& sa, Ipv4Addr src, Ipv4Addr dst, u
   out.dont_fragment = true;
   out.sum_payload = true;
   out.esp = &sa;
+  // A port bypass sends the frame in plaintext after all (commit_esp): transport mode only,
+  // whose route is dst's.
+  out.next_hop = r->next_hop;
+  out.broadcast = r->broadcast;
   return true;
 }
 

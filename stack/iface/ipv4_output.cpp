@@ -93,6 +93,8 @@ bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t
   out.src = src.is_any() ? ifc.cfg.address.addr : src;
   out.dst = dst;
   out.proto = proto;
+  out.next_hop = r->next_hop;
+  out.broadcast = r->broadcast;
   // The payload is summed on its way in only where commit() computes the L4
   // checksum in software.
   const TxOffloads& o = ifc.offloads;
@@ -142,6 +144,8 @@ bool Stack::begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_l
   out.dst = dst;
   out.proto = wire::kIpProtoTcp;
   out.dont_fragment = true;
+  out.next_hop = r->next_hop;
+  out.broadcast = r->broadcast;
   return true;
 }
 
@@ -178,7 +182,7 @@ void Stack::commit(L4Frame& f, Instant now) {
   b.l2_len = kL2;
   b.l3_len = kL3;
   finish_frame(ifc, b);
-  send_routed(ifc, b, f.dst.v4(), now);
+  send_to_hop(ifc, b, f.next_hop.v4(), f.broadcast, now);
 }
 
 void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
@@ -214,13 +218,16 @@ void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
-  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
   auto r = route(dst);
-  if (r && r->broadcast) {
+  send_to_hop(ifc, b, r ? r->next_hop : dst, r && r->broadcast, now);
+}
+
+void Stack::send_to_hop(Interface& ifc, TxBuf& b, Ipv4Addr hop, bool broadcast, Instant now) {
+  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
+  if (broadcast) {
     transmit_resolved(ifc, b, MacAddr::broadcast());
     return;
   }
-  Ipv4Addr hop = r ? r->next_hop : dst;
   if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
     transmit_resolved(ifc, b, *mac);
     return;

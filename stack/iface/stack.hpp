@@ -338,6 +338,8 @@ class Stack final : public L4Output {
   // Sends a built frame (Ethernet source and type written) to `dst`'s next hop,
   // now or behind ARP resolution.
   void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
+  // send_routed() with the route already known: to `hop`, or broadcast.
+  void send_to_hop(Interface& ifc, TxBuf& buf, Ipv4Addr hop, bool broadcast, Instant now);
   // begin() and begin_gather(): `header_len` < 0 asks for one contiguous l4.
   bool begin_frame(IpAddr src, IpAddr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
                    L4Frame& out);

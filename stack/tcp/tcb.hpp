@@ -64,8 +64,10 @@ class Tcb final : public Connection {
   // note_window_opened() before the output() that sends it (TcpStack::input, at the end
   // of the receive burst within one: the window check is done once, for the last state).
   bool input(Segment& s, Instant now);
-  // The header-predicted case of input(): in-order data, nothing in flight.
+  // The header-predicted cases of input(): in-order data, nothing in flight; in-order data
+  // acknowledging everything in flight (the request/response case).
   void input_predicted(Segment& s, Instant now);
+  void input_predicted_ack(Segment& s, Instant now);
   // Every other segment: RFC 9293 3.10.7 step by step.
   void input_general(Segment& s, Instant now);
   // --- tcp_output.cpp

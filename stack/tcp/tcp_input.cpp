@@ -421,30 +421,48 @@ static void note_arrival(Tcb& c, Instant now) {
 }
 
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
-// segment of an established connection that has nothing in flight and nothing in recovery,
-// acknowledging nothing new, with the window unchanged, no SACK blocks and a timestamp no
-// older than TS.Recent. Every check of the full path passes for it and the ACK processing
-// changes nothing, so only the clocks, the timestamp and the data are handled.
-static bool predicted(const Tcb& c, const Segment& s) {
+// segment of an established connection with nothing in recovery, acknowledging either
+// nothing new with nothing in flight, or everything in flight (a request that acknowledges
+// the last response), with the window unchanged, no SACK blocks and a timestamp no older
+// than TS.Recent. Every check of the full path before the ACK passes for it: the sequence
+// number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK of
+// SND.MAX is acceptable (RFC 5961 section 5.2).
+enum class Prediction : uint8_t { kNone, kData, kDataAck };
+
+static Prediction predict(const Tcb& c, const Segment& s) {
   using namespace wire::tcpflag;
-  if (c.state != TcpState::kEstablished || (s.flags & ~kPsh) != kAck) return false;
-  if (s.seq != c.rcv_nxt || s.ack != c.snd_una || c.snd_una != c.snd_max) return false;
-  if (s.payload.empty() || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin) return false;
-  if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0) return false;
-  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd) return false;
-  return !c.ts_ok || (s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0);
+  if (c.state != TcpState::kEstablished || (s.flags & ~kPsh) != kAck) return Prediction::kNone;
+  if (s.seq != c.rcv_nxt || s.ack != c.snd_max) return Prediction::kNone;
+  if (s.payload.empty() || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin)
+    return Prediction::kNone;
+  if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0)
+    return Prediction::kNone;
+  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
+    return Prediction::kNone;
+  if (c.ts_ok && !(s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0))
+    return Prediction::kNone;
+  return s.ack == c.snd_una ? Prediction::kData : Prediction::kDataAck;
 }
 
-void Tcb::input_predicted(Segment& s, Instant now) {
-  note_arrival(*this, now);
-  keepalive_sent = 0;
-  if (keepalive_at != Instant::never() || stack.config().keepalive)
-    keepalive_at =
-        stack.config().keepalive ? now + stack.config().keepalive_idle : Instant::never();
-  if (ts_ok && s.seq <= last_ack_sent) {
-    ts_recent = *s.opts.ts_val;
-    ts_recent_time = now;
+// The clocks and the timestamp of a predicted segment (note_ts_recent without the PAWS
+// comparison, which predict() made).
+static void note_predicted_arrival(Tcb& c, const Segment& s, Instant now) {
+  note_arrival(c, now);
+  c.keepalive_sent = 0;
+  const TcpConfig& cfg = c.stack.config();
+  if (c.keepalive_at != Instant::never() || cfg.keepalive)
+    c.keepalive_at = cfg.keepalive ? now + cfg.keepalive_idle : Instant::never();
+  if (c.ts_ok && s.seq <= c.last_ack_sent) {
+    c.ts_recent = *s.opts.ts_val;
+    c.ts_recent_time = now;
   }
+  ++c.stack.ctr().rx_predicted;
+}
+
+// Acknowledging nothing new, the ACK processing changes nothing: only the clocks, the
+// timestamp and the data are handled.
+void Tcb::input_predicted(Segment& s, Instant now) {
+  note_predicted_arrival(*this, s, now);
   // The window update of the fifth check, with the same window.
   if (snd_wl1 < s.seq || (snd_wl1 == s.seq && snd_wl2 <= s.ack)) {
     snd_wl1 = s.seq;
@@ -454,10 +472,21 @@ void Tcb::input_predicted(Segment& s, Instant now) {
       persist_backoff = 0;
     }
   }
-  ++stack.ctr().rx_predicted;
   receive_data(*this, s, now);
   if (released) return;
   deliver_and_wake(*this, now, false);  // the window: see input()
+}
+
+// Acknowledging everything in flight, the ACK is processed in full (process_ack: the RTT
+// sample, RACK, congestion control, the window update), then the data; the window check
+// and the output follow as on the full path.
+void Tcb::input_predicted_ack(Segment& s, Instant now) {
+  note_predicted_arrival(*this, s, now);
+  process_ack(*this, s, now);
+  if (released) return;
+  receive_data(*this, s, now);
+  if (released) return;
+  deliver_and_wake(*this, now);
 }
 
 // First check failed (RFC 9293 3.10.7.4): the segment is outside the window. It is
@@ -596,9 +625,15 @@ void Tcb::input_predicted(Segment& s, Instant now) {
 }
 
 bool Tcb::input(Segment& s, Instant now) {
-  if (predicted(*this, s)) {
-    input_predicted(s, now);
-    return true;
+  switch (predict(*this, s)) {
+    case Prediction::kData:
+      input_predicted(s, now);
+      return true;
+    case Prediction::kDataAck:
+      input_predicted_ack(s, now);
+      return false;  // output now, as on the full path
+    case Prediction::kNone:
+      break;
   }
   input_general(s, now);
   return false;

@@ -356,14 +356,18 @@ void Tcb::output(Instant now) {
   TsoPlan tso;
   for (;;) {
     SeqNum end = data_end();
-    const int64_t usable = usable_window(*this);
     if (snd_nxt < end) {
+      // Only with data to send: the pass that finds none (after every reply) needs no pipe.
+      const int64_t usable = usable_window(*this);
       uint32_t pending = static_cast<uint32_t>(end - snd_nxt);
       if (usable <= 0) break;
       // The port's transmit queue is backing up: hold data rather than have it dropped at a
       // full ring and sent again; the next poll resumes once frames drain.
       if (stack.tx_blocked(*this)) break;
-      if (ProbeStep p = mtu_probe(pending, usable, now); p != ProbeStep::kNone) {
+      // A probe needs more than three segments' worth behind a segment larger than the MSS
+      // (mtu_probe): a request's or a response's few bytes never carry one.
+      ProbeStep p = pending > 4 * mps ? mtu_probe(pending, usable, now) : ProbeStep::kNone;
+      if (p != ProbeStep::kNone) {
         if (p == ProbeStep::kWait) break;  // RFC 4821 probe of a larger size (pmtu.cpp)
         sent = true;
         continue;

@@ -189,18 +189,11 @@ bool TcpStack::tx_pressure(IpAddr dst) const {
   return out_.free_buffers_to(dst) < cfg_.low_buffers;
 }
 
-bool TcpStack::tx_blocked(Tcb& c) {
-  const uint32_t free = out_.free_buffers_to(c.t.raddr);
-  if (free >= cfg_.low_buffers) {
-    // Twice the mark free: the waiters (for this port, or for another that is short)
-    // are not starved by this frame, and the queue is served at every iteration.
-    if (tx_waiters_.empty() || &c == tx_serving_ || free >= 2 * cfg_.low_buffers) return false;
-  }
+void TcpStack::join_tx_waiters(Tcb& c) {
   if (!c.tx_waiting) {
     c.tx_waiting = true;
     tx_waiters_.push_back(&c);
   }
-  return true;
 }
 
 // One pass over the waiters in arrival order. A connection whose port is still short

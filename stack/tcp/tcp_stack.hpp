@@ -274,7 +274,19 @@ class TcpStack {
   // the first to ask after a drain wins: ACK-clocked bulk senders and the pure ACKs of
   // busy receivers run on every received burst and took each slot the queue freed,
   // while a connection that sends now and then waited for good.
-  bool tx_blocked(Tcb& c);
+  // Inline, the common answer (buffers free, nobody waiting) costs no call and no saved
+  // registers: TCP asks two or three times per segment.
+  bool tx_blocked(Tcb& c) {
+    const uint32_t free = out_.free_buffers_to(c.t.raddr);
+    // Twice the mark free: the waiters (for this port, or for another that is short)
+    // are not starved by this frame, and the queue is served at every iteration.
+    if (free >= cfg_.low_buffers &&
+        (tx_waiters_.empty() || &c == tx_serving_ || free >= 2 * cfg_.low_buffers))
+      return false;
+    join_tx_waiters(c);
+    return true;
+  }
+  void join_tx_waiters(Tcb& c);
   void serve_tx_turns(Instant now);
   // Output at the end of the call, once per connection, and only if no output() ran
   // since the request (an input's own output() sends what a callback queued).

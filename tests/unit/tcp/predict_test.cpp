@@ -1,0 +1,102 @@
+// Header prediction of the request/response case (tcp_input.cpp, predict): in-order data
+// that acknowledges everything in flight (a request acknowledging the last response) is
+// taken by header prediction, with its ACK processed in full before the data is offered;
+// a segment that acknowledges only part of what is in flight takes the full path.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tests/support/tcp_pair.hpp"
+
+namespace ws::test {
+namespace {
+
+constexpr uint16_t kPort = 7;
+constexpr size_t kMessage = 64;
+
+// An echo on b and its client on a: every request is answered with its own bytes.
+struct Echo {
+  Pair p;
+  tcp::Connection* client = nullptr;
+  tcp::Connection* server = nullptr;
+  size_t answered = 0;         // response bytes the client received
+  size_t unacked_at_data = 0;  // the server's send queue when the last request arrived
+  std::vector<uint8_t> msg = std::vector<uint8_t>(kMessage, 0x5a);
+
+  Echo() {
+    tcp::ListenCallbacks l;
+    l.on_accept = [this](tcp::Connection& c) {
+      server = &c;
+      tcp::ConnCallbacks cb;
+      cb.on_data = [this](tcp::Connection& conn, std::span<const uint8_t> d) {
+        unacked_at_data = conn.send_queued();
+        return conn.send(d);
+      };
+      c.set_callbacks(std::move(cb));
+      return true;
+    };
+    EXPECT_TRUE(p.b.listen(kPort, std::move(l)));
+    tcp::ConnCallbacks cb;
+    cb.on_data = [this](tcp::Connection&, std::span<const uint8_t> d) {
+      answered += d.size();
+      return d.size();
+    };
+    client = p.a.connect({kAddrB, kPort}, std::move(cb), 0, p.now);
+    EXPECT_NE(client, nullptr);
+    p.settle();
+  }
+  // One request and its response; the client's delayed ACK rides on the next request.
+  void round_trip() {
+    ASSERT_EQ(client->send(msg), msg.size());
+    p.settle();
+  }
+};
+
+TEST(HeaderPrediction, RequestAcknowledgingTheResponse) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  // Past quick-ACK (the first segments are ACKed at once, each alone).
+  for (uint32_t i = 0; i < 2 * tcp::Tcb::kQuickAcks; ++i) e.round_trip();
+  for (int i = 0; i < 10; ++i) {
+    // The last response is in flight, unacknowledged: the request acknowledges it.
+    ASSERT_EQ(e.server->send_queued(), kMessage);
+    const uint64_t predicted = e.p.b.ctr().rx_predicted;
+    const uint64_t direct = e.p.b.ctr().rx_bytes_direct;
+    e.round_trip();
+    EXPECT_EQ(e.p.b.ctr().rx_predicted, predicted + 1);
+    EXPECT_EQ(e.p.b.ctr().rx_bytes_direct, direct + kMessage);
+    // The ACK was processed before the data was offered: the response's bytes were freed.
+    EXPECT_EQ(e.unacked_at_data, 0u);
+  }
+  EXPECT_EQ(e.answered, (2 * tcp::Tcb::kQuickAcks + 10) * kMessage);
+}
+
+// Two responses in flight and a request that acknowledges only the first: not predicted
+// (the full path handles a partial ACK: RACK, the retransmission timer's restart).
+TEST(HeaderPrediction, PartialAcknowledgmentTakesTheFullPath) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  for (uint32_t i = 0; i < 2 * tcp::Tcb::kQuickAcks; ++i) e.round_trip();
+  // A second response that the client has not seen when it sends its next request.
+  ASSERT_EQ(e.server->send(e.msg), e.msg.size());
+  std::vector<WireSegment*> held(e.p.to_a.begin(), e.p.to_a.end());
+  e.p.to_a.clear();
+  ASSERT_EQ(held.size(), 1u);
+  const uint64_t predicted = e.p.b.ctr().rx_predicted;
+  ASSERT_EQ(e.client->send(e.msg), e.msg.size());
+  // The request reaches b, acknowledging the first response but not the second.
+  while (!e.p.to_b.empty()) {
+    WireSegment* s = e.p.to_b.front();
+    e.p.to_b.pop_front();
+    e.p.b.input(s->src, s->dst, s->bytes, true, e.p.now);
+    e.p.wa.recycle(s);
+  }
+  EXPECT_EQ(e.p.b.ctr().rx_predicted, predicted);
+  EXPECT_EQ(e.unacked_at_data, kMessage);  // the second response is still in flight
+  for (WireSegment* s : held) e.p.to_a.push_back(s);
+  e.p.settle();
+}
+
+}  // namespace
+}  // namespace ws::test
