@@ -36,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_txpath import wait_running  # noqa: E402  (the same server start-up wait)
