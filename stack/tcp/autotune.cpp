@@ -8,24 +8,6 @@
 
 namespace ws::tcp {
 
-uint32_t Tcb::rcv_window_now() const {
-  uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
-  // What the window field can express (RFC 7323 2.3): 65535 << our shift.
-  // Held bytes (rx_held.hpp) count like those in the ring: they are unread data.
-  uint32_t free = std::min<uint32_t>(
-      cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap)), max_window());
-  int32_t cur_i = rcv_adv - rcv_nxt;
-  uint32_t cur = cur_i > 0 ? static_cast<uint32_t>(cur_i) : 0;
-  // Under transmit-buffer pressure the right edge stops moving: the window closes as
-  // data arrives instead of the stack freezing (recovers when buffers return).
-  if (pressured) return std::min(cur, free);
-  // Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge in steps of at least
-  // min(buffer/2, MSS).
-  SeqNum edge = rcv_nxt + free;
-  if (edge - rcv_adv < static_cast<int32_t>(std::min(cap / 2, our_mss))) return std::min(cur, free);
-  return free;
-}
-
 // Once per receiver RTT (the handshake and data RTTs are known on both ends).
 void Tcb::autotune_rcv_space(Instant now) {
   const auto& cfg = stack.config();

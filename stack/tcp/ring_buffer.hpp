@@ -82,6 +82,22 @@ class ByteRing {
     buf_.reset();
     cap_ = head_ = size_ = 0;
   }
+  // Hands the storage over (contents dropped) and leaves the ring empty, of capacity 0:
+  // spare storage is kept as bare buffers, so a connection's turnover moves a pointer
+  // instead of a whole ring in and out of a pool (TcpStack::give_ring).
+  std::unique_ptr<uint8_t[]> surrender() {
+    tally(false);
+    cap_ = head_ = size_ = 0;
+    return std::move(buf_);
+  }
+  // Takes `cap` bytes of storage `b` (from surrender()) into an empty ring.
+  void adopt(std::unique_ptr<uint8_t[]> b, size_t cap) {
+    tally(false);
+    buf_ = std::move(b);
+    cap_ = static_cast<uint32_t>(cap);
+    head_ = size_ = 0;
+    tally(true);
+  }
 
   // Appends up to data.size() bytes; returns how many.
   size_t push(std::span<const uint8_t> data) {

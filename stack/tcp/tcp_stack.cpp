@@ -14,6 +14,9 @@ namespace ws::tcp {
 using namespace wire::tcpflag;
 
 namespace {
+// The first size a send ring grows to (Connection::send in tcb.cpp).
+constexpr size_t kFirstSendRing = 16384;
+
 // The connection table's hash key, from the stack's secret. The inputs lie far above any
 // second count, the other input of prf() (the challenge-ACK budget).
 std::array<uint64_t, 4> table_key(const IsnGenerator& g) {
@@ -35,6 +38,8 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
   while (cfg_.window_scaling && offered_wscale_ < 14 &&
          (uint64_t{65535} << offered_wscale_) < maxbuf)
     ++offered_wscale_;
+  spare_rcv_.size = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial;
+  spare_snd_.size = kFirstSendRing;
   holders_.reserve(kHeldPieces);
   // At most one entry per frame of a burst (32 in the data plane): never grows per packet.
   burst_output_.reserve(kBurstOutputReserve);
@@ -44,8 +49,6 @@ namespace {
 // Spare rings kept per direction: enough for a burst of connection turnover, bounded so
 // that a burst does not pin its memory for ever (16 MiB of 64 KiB receive rings).
 constexpr size_t kMaxSpareRings = 256;
-// The first size a send ring grows to (Connection::send in tcb.cpp).
-constexpr size_t kFirstSendRing = 16384;
 // Free Tcb slots kept when the timer queue is compacted (about 1 MiB), and the floor of
 // what is kept below that: the recent live population (see compact_timers()).
 constexpr size_t kMaxFreeSlots = 1024;
@@ -124,10 +127,12 @@ void TcpStack::destroy(Tcb* t) {
   free_slots_.push_back(s);
 }
 
-void TcpStack::take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into) {
-  if (!pool.empty() && pool.back().capacity() == cap) {
-    into = std::move(pool.back());
-    pool.pop_back();
+void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
+  if (!pool.buffers.empty() && pool.size == cap) {
+    into.adopt(std::move(pool.buffers.back()), cap);
+    pool.buffers.pop_back();
+    tally_.spare.capacity -= cap;
+    tally_.spare.allocated -= cap;
   } else {
     into.resize(cap);
   }
@@ -140,14 +145,12 @@ void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
     t.sndbuf.resize(cap, t.sndbuf.size());
 }
 
-void TcpStack::give_ring(std::vector<ByteRing>& pool, ByteRing& r) {
-  size_t want = &pool == &spare_rcv_ ? (cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_initial)
-                                     : kFirstSendRing;
+void TcpStack::give_ring(SparePool& pool, ByteRing& r) {
   // Only rings with storage are worth keeping: an unused one costs nothing to make.
-  if (r.capacity() == want && r.allocated() != 0 && pool.size() < kMaxSpareRings) {
-    r.pop(r.size());
-    pool.emplace_back(&tally_.spare);
-    pool.back() = std::move(r);  // counted as a spare from now on; r is left empty
+  if (r.capacity() == pool.size && r.allocated() != 0 && pool.buffers.size() < kMaxSpareRings) {
+    pool.buffers.push_back(r.surrender());  // counted as a spare from now on
+    tally_.spare.capacity += pool.size;
+    tally_.spare.allocated += pool.size;
   } else {
     r.release();
   }
@@ -761,9 +764,13 @@ void TcpStack::compact_timers() {
     slot_count_ -= excess;
   }
   const size_t keep_rings = std::min(kMaxSpareRings, keep);
-  for (std::vector<ByteRing>* pool : {&spare_rcv_, &spare_snd_}) {
-    if (pool->size() <= keep_rings) continue;
-    pool->erase(pool->begin(), pool->begin() + static_cast<ptrdiff_t>(pool->size() - keep_rings));
+  for (SparePool* pool : {&spare_rcv_, &spare_snd_}) {
+    auto& b = pool->buffers;
+    if (b.size() <= keep_rings) continue;
+    const size_t excess = b.size() - keep_rings;
+    b.erase(b.begin(), b.begin() + static_cast<ptrdiff_t>(excess));
+    tally_.spare.capacity -= excess * pool->size;
+    tally_.spare.allocated -= excess * pool->size;
   }
 }
 
@@ -811,7 +818,7 @@ TcpTableSizes TcpStack::table_sizes() const {
   z.graveyard = graveyard_.size();
   z.slots = slot_count_;
   z.free_slots = free_slots_.size();
-  z.spare_rings = spare_rcv_.size() + spare_snd_.size();
+  z.spare_rings = spare_rcv_.buffers.size() + spare_snd_.buffers.size();
   return z;
 }
 
@@ -856,8 +863,8 @@ TcpCounters TcpStack::counters_walked() const {
   });
   c.rx_held_pieces = held_pool_.in_use();
   c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes();
-  for (const ByteRing& r : spare_rcv_) c.memory_bytes += r.capacity();
-  for (const ByteRing& r : spare_snd_) c.memory_bytes += r.capacity();
+  for (const SparePool* pool : {&spare_rcv_, &spare_snd_})
+    c.memory_bytes += pool->buffers.size() * pool->size;
   return c;
 }
 

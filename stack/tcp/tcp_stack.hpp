@@ -322,10 +322,16 @@ class TcpStack {
   // "Memory and timers").
   TcbSlot* take_slot();
   void destroy(Tcb* t);
+  // Storage of empty rings of one size, kept for the next connections (counted in
+  // tally_.spare).
+  struct SparePool {
+    size_t size = 0;
+    std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  };
   // A spare of `cap` bytes, or a new ring of that size (storage at its first byte), into
   // `into`, an empty ring.
-  void take_ring(std::vector<ByteRing>& pool, size_t cap, ByteRing& into);
-  void give_ring(std::vector<ByteRing>& pool, ByteRing& r);
+  void take_ring(SparePool& pool, size_t cap, ByteRing& into);
+  void give_ring(SparePool& pool, ByteRing& r);
   // Drops timer entries of connections that are gone; with no entry left pointing at a
   // free slot, frees the slots beyond the spare bound.
   void compact_timers();
@@ -379,8 +385,8 @@ class TcpStack {
   std::vector<Tcb*> graveyard_;       // released during this call; destroyed at its end
   std::vector<TcbSlot*> free_slots_;  // owned; deleted beyond a bound by compact_timers()
   size_t slot_count_ = 0;             // slots allocated: live connections + free_slots_
-  std::vector<ByteRing> spare_rcv_;   // receive rings of the initial size, empty
-  std::vector<ByteRing> spare_snd_;   // send rings of the first step's size, empty
+  SparePool spare_rcv_;               // receive rings of the initial size
+  SparePool spare_snd_;               // send rings of the first step's size
   std::vector<Tcb*> pending_output_;
   // Connections whose output waits for the end of the receive burst (Tcb::burst_output).
   std::vector<Tcb*> burst_output_;

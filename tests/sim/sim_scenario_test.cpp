@@ -749,6 +749,36 @@ TEST(Window, ZeroWindowProbesThenResume) {
   EXPECT_EQ(pr.server.bad_bytes, 0u);
 }
 
+// RFC 9293 3.8.6.2.2: a read that frees a step of the buffer (min(buffer/2, MSS) or more)
+// is told to the peer at once, by a window update.
+TEST(Window, ReadThatOpensTheWindowSendsAnUpdate) {
+  auto cfg = default_config(1);
+  cfg.recv_buffer = 8192;  // fixed: not autotuned; our window scale is 0
+  Script s(cfg);
+  Peer app;
+  app.consume = false;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto seg = bytes(1400);
+  for (int i = 0; i < 5; ++i) {
+    s.in(s.peer(), seg);
+    s.peer_nxt += 1400;
+  }
+  s.now = s.now + Duration::millis(500);  // past the delayed ACK
+  s.s.poll(s.now);
+  uint32_t closed_wnd = 0;
+  while (auto f = s.pop()) closed_wnd = f->v.window();
+  EXPECT_EQ(closed_wnd, 8192u - 5 * 1400u);
+  app.consume = true;
+  app.c->resume_read();
+  s.s.poll(s.now);
+  auto upd = s.pop();
+  ASSERT_TRUE(upd);
+  EXPECT_EQ(upd->v.ack(), s.peer_nxt);
+  EXPECT_EQ(upd->v.window(), 8192u);
+  EXPECT_EQ(app.received, 5u * 1400u);
+}
+
 TEST(Window, ZeroWindowProbeTimesBackOff) {
   Script s;
   Peer app;
