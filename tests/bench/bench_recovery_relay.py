@@ -4,8 +4,8 @@
 For each cell of the matrix (loss x one-way delay x reordering, the same impairments in
 both directions of wsrelay, tests/relay/), four transfers of COUNT x 64 KiB messages:
 Linux -> Linux and Linux -> wirespeed (wirespeed receiving), Linux -> Linux and
-wirespeed -> Linux (wirespeed sending), interleaved cell by cell so the machine's load
-falls on both alike. Each records the transfer time, the goodput and the sender's RTO
+wirespeed -> Linux (wirespeed sending), interleaved repetition by repetition so the
+machine's load falls on both alike. Each records the transfer time, the goodput and the sender's RTO
 expirations: the data plane's wirespeed_tcp_recovery_total{kind="rto"}, a Linux sender's
 TcpExtTCPTimeouts in its namespace. Every byte a Linux endpoint or A's receiver gets is
 checked against the pattern; the data plane's sink counts them.
@@ -19,8 +19,9 @@ The namespaces have fixed names: each cell runs under the shared integration loc
 
 Each transfer runs on a relay started afresh with the seed, so the Linux and the wirespeed
 transfer of a cell meet the same loss and reordering decisions. --repeat N runs each of the
-four transfers of a cell N times and keeps the median (all N times are kept under
-"samples"; the data plane is started afresh for each of its sending transfers): a 2 MiB
+four transfers of a cell N times, Linux's two and wirespeed's two in turn, and keeps the
+median (all N times are kept under "samples"; the data plane is started afresh for each
+repetition): a 2 MiB
 transfer at 1 ms takes 30-200 ms, and one scheduling hiccup on a loaded machine changes it
 by 1.5x. --delays and --loss limit the matrix to some delays and loss
 rates; --update FILE replaces those cells in an earlier run's JSON (the records are
@@ -104,6 +105,20 @@ def ws_receives(imp, args, tmp, build=None):
         h.DATAPLANE, h.CONTROL = saved
 
 
+def interleaved(imp, args, tmp):
+    """A cell's four transfers args.repeat times, Linux's pair and wirespeed's pair in
+    turn (so a load that drifts during the cell falls on both alike): for each side and
+    direction, the median entry (rn.median_entry, every repeat's seconds under
+    "samples")."""
+    runs = {"linux": [], "wirespeed": []}
+    for _ in range(args.repeat):
+        runs["linux"].append(rn.linux_pair(imp, args.count, args.timeout, args.linux_cc))
+        runs["wirespeed"].append(rn.wirespeed_pair(imp, args.count, args.timeout, tmp,
+                                                   cc=args.linux_cc))
+    return tuple({d: rn.median_entry([r[d] for r in runs[side]])
+                  for d in ("ws_receives", "ws_sends")} for side in ("linux", "wirespeed"))
+
+
 def run_cell(loss, delay, reorder, args, tmp):
     imp = dict(loss=loss, delay_ms=delay, reorder=reorder, seed=args.seed)
     with open(LOCK, "w") as lock:
@@ -113,10 +128,7 @@ def run_cell(loss, delay, reorder, args, tmp):
             if args.receive_only:
                 linux, ws, base = receive_only(imp, args, tmp)
             else:
-                linux = rn.linux_pair(imp, args.count, args.timeout, args.linux_cc,
-                                      args.repeat)
-                ws = rn.wirespeed_pair(imp, args.count, args.timeout, tmp, cc=args.linux_cc,
-                                       repeat=args.repeat)
+                linux, ws = interleaved(imp, args, tmp)
     cell = {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
     if base:
@@ -275,8 +287,8 @@ def main():
         "source": (f"written by bench_recovery_relay.py: {args.count} x 64 KiB per transfer, "
                    f"seed {args.seed}, {args.timeout:.0f} s allowed per transfer; Linux "
                    f"endpoints with {args.linux_cc}, wirespeed with cubic; Linux and "
-                   "wirespeed interleaved cell by cell, each transfer on a relay started "
-                   f"afresh with the seed; figures the median of {args.repeat}")},
+                   "wirespeed interleaved repetition by repetition, each transfer on a "
+                   f"relay started afresh with the seed; figures the median of {args.repeat}")},
         "records": records(cells, args), "cells": cells}
     out = args.out or os.path.join(ROOT, "docs", "results",
                                    start.strftime("%Y-%m-%d") + "-recovery-relay.json")
