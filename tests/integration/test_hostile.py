@@ -10,7 +10,7 @@ sources go to the namespace (its gateway), which drops them.
    at most 10% (measured from after a 2 s warm-up flood, so that pages the data plane
    touches for the first time under load, such as the kernel's packet ring and the SYN
    queue's slots, are not taken for growth; the warm-up's own growth is printed), and SYN
-   cookies are sent and validated.
+   cookies are sent (at least 5,000 a second: the flood was one) and validated.
 2. ACK, RST, FIN and data floods to random tuples: no state is created, RSTs stay within
    tcp.rst_rate_limit; an ACK flood to the listener is taken for forged cookies.
 3. UDP flood to closed ports: ICMP errors stay within the token bucket and the rest are
@@ -46,6 +46,7 @@ PEER_IP = "10.78.90.2"
 METRICS_PORT = 9592
 RST_LIMIT = 200
 SYN_FLOOD_S = 12
+MIN_FLOOD_RATE = 5000
 # The peer's clients and flood generator run on the CPU the data plane's lcore (1) leaves.
 PEER = "taskset -c 0"
 # Established keep-alive clients: one thread, four connections, as a throughput measure
@@ -298,8 +299,11 @@ def syn_flood(res, ns, tmp, dp, ctl):
     res.check(rss_max <= rss0 * 1.10,
               f"data plane RSS {rss0 / 1024:.1f} MiB before, at most {rss_max / 1024:.1f} MiB during "
               f"(+{growth:.1f}%, <= 10%)")
-    res.check(sent > 1000 and valid >= fast,
-              f"SYN cookies: {sent:.0f} sent, {valid:.0f} valid (>= the {fast} legitimate connections)")
+    # The generator runs as SCHED_IDLE: the flood must still be one for the checks above
+    # to mean anything (70,000-90,000 SYNs/s on this machine when nothing else runs).
+    res.check(sent >= MIN_FLOOD_RATE * SYN_FLOOD_S and valid >= fast,
+              f"SYN cookies: {sent:.0f} sent (>= {MIN_FLOOD_RATE} a second of flood), {valid:.0f} "
+              f"valid (>= the {fast} legitimate connections)")
     res.check(delta("wirespeed_drops_total", reason="tcp_syn_queue_full") == 0,
               "no SYN dropped for a full queue (cookies answer them)")
 
