@@ -39,6 +39,17 @@ struct FourTuple {
 
 // One arriving segment, parsed once (no statics, unlike lwIP's global current-segment state).
 struct Segment {
+  // Every field but the options from the header; the options from their defaults, for
+  // parse_options. A constructor: aggregate initialisation clears the whole segment (136
+  // bytes, for every segment received) before it fills it.
+  Segment(const wire::TcpView& v, const PacketView& p, uint32_t seq_len)
+      : view(v),
+        seq(v.seq()),
+        ack(v.ack()),
+        flags(v.flags()),
+        wnd(v.window()),
+        payload(p),
+        len(seq_len) {}
   wire::TcpView view;
   wire::TcpOptions opts;
   SeqNum seq;
@@ -155,7 +166,9 @@ class Tcb final : public Connection {
   void pmtu_search_state(Instant now);
   void pmtu_remember(Instant now);  // into the stack's per-destination cache
   // --- lifecycle (tcp_stack.cpp)
-  void set_state(TcpState s);
+  // Inline (tcp_stack.hpp, after the counters it keeps): about eleven state changes per
+  // connection.
+  inline void set_state(TcpState s);
   void become_established(Instant now);
   // Transmit buffers ran short towards the peer: send() takes nothing and the window
   // stops opening until a re-check 1 ms on finds them back (tcp_output.cpp).

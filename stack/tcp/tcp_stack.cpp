@@ -129,7 +129,7 @@ void TcpStack::destroy(Tcb* t) {
 
 void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
   if (!pool.buffers.empty() && pool.size == cap) {
-    into.adopt(std::move(pool.buffers.back()), cap);
+    into.adopt(pool.buffers.back(), cap);
     pool.buffers.pop_back();
     tally_.spare.capacity -= cap;
     tally_.spare.allocated -= cap;
@@ -278,7 +278,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
   // Sequence space: the payload plus one each for SYN and FIN.
   const auto seq_len =
       static_cast<uint32_t>(payload.size()) + (v->syn() ? 1u : 0u) + (v->fin() ? 1u : 0u);
-  Segment s{*v, {}, v->seq(), v->ack(), v->flags(), v->window(), payload, seq_len};
+  Segment s(*v, payload, seq_len);
   if (!v->parse_options(s.opts)) {
     drops_.add(DropReason::kTcpBadOptions);
     return;

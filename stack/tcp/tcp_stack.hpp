@@ -429,4 +429,13 @@ class TcpStack {
   uint32_t challenge_budget_ = 0;
 };
 
+inline void Tcb::set_state(TcpState s) {
+  TcpCounters& c = stack.ctr();
+  --c.state[static_cast<size_t>(state)];
+  ++c.state[static_cast<size_t>(s)];
+  --c.family.state[static_cast<size_t>(state)][fam];
+  ++c.family.state[static_cast<size_t>(s)][fam];
+  state = s;
+}
+
 }  // namespace ws::tcp
