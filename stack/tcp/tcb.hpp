@@ -95,6 +95,7 @@ class Tcb final : public Connection {
   // Output, then the writer woken when buffers came back: a timer's turn or a turn at
   // the transmit queue (TcpStack::serve_tx_waiters).
   void resume_output(Instant now);
+  // Inline: every output() asks for it (TcpStack::schedule).
   Instant next_deadline() const;
   void arm_rto(Instant now);
   void rtt_sample(Duration r);
@@ -395,6 +396,15 @@ class Tcb final : public Connection {
 // Offers held received bytes to on_data in order (rx_held.cpp); false when the
 // application left some unread.
 bool deliver_held(Tcb& t, Instant now);
+
+inline Instant Tcb::next_deadline() const {
+  Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
+  d = earliest(d, earliest(tw_at, retry_at));
+  d = earliest(d, pmtu.raise_at);
+  d = earliest(d, earliest(rack.reo_at, tlp_at));
+  d = earliest(d, pressure_at);
+  return d;
+}
 
 inline uint32_t Tcb::rcv_window_now() const {
   uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());

@@ -715,10 +715,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
   return tcb;
 }
 
-void TcpStack::schedule(Tcb* t) {
-  if (t->released) return;
-  Instant d = t->next_deadline();
-  if (d.is_never() || d >= t->sched_at) return;
+void TcpStack::push_timer(Tcb* t, Instant d) {
   t->sched_at = d;
   timers_.push_back({d, t->slot, t->id});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
