@@ -97,7 +97,9 @@ class Tcb final : public Connection {
   void resume_output(Instant now);
   // Inline: every output() asks for it (TcpStack::schedule).
   Instant next_deadline() const;
-  void arm_rto(Instant now);
+  void arm_rto(Instant now) {
+    if (rto_at.is_never()) rto_at = now + rto;
+  }
   void rtt_sample(Duration r);
   // --- recovery.cpp
   // Every data transmission (from emit): the transmit log, PRR's count.
@@ -199,6 +201,7 @@ class Tcb final : public Connection {
   // pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp). Inline:
   // output, the TX pipeline's MSS, RACK and TLP ask for it several times per segment.
   uint32_t max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
+  // The window of a segment sent (tcp_output.cpp: emit() alone calls it, inlined there).
   uint16_t window_field();
   SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }
   uint32_t flight() const { return static_cast<uint32_t>(snd_max - snd_una); }
