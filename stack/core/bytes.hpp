@@ -2,6 +2,7 @@
 // that nothing depends on host endianness or alignment.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -18,11 +19,21 @@ inline void store_be16(uint8_t* p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v >> 8);
   p[1] = static_cast<uint8_t>(v);
 }
+// One swapped 32-bit store where the host order is known: GCC merges byte-wise stores of
+// two adjacent fields (the timestamps of every TCP segment sent) into one 64-bit value
+// put together a byte at a time, 38 instructions for what takes 6.
 inline void store_be32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap32(v);
+    std::memcpy(p, &v, sizeof v);
+  } else if constexpr (std::endian::native == std::endian::big) {
+    std::memcpy(p, &v, sizeof v);
+  } else {
+    p[0] = static_cast<uint8_t>(v >> 24);
+    p[1] = static_cast<uint8_t>(v >> 16);
+    p[2] = static_cast<uint8_t>(v >> 8);
+    p[3] = static_cast<uint8_t>(v);
+  }
 }
 
 }  // namespace ws

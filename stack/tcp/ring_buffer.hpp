@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -90,13 +91,18 @@ class ByteRing {
     cap_ = head_ = size_ = 0;
     return std::move(buf_);
   }
-  // Takes `cap` bytes of storage `b` (from surrender()) into an empty ring.
-  void adopt(std::unique_ptr<uint8_t[]> b, size_t cap) {
-    tally(false);
-    buf_ = std::move(b);
+  // Takes `cap` bytes of storage from `b` (from surrender()) into a ring of capacity 0
+  // (new, surrendered or released: no storage, nothing counted but its tally binding),
+  // leaving `b` empty. Inline and with nothing to uncount: two rings per new connection.
+  void adopt(std::unique_ptr<uint8_t[]>& b, size_t cap) {
+    assert(cap_ == 0 && !buf_ && size_ == 0);
+    buf_.reset(b.release());
     cap_ = static_cast<uint32_t>(cap);
-    head_ = size_ = 0;
-    tally(true);
+    head_ = 0;
+    if (tally_) {
+      tally_->capacity += cap;
+      tally_->allocated += cap;
+    }
   }
 
   // Appends up to data.size() bytes; returns how many.

@@ -46,15 +46,6 @@ Tcb::Tcb(TcpStack& s, const FourTuple& tuple)
   ooo.set_tally(&b.heap);
 }
 
-void Tcb::set_state(TcpState s) {
-  TcpCounters& c = stack.ctr();
-  --c.state[static_cast<size_t>(state)];
-  ++c.state[static_cast<size_t>(s)];
-  --c.family.state[static_cast<size_t>(state)][fam];
-  ++c.family.state[static_cast<size_t>(s)][fam];
-  state = s;
-}
-
 void Tcb::become_established(Instant now) {
   set_state(TcpState::kEstablished);
   ++stack.ctr().family.connections_established[fam];

@@ -39,6 +39,17 @@ struct FourTuple {
 
 // One arriving segment, parsed once (no statics, unlike lwIP's global current-segment state).
 struct Segment {
+  // Every field but the options from the header; the options from their defaults, for
+  // parse_options. A constructor: aggregate initialisation clears the whole segment (136
+  // bytes, for every segment received) before it fills it.
+  Segment(const wire::TcpView& v, const PacketView& p, uint32_t seq_len)
+      : view(v),
+        seq(v.seq()),
+        ack(v.ack()),
+        flags(v.flags()),
+        wnd(v.window()),
+        payload(p),
+        len(seq_len) {}
   wire::TcpView view;
   wire::TcpOptions opts;
   SeqNum seq;
@@ -84,8 +95,11 @@ class Tcb final : public Connection {
   // Output, then the writer woken when buffers came back: a timer's turn or a turn at
   // the transmit queue (TcpStack::serve_tx_waiters).
   void resume_output(Instant now);
+  // Inline: every output() asks for it (TcpStack::schedule).
   Instant next_deadline() const;
-  void arm_rto(Instant now);
+  void arm_rto(Instant now) {
+    if (rto_at.is_never()) rto_at = now + rto;
+  }
   void rtt_sample(Duration r);
   // --- recovery.cpp
   // Every data transmission (from emit): the transmit log, PRR's count.
@@ -155,7 +169,9 @@ class Tcb final : public Connection {
   void pmtu_search_state(Instant now);
   void pmtu_remember(Instant now);  // into the stack's per-destination cache
   // --- lifecycle (tcp_stack.cpp)
-  void set_state(TcpState s);
+  // Inline (tcp_stack.hpp, after the counters it keeps): about eleven state changes per
+  // connection.
+  inline void set_state(TcpState s);
   void become_established(Instant now);
   // Transmit buffers ran short towards the peer: send() takes nothing and the window
   // stops opening until a re-check 1 ms on finds them back (tcp_output.cpp).
@@ -185,6 +201,7 @@ class Tcb final : public Connection {
   // pmtu.mss is our interface's MSS lowered to what the path carries (pmtu.cpp). Inline:
   // output, the TX pipeline's MSS, RACK and TLP ask for it several times per segment.
   uint32_t max_payload(bool) const { return effective_send_mss(pmtu.mss, peer_mss, ts_ok); }
+  // The window of a segment sent (tcp_output.cpp: emit() alone calls it, inlined there).
   uint16_t window_field();
   SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }
   uint32_t flight() const { return static_cast<uint32_t>(snd_max - snd_una); }
@@ -382,6 +399,15 @@ class Tcb final : public Connection {
 // Offers held received bytes to on_data in order (rx_held.cpp); false when the
 // application left some unread.
 bool deliver_held(Tcb& t, Instant now);
+
+inline Instant Tcb::next_deadline() const {
+  Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
+  d = earliest(d, earliest(tw_at, retry_at));
+  d = earliest(d, pmtu.raise_at);
+  d = earliest(d, earliest(rack.reo_at, tlp_at));
+  d = earliest(d, pressure_at);
+  return d;
+}
 
 inline uint32_t Tcb::rcv_window_now() const {
   uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());

@@ -122,7 +122,7 @@ struct TsoPlan {
 
 }  // namespace
 
-uint16_t Tcb::window_field() {
+[[gnu::always_inline]] inline uint16_t Tcb::window_field() {
   uint32_t wnd = rcv_window_now();
   uint8_t shift = ws_ok ? rcv_wscale : 0;
   uint32_t field = std::min<uint32_t>(wnd >> shift, 65535);
@@ -320,10 +320,6 @@ void Tcb::set_pressured(Instant now) {
   pressure_at = now + Duration::millis(1);
 }
 
-void Tcb::arm_rto(Instant now) {
-  if (rto_at.is_never()) rto_at = now + rto;
-}
-
 void Tcb::output(Instant now) {
   output_queued = false;  // what a callback queued goes out now
   if (released) return;
@@ -343,7 +339,7 @@ void Tcb::output(Instant now) {
     if (ack_now) send_ack_when_room(now);
     if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
     persist_at = Instant::never();
-    tlp_rearm(now);
+    tlp_at = Instant::never();  // tlp_rearm() with nothing in flight: no probe
     stack.schedule(this);
     return;
   }

@@ -129,7 +129,7 @@ void TcpStack::destroy(Tcb* t) {
 
 void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
   if (!pool.buffers.empty() && pool.size == cap) {
-    into.adopt(std::move(pool.buffers.back()), cap);
+    into.adopt(pool.buffers.back(), cap);
     pool.buffers.pop_back();
     tally_.spare.capacity -= cap;
     tally_.spare.allocated -= cap;
@@ -186,10 +186,6 @@ uint32_t TcpStack::mss_to(IpAddr raddr) const {
   const uint32_t mtu = out_.mtu_to(raddr);
   const uint32_t floor = raddr.is_v4() ? kIpv4MinMtu : kIpv6MinMtu;
   return advertised_mss(mtu ? mtu : floor, ip_header_len(raddr));
-}
-
-bool TcpStack::tx_pressure(IpAddr dst) const {
-  return out_.free_buffers_to(dst) < cfg_.low_buffers;
 }
 
 void TcpStack::join_tx_waiters(Tcb& c) {
@@ -278,7 +274,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
   // Sequence space: the payload plus one each for SYN and FIN.
   const auto seq_len =
       static_cast<uint32_t>(payload.size()) + (v->syn() ? 1u : 0u) + (v->fin() ? 1u : 0u);
-  Segment s{*v, {}, v->seq(), v->ack(), v->flags(), v->window(), payload, seq_len};
+  Segment s(*v, payload, seq_len);
   if (!v->parse_options(s.opts)) {
     drops_.add(DropReason::kTcpBadOptions);
     return;
@@ -715,10 +711,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
   return tcb;
 }
 
-void TcpStack::schedule(Tcb* t) {
-  if (t->released) return;
-  Instant d = t->next_deadline();
-  if (d.is_never() || d >= t->sched_at) return;
+void TcpStack::push_timer(Tcb* t, Instant d) {
   t->sched_at = d;
   timers_.push_back({d, t->slot, t->id});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());

@@ -256,14 +256,20 @@ class TcpStack {
   Instant last_now() const { return now_; }
   bool in_stack() const { return depth_ > 0; }
   void release(Tcb* t);  // remove from the table; freed at the end of the call
-  // Makes sure a timer entry exists no later than t's next deadline.
-  void schedule(Tcb* t);
+  // Makes sure a timer entry exists no later than t's next deadline. Inline: every
+  // output() ends here, and mostly an entry early enough is queued already (half of the
+  // calls under churn), which then costs no call.
+  void schedule(Tcb* t) {
+    if (t->released) return;
+    const Instant d = t->next_deadline();
+    if (!d.is_never() && d < t->sched_at) push_timer(t, d);
+  }
   bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
   // send_reset_for() for a segment to no connection (or to a listener), within
   // tcp.rst_rate_limit; over it the RST is not sent and counted.
   void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
-  bool tx_pressure(IpAddr dst) const;
+  bool tx_pressure(IpAddr dst) const { return out_.free_buffers_to(dst) < cfg_.low_buffers; }
   // The MSS we advertise to `raddr`: its route's MTU (the family's minimum when
   // unroutable) less the fixed IP and TCP headers of its family.
   uint32_t mss_to(IpAddr raddr) const;
@@ -335,6 +341,8 @@ class TcpStack {
   // Drops timer entries of connections that are gone; with no entry left pointing at a
   // free slot, frees the slots beyond the spare bound.
   void compact_timers();
+  // Queues an entry for `t` at `d`, before its earliest one (schedule()).
+  void push_timer(Tcb* t, Instant d);
   void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
   bool handshakes_piled_up(Listener& l, Instant now) const;
   // SYN cookies (syncookie_listen.cpp): whether this SYN gets a cookie, the SYN,ACK
@@ -428,5 +436,14 @@ class TcpStack {
   uint64_t challenge_second_ = ~uint64_t{0};  // none yet: the first call draws a budget
   uint32_t challenge_budget_ = 0;
 };
+
+inline void Tcb::set_state(TcpState s) {
+  TcpCounters& c = stack.ctr();
+  --c.state[static_cast<size_t>(state)];
+  ++c.state[static_cast<size_t>(s)];
+  --c.family.state[static_cast<size_t>(state)][fam];
+  ++c.family.state[static_cast<size_t>(s)][fam];
+  state = s;
+}
 
 }  // namespace ws::tcp

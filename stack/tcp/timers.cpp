@@ -26,15 +26,6 @@ void Tcb::rtt_sample(Duration r) {
   rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
 }
 
-Instant Tcb::next_deadline() const {
-  Instant d = earliest(earliest(rto_at, delack_at), earliest(persist_at, keepalive_at));
-  d = earliest(d, earliest(tw_at, retry_at));
-  d = earliest(d, pmtu.raise_at);
-  d = earliest(d, earliest(rack.reo_at, tlp_at));
-  d = earliest(d, pressure_at);
-  return d;
-}
-
 static void on_rto(Tcb& c, Instant now) {
   TcpStack& st = c.stack;
   const auto& cfg = st.config();

@@ -33,6 +33,17 @@ TEST(Bytes, StoreWritesNetworkOrderAndNothingElse) {
   EXPECT_EQ(b, (std::array<uint8_t, 8>{0xaa, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04, 0xaa}));
 }
 
+// Two adjacent fields, as the timestamps of a TCP header (value, echo reply), at an odd
+// offset: the compiler may merge the stores, the bytes must be those of two fields.
+TEST(Bytes, AdjacentStoresKeepEachFieldInNetworkOrder) {
+  std::array<uint8_t, 11> b{};
+  b.fill(0x55);
+  store_be32(b.data() + 1, 0x11223344u);
+  store_be32(b.data() + 5, 0xa1b2c3d4u);
+  EXPECT_EQ(b, (std::array<uint8_t, 11>{0x55, 0x11, 0x22, 0x33, 0x44, 0xa1, 0xb2, 0xc3, 0xd4, 0x55,
+                                        0x55}));
+}
+
 TEST(Bytes, RoundTripAtEveryOffset) {
   std::array<uint8_t, 16> b{};
   uint32_t v = 0x9e3779b9u;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "stack/tcp/ring_buffer.hpp"
 
 namespace ws::tcp {
@@ -61,6 +63,48 @@ TEST(ByteRing, WrapsAndKeepsOutOfOrderBytesOnResize) {
   uint8_t o[3];
   r.copy_out(0, o);
   EXPECT_EQ(o[2], 9);
+}
+
+// Spare storage goes from one connection's ring to the next one's (TcpStack's spare pools):
+// the ring that adopts it counts its size and storage in its own tally, the storage source
+// is left empty, and a ring that released or surrendered its storage can adopt again.
+TEST(ByteRing, AdoptsSurrenderedStorageIntoItsTally) {
+  RingTally from_tally, to_tally;
+  ByteRing from, to;
+  from.bind(&from_tally);
+  to.bind(&to_tally);
+  from.resize(64);
+  uint8_t d[3] = {1, 2, 3};
+  EXPECT_EQ(from.push(d), 3u);
+  EXPECT_EQ(from_tally.allocated, 64u);
+  std::unique_ptr<uint8_t[]> spare = from.surrender();
+  ASSERT_NE(spare, nullptr);
+  EXPECT_EQ(from_tally.capacity, 0u);
+  EXPECT_EQ(from_tally.allocated, 0u);
+  EXPECT_EQ(from_tally.bytes, 0u);
+  to.adopt(spare, 64);
+  EXPECT_EQ(spare, nullptr);
+  EXPECT_EQ(to.capacity(), 64u);
+  EXPECT_EQ(to.allocated(), 64u);
+  EXPECT_EQ(to.size(), 0u);
+  EXPECT_EQ(to_tally.capacity, 64u);
+  EXPECT_EQ(to_tally.allocated, 64u);
+  EXPECT_EQ(to_tally.bytes, 0u);
+  EXPECT_EQ(to.push(d), 3u);
+  uint8_t o[3];
+  to.copy_out(0, o);
+  EXPECT_EQ(o[2], 3);
+  EXPECT_EQ(to_tally.bytes, 3u);
+  // Back to the source, which released nothing yet: capacity 0, no storage.
+  spare = to.surrender();
+  EXPECT_EQ(to_tally.capacity, 0u);
+  EXPECT_EQ(to_tally.allocated, 0u);
+  EXPECT_EQ(to_tally.bytes, 0u);
+  from.release();
+  from.adopt(spare, 64);
+  EXPECT_EQ(from_tally.capacity, 64u);
+  EXPECT_EQ(from_tally.allocated, 64u);
+  EXPECT_EQ(from.free(), 64u);
 }
 
 }  // namespace
