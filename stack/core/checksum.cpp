@@ -17,15 +17,18 @@ namespace {
 // Folds a 128-bit accumulator of native-order 64-bit words to a 16-bit one's
 // complement sum in network byte order (not complemented).
 uint32_t fold_native(unsigned __int128 acc) {
-  uint64_t sum = static_cast<uint64_t>(acc) + static_cast<uint64_t>(acc >> 64);
-  if (sum < static_cast<uint64_t>(acc)) ++sum;  // end-around carry of the add above
-  uint64_t s = (sum & 0xffffffffu) + (sum >> 32);
-  s = (s & 0xffffffffu) + (s >> 32);
+  // Each step adds the halves with an end-around carry (one add, one add-with-carry), so
+  // the result is 0 only for a zero sum, as the folds of csum_fold expect.
+  const auto lo = static_cast<uint64_t>(acc);
+  uint64_t sum = lo + static_cast<uint64_t>(acc >> 64);
+  sum += sum < lo ? 1 : 0;
+  const auto low32 = static_cast<uint32_t>(sum);
+  uint32_t s = low32 + static_cast<uint32_t>(sum >> 32);
+  s += s < low32 ? 1 : 0;
   s = (s & 0xffff) + (s >> 16);
   s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  if constexpr (std::endian::native == std::endian::big) return static_cast<uint32_t>(s);
-  return static_cast<uint32_t>(((s & 0xff) << 8) | ((s >> 8) & 0xff));
+  if constexpr (std::endian::native == std::endian::big) return s;
+  return ((s & 0xff) << 8) | ((s >> 8) & 0xff);
 }
 
 // The trailing 0..7 bytes as one native-order word, zero-padded as memcpy into a zeroed
