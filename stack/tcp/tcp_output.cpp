@@ -325,7 +325,10 @@ void Tcb::arm_rto(Instant now) {
 }
 
 void Tcb::output(Instant now) {
-  output_queued = false;  // what a callback queued goes out now
+  if (output_queued) {  // what a callback queued goes out now
+    output_queued = false;
+    stack.conn_output_done(this);
+  }
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
     output_handshake(*this, now);
