@@ -188,10 +188,6 @@ uint32_t TcpStack::mss_to(IpAddr raddr) const {
   return advertised_mss(mtu ? mtu : floor, ip_header_len(raddr));
 }
 
-bool TcpStack::tx_pressure(IpAddr dst) const {
-  return out_.free_buffers_to(dst) < cfg_.low_buffers;
-}
-
 void TcpStack::join_tx_waiters(Tcb& c) {
   if (!c.tx_waiting) {
     c.tx_waiting = true;

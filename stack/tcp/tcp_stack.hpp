@@ -263,7 +263,7 @@ class TcpStack {
   // send_reset_for() for a segment to no connection (or to a listener), within
   // tcp.rst_rate_limit; over it the RST is not sent and counted.
   void reset_unknown(const FourTuple& t, const Segment& s, Instant now);
-  bool tx_pressure(IpAddr dst) const;
+  bool tx_pressure(IpAddr dst) const { return out_.free_buffers_to(dst) < cfg_.low_buffers; }
   // The MSS we advertise to `raddr`: its route's MTU (the family's minimum when
   // unroutable) less the fixed IP and TCP headers of its family.
   uint32_t mss_to(IpAddr raddr) const;
