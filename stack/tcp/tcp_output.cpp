@@ -1,5 +1,6 @@
 // Building and sending segments (RFC 9293 3.8.6 windows, RFC 7323 / RFC 2018 options).
 #include <algorithm>
+#include <utility>
 
 #include "stack/tcp/mss.hpp"
 #include "stack/tcp/tcb.hpp"
@@ -325,10 +326,7 @@ void Tcb::arm_rto(Instant now) {
 }
 
 void Tcb::output(Instant now) {
-  if (output_queued) {  // what a callback queued goes out now
-    output_queued = false;
-    stack.conn_output_done(this);
-  }
+  if (std::exchange(output_queued, false)) stack.conn_output_done(this);  // goes out now
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
     output_handshake(*this, now);
