@@ -17,28 +17,51 @@ namespace {
 // Folds a 128-bit accumulator of native-order 64-bit words to a 16-bit one's
 // complement sum in network byte order (not complemented).
 uint32_t fold_native(unsigned __int128 acc) {
-  uint64_t sum = static_cast<uint64_t>(acc) + static_cast<uint64_t>(acc >> 64);
-  if (sum < static_cast<uint64_t>(acc)) ++sum;  // end-around carry of the add above
-  uint64_t s = (sum & 0xffffffffu) + (sum >> 32);
-  s = (s & 0xffffffffu) + (s >> 32);
+  // Each step adds the halves with an end-around carry (one add, one add-with-carry), so
+  // the result is 0 only for a zero sum, as the folds of csum_fold expect.
+  const auto lo = static_cast<uint64_t>(acc);
+  uint64_t sum = lo + static_cast<uint64_t>(acc >> 64);
+  sum += sum < lo ? 1 : 0;
+  const auto low32 = static_cast<uint32_t>(sum);
+  uint32_t s = low32 + static_cast<uint32_t>(sum >> 32);
+  s += s < low32 ? 1 : 0;
   s = (s & 0xffff) + (s >> 16);
   s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  if constexpr (std::endian::native == std::endian::big) return static_cast<uint32_t>(s);
-  return static_cast<uint32_t>(((s & 0xff) << 8) | ((s >> 8) & 0xff));
+  if constexpr (std::endian::native == std::endian::big) return s;
+  return ((s & 0xff) << 8) | ((s >> 8) & 0xff);
 }
 
-// Adds the trailing 0..7 bytes (big-endian 16-bit words, an odd last byte padded
-// on the right) to `r` and folds to 32 bits.
-uint32_t add_tail(uint64_t r, const uint8_t* p, size_t n) {
-  while (n >= 2) {
-    r += (static_cast<uint32_t>(p[0]) << 8) | p[1];
-    p += 2;
-    n -= 2;
+// The trailing 0..7 bytes as one native-order word, zero-padded as memcpy into a zeroed
+// word would leave them: summed with the others, an odd last byte is padded on the right
+// (RFC 1071 section 4.1). Fixed-size pieces, not a byte loop or a variable memcpy (the
+// tail of every TCP segment summed or copied). With kCopy, the bytes are copied to `dst` too.
+template <bool kCopy>
+uint64_t tail_word(const uint8_t* p, uint8_t* dst, size_t n) {
+  uint8_t b[8] = {};
+  size_t k = 0;
+  if (n & 4) {
+    std::memcpy(b, p, 4);
+    if constexpr (kCopy) std::memcpy(dst, p, 4);
+    k = 4;
   }
-  if (n == 1) r += static_cast<uint32_t>(p[0]) << 8;
-  while (r >> 32) r = (r & 0xffffffffu) + (r >> 32);
-  return static_cast<uint32_t>(r);
+  if (n & 2) {
+    std::memcpy(b + k, p + k, 2);
+    if constexpr (kCopy) std::memcpy(dst + k, p + k, 2);
+    k += 2;
+  }
+  if (n & 1) {
+    b[k] = p[k];
+    if constexpr (kCopy) dst[k] = p[k];
+  }
+  uint64_t w;
+  std::memcpy(&w, b, 8);
+  return w;
+}
+
+// `initial` (a partial sum in network order) plus a folded 16-bit one, folded to 32 bits.
+uint32_t add_initial(uint32_t initial, uint32_t folded) {
+  const uint64_t r = uint64_t{initial} + folded;
+  return static_cast<uint32_t>((r & 0xffffffffu) + (r >> 32));
 }
 
 #ifdef WS_CSUM_AVX2
@@ -90,6 +113,63 @@ __attribute__((target("avx2"))) unsigned __int128 sum_blocks_avx2(const uint8_t*
 }
 #endif
 
+// 64-bit words summed with their carries counted apart (2^64 = 1 modulo 2^16 - 1, RFC 1071
+// section 2, deferred carries): an add and an add-with-carry per word.
+struct WordSum {
+  uint64_t sum = 0;
+  uint64_t carries = 0;
+  void add(uint64_t w) {
+    sum += w;
+    carries += sum < w ? 1 : 0;
+  }
+  unsigned __int128 total() const { return (static_cast<unsigned __int128>(carries) << 64) | sum; }
+};
+
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+// The scalar sum (with kCopy, also the copy to `dst`) of `n` bytes at `p`: four words per
+// step, then single words, then the tail. Pointers and count by value, so that they stay in
+// registers.
+template <bool kCopy>
+unsigned __int128 sum_scalar(const uint8_t* p, uint8_t* dst, size_t n) {
+  WordSum a;
+  while (n >= 32) {
+    const uint64_t w0 = load64(p);
+    const uint64_t w1 = load64(p + 8);
+    const uint64_t w2 = load64(p + 16);
+    const uint64_t w3 = load64(p + 24);
+    if constexpr (kCopy) {
+      std::memcpy(dst, &w0, 8);
+      std::memcpy(dst + 8, &w1, 8);
+      std::memcpy(dst + 16, &w2, 8);
+      std::memcpy(dst + 24, &w3, 8);
+      dst += 32;
+    }
+    a.add(w0);
+    a.add(w1);
+    a.add(w2);
+    a.add(w3);
+    p += 32;
+    n -= 32;
+  }
+  while (n >= 8) {
+    const uint64_t w = load64(p);
+    if constexpr (kCopy) {
+      std::memcpy(dst, &w, 8);
+      dst += 8;
+    }
+    a.add(w);
+    p += 8;
+    n -= 8;
+  }
+  if (n != 0) a.add(tail_word<kCopy>(p, dst, n));
+  return a.total();
+}
+
 }  // namespace
 
 uint32_t csum_copy(uint8_t* dst, std::span<const uint8_t> src) {
@@ -112,29 +192,7 @@ uint32_t csum_copy(uint8_t* dst, std::span<const uint8_t> src) {
     n = an;
   }
 #endif
-  while (n >= 32) {
-    uint64_t w[4];
-    std::memcpy(w, p, 32);
-    std::memcpy(dst, w, 32);
-    acc += w[0];
-    acc += w[1];
-    acc += w[2];
-    acc += w[3];
-    p += 32;
-    dst += 32;
-    n -= 32;
-  }
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    std::memcpy(dst, &w, 8);
-    acc += w;
-    p += 8;
-    dst += 8;
-    n -= 8;
-  }
-  if (n != 0) std::memcpy(dst, p, n);
-  return add_tail(fold_native(acc), p, n);
+  return fold_native(acc + sum_scalar<true>(p, dst, n));
 }
 
 uint32_t csum_partial(std::span<const uint8_t> data, uint32_t initial) {
@@ -147,18 +205,16 @@ uint32_t csum_partial(std::span<const uint8_t> data, uint32_t initial) {
   unsigned __int128 acc = 0;
 #ifdef WS_CSUM_AVX2
   if (n >= kAvx2Min && cpu_has_avx2()) {
+    // Through copies, as in csum_copy.
+    const uint8_t* ap = p;
     uint8_t* no_copy = nullptr;
-    acc = sum_blocks_avx2<false>(p, no_copy, n);
+    size_t an = n;
+    acc = sum_blocks_avx2<false>(ap, no_copy, an);
+    p = ap;
+    n = an;
   }
 #endif
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    acc += w;
-    p += 8;
-    n -= 8;
-  }
-  return add_tail(static_cast<uint64_t>(initial) + fold_native(acc), p, n);
+  return add_initial(initial, fold_native(acc + sum_scalar<false>(p, nullptr, n)));
 }
 
 }  // namespace ws

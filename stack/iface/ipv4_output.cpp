@@ -30,21 +30,27 @@ uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
   }
   return s;
 }
-}  // namespace
 
-std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
+// Stack::route's lookup, inline for begin_frame (every frame sent).
+template <class Route, class Ifaces>
+[[gnu::always_inline]] inline std::optional<Route> find_route(const Ifaces& ifaces, Ipv4Addr dst) {
   // Directly connected subnets first (RFC 1122 3.3.1.1), then the first gateway.
-  for (const auto& ifc : ifaces_) {
+  for (const auto& ifc : ifaces) {
     const auto& a = ifc->cfg.address;
     if (dst.is_broadcast() || (a.prefix_len < 31 && dst == a.directed_broadcast())) {
       return Route{ifc->index, dst, true};
     }
     if (a.contains(dst)) return Route{ifc->index, dst, false};
   }
-  for (const auto& ifc : ifaces_) {
+  for (const auto& ifc : ifaces) {
     if (ifc->cfg.gateway) return Route{ifc->index, *ifc->cfg.gateway, false};
   }
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
+  return find_route<Route>(ifaces_, dst);
 }
 
 bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
@@ -83,7 +89,7 @@ bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t
       return begin_esp_frame(*sa, src, dst, proto, l4_len, out);
     }
   }
-  auto r = route(dst);
+  auto r = find_route<Route>(ifaces_, dst);
   if (!r) {
     drops_.add(DropReason::kIpv4NoRoute);
     return false;

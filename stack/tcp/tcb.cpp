@@ -177,8 +177,9 @@ static const Tcb& self(const Connection* c) { return *static_cast<const Tcb*>(c)
 // The former callbacks are destroyed with `cbs`, as a move-assignment would.
 void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb.swap(cbs); }
 
-size_t Connection::send_space() const {
-  const Tcb& t = self(this);
+namespace {
+// Connection::send_space, inline for the send path (a reserve and its commit ask twice).
+[[gnu::always_inline]] inline size_t space(const Tcb& t) {
   if (t.released || t.fin_queued) return 0;
   if (t.state != TcpState::kEstablished && t.state != TcpState::kCloseWait &&
       t.state != TcpState::kSynSent && t.state != TcpState::kSynReceived)
@@ -186,6 +187,9 @@ size_t Connection::send_space() const {
   if (t.pressured) return 0;
   return t.snd_buf_limit > t.sndbuf.size() ? t.snd_buf_limit - t.sndbuf.size() : 0;
 }
+}  // namespace
+
+size_t Connection::send_space() const { return space(self(this)); }
 
 size_t Connection::send_queued() const { return self(this).sndbuf.size(); }
 
@@ -195,7 +199,7 @@ namespace {
 // Room in the send buffer for `want` more bytes (at most send_space()); storage
 // grows toward the autotuned limit in steps (not per segment). 0 when nothing
 // may be queued now; then on_writable follows.
-size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
+size_t prepare_send(Tcb& t, size_t want) {
   // Refused here, the writer waits its turn at the transmit queue like the frames do
   // (tx_blocked): the turn wakes it (resume_output). Left to poll the mark, it found the
   // queue refilled by others each time. The timer re-check (pressure_at) is the fallback
@@ -212,7 +216,7 @@ size_t prepare_send(Tcb& t, const Connection& c, size_t want) {
       t.ack_now = true;  // the window's right edge moves again (update_pressure)
     }
   }
-  size_t n = std::min(c.send_space(), want);
+  size_t n = std::min(space(t), want);
   if (n < want) t.want_writable = true;
   if (n == 0) return 0;
   if (t.sndbuf.free() < n) {
@@ -237,7 +241,7 @@ void queued(Tcb& t) {
 size_t Connection::send(std::span<const uint8_t> data) {
   Tcb& t = self(this);
   t.send_reserved = 0;
-  size_t n = prepare_send(t, *this, data.size());
+  size_t n = prepare_send(t, data.size());
   if (n == 0) return 0;
   n = t.sndbuf.push(data.first(n));
   queued(t);
@@ -246,7 +250,7 @@ size_t Connection::send(std::span<const uint8_t> data) {
 
 Connection::SendSpace Connection::send_reserve(size_t max) {
   Tcb& t = self(this);
-  size_t n = prepare_send(t, *this, max);
+  size_t n = prepare_send(t, max);
   auto [a, b] = t.sndbuf.tail_room(n);
   t.send_reserved = a.size() + b.size();
   return {a, b};
@@ -257,7 +261,7 @@ size_t Connection::send_commit(size_t n) {
   n = std::min(n, t.send_reserved);
   t.send_reserved = 0;
   // The state may have changed since send_reserve() (a callback closed it).
-  if (n == 0 || send_space() < n) return 0;
+  if (n == 0 || space(t) < n) return 0;
   t.sndbuf.commit(n);
   queued(t);
   return n;

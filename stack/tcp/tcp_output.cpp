@@ -1,5 +1,6 @@
 // Building and sending segments (RFC 9293 3.8.6 windows, RFC 7323 / RFC 2018 options).
 #include <algorithm>
+#include <utility>
 
 #include "stack/tcp/mss.hpp"
 #include "stack/tcp/tcb.hpp"
@@ -321,7 +322,7 @@ void Tcb::set_pressured(Instant now) {
 }
 
 void Tcb::output(Instant now) {
-  output_queued = false;  // what a callback queued goes out now
+  if (std::exchange(output_queued, false)) stack.conn_output_done(this);  // goes out now
   if (released) return;
   if (state == TcpState::kSynSent || state == TcpState::kSynReceived) {
     output_handshake(*this, now);

@@ -301,6 +301,12 @@ class TcpStack {
     t->output_queued = true;
     pending_output_.push_back(t);
   }
+  // output() ran for t: its request, when the last one queued (a reply a callback queued
+  // during the input that output() follows), leaves the queue, so that the end of the call
+  // has nothing to walk.
+  void conn_output_done(Tcb* t) {
+    if (!pending_output_.empty() && pending_output_.back() == t) pending_output_.pop_back();
+  }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
   // Empties t's rings, keeping their storage for later connections when of pooled sizes.
