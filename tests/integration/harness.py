@@ -33,6 +33,21 @@ def terminate(proc, timeout=10):
             proc.wait()
 
 
+def wrk_summary(out):
+    """A wrk run's output read: requests/s ("rate", absent when wrk printed none), mean
+    latency as printed, and "bad", its socket errors plus non-2xx answers."""
+    res = {"out": out[-600:], "bad": 0}
+    for line in out.splitlines():
+        f = line.split()
+        if line.startswith("Requests/sec:"):
+            res["rate"] = float(f[1])
+        elif f[:1] == ["Latency"]:
+            res["latency"] = f[1]
+        elif line.strip().startswith(("Socket errors:", "Non-2xx")):
+            res["bad"] += sum(int(x.strip(",")) for x in f if x.strip(",").isdigit())
+    return res
+
+
 def require(*programs):
     """Raises, naming the fix, unless every program is installed."""
     missing = [p for p in programs if shutil.which(p) is None]

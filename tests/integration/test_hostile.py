@@ -197,22 +197,6 @@ def run_json(cmd, ns, timeout):
         return {}, r
 
 
-def wrk_rate(out):
-    """Requests/s, mean latency and errors (socket errors and non-2xx answers) of a wrk run."""
-    res = {"out": out[-600:]}
-    for line in out.splitlines():
-        f = line.split()
-        if line.startswith("Requests/sec:"):
-            res["rate"] = float(f[1])
-        elif f[:1] == ["Latency"]:
-            res["latency"] = f[1]
-        elif line.strip().startswith("Socket errors:") or line.strip().startswith("Non-2xx"):
-            res["bad"] = res.get("bad", 0) + sum(int(x.strip(",")) for x in f if x.strip(",").isdigit())
-    if "rate" in res:
-        res.setdefault("bad", 0)
-    return res
-
-
 def popen(cmd, ns):
     return subprocess.Popen(f"ip netns exec {ns} {cmd}", shell=True, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -232,7 +216,7 @@ def conn_total(ctl):
 
 def syn_flood(res, ns, tmp, dp, ctl):
     legit = script(tmp, "legit.py", LEGIT)
-    before = wrk_rate(h.sh(f"{PEER} nice -n -5 {WRK} -d3s {URL}", ns=ns, check=False, timeout=30).stdout)
+    before = h.wrk_summary(h.sh(f"{PEER} nice -n -5 {WRK} -d3s {URL}", ns=ns, check=False, timeout=30).stdout)
     base_rate = before.get("rate", 0)
     res.check(base_rate > 0, f"keep-alive client before the flood: {base_rate:.0f} requests/s", str(before))
     pre, _ = run_json(f"{PEER} {PY} {legit} {DP_IP} 20 0.02", ns, 60)
@@ -261,7 +245,7 @@ def syn_flood(res, ns, tmp, dp, ctl):
         rss_max = max(rss_max, h.rss_kb(dp.proc.pid))
         time.sleep(0.2)
     _, ferr = flood.communicate(timeout=10)
-    during = wrk_rate(kap.communicate(timeout=30)[0])
+    during = h.wrk_summary(kap.communicate(timeout=30)[0])
     lres = json_of(lp, 60)
     m1 = ctl.scrape()
 

@@ -10,7 +10,6 @@
 """
 import json
 import os
-import re
 import sys
 import tempfile
 
@@ -161,8 +160,7 @@ def main():
             # wrk: 32 keep-alive connections for 3 s.
             r = h.sh(f"wrk -t1 -c32 -d3s --latency {base}/", ns=ns, check=False, timeout=60)
             out = r.stdout
-            m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-            rps = float(m.group(1)) if m else 0.0
+            rps = h.wrk_summary(out).get("rate", 0.0)
             res.check(r.returncode == 0 and rps > 0, f"wrk -t1 -c32 -d3s: {rps:.0f} requests/s", out[-800:])
             res.check("Socket errors" not in out, "wrk: no socket errors", out[-800:])
             res.check("Non-2xx" not in out, "wrk: every answer 2xx", out[-800:])

@@ -21,7 +21,6 @@ and both come back whole.
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -252,8 +251,7 @@ def check_http(res, ns):
               f"curl -6 {url}: 200 with a 438-byte body", f"rc={r.returncode} {r.stdout}")
     r = h.sh(f"wrk -t1 -c32 -d3s {url}", ns=ns, check=False, timeout=60)
     out = r.stdout + r.stderr
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    rps = float(m.group(1)) if m else 0.0
+    rps = h.wrk_summary(out).get("rate", 0.0)
     res.check(r.returncode == 0 and rps > 0 and "Socket errors" not in out
               and "Non-2xx" not in out, f"wrk -t1 -c32 -d3s {url}: {rps:.0f} requests/s", out[-600:])
 
