@@ -57,14 +57,13 @@ TEST(ConfigEnvironment, ValuesAreExpandedBeforeTheyAreRead) {
 
 TEST(ConfigEnvironment, AnUnsetVariableIsAnErrorAtItsValue) {
   unsetenv("WS_TEST_UNSET");
-  EXPECT_TRUE(one_error(std::string(kBase) + "dataplane:\n  file_prefix: \"${WS_TEST_UNSET}\"\n", 7,
-                        16, {"environment variable WS_TEST_UNSET is not set"}));
+  EXPECT_TRUE(one_error(with("dataplane:\n  file_prefix: \"${WS_TEST_UNSET}\"\n"), 7, 16,
+                        {"environment variable WS_TEST_UNSET is not set"}));
 }
 
 TEST(ConfigEnvironment, AnExpandedValueIsStillValidatedAtItsPosition) {
   setenv("WS_TEST_MTU", "70000", 1);
-  EXPECT_TRUE(
-      one_error(std::string(kBase) + "    mtu: ${WS_TEST_MTU}\n", 6, 10, {"70000", "68..9600"}));
+  EXPECT_TRUE(one_error(with("    mtu: ${WS_TEST_MTU}\n"), 6, 10, {"70000", "68..9600"}));
 }
 
 TEST(ConfigLcoresAuto, TakesTheAffinityLessOneAndQueuesFollow) {
@@ -76,12 +75,12 @@ TEST(ConfigLcoresAuto, TakesTheAffinityLessOneAndQueuesFollow) {
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   }
   if (cpus.size() > 2) cpus.erase(cpus.begin());
-  LoadResult r = load(std::string(kBase) +
-                      "  - name: p1\n"
-                      "    device: net_null1\n"
-                      "    address: 10.0.1.1/24\n"
-                      "    rx_queues: 1\n"
-                      "dataplane:\n  lcores: auto\n");
+  LoadResult r =
+      load(with("  - name: p1\n"
+                "    device: net_null1\n"
+                "    address: 10.0.1.1/24\n"
+                "    rx_queues: 1\n"
+                "dataplane:\n  lcores: auto\n"));
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_TRUE(r.config->dataplane.lcores_auto);
   EXPECT_EQ(r.config->dataplane.lcores, cpus);
@@ -92,7 +91,7 @@ TEST(ConfigLcoresAuto, TakesTheAffinityLessOneAndQueuesFollow) {
 }
 
 TEST(ConfigLcoresAuto, OtherWordsAreRefused) {
-  EXPECT_TRUE(one_error(std::string(kBase) + "dataplane:\n  lcores: all\n", 7, 11, {"lcores"}));
+  EXPECT_TRUE(one_error(with("dataplane:\n  lcores: all\n"), 7, 11, {"lcores"}));
 }
 
 }  // namespace
