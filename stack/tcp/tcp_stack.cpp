@@ -727,10 +727,8 @@ void TcpStack::push_timer(Tcb* t, Instant d) {
 // RTO of 1 s outlives a connection of a few microseconds): without this the queue holds
 // a second's worth of dead entries, and every push and pop walks a deeper heap. The queue is
 // compacted when it has doubled (plus 1024) since the last compaction left `timers_kept_`:
-// at least that many pushes pay for each O(n) pass. (Relative to the connection table
-// instead, it would run on nearly every push: a connection in TIME_WAIT keeps two live
-// entries, its SYN's RTO and its TIME_WAIT deadline.) Or when as many slots were freed
-// (destroy()), for the trimming below.
+// at least that many pushes pay for each O(n) pass. Or when as many slots were freed as
+// the table holds connections, plus 1024 (destroy()), for the trimming below.
 void TcpStack::compact_timers() {
   freed_since_compact_ = 0;
   // A free slot's entries all go (and with them its earliest); a held slot keeps its
