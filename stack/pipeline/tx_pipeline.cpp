@@ -10,12 +10,6 @@
 
 namespace ws::pipeline {
 
-uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes) {
-  if (mss == 0) return max_batch_bytes;
-  if (max_batch_bytes < mss) return mss;
-  return max_batch_bytes / mss * mss;
-}
-
 // One batch: a buffer filled at the back by push() and read at the front by the TX step.
 // `limit` is where it closes: the MSS-multiple batch limit for a full batch, its capacity
 // for a small one (which is promoted, not closed, when a message outgrows it).
@@ -36,6 +30,9 @@ struct TxPipeline::Batch {
   bool small = false;
   bool closed = false;
 };
+
+// Inline: set_mss() asks it for every lane, and a sync() per round trip calls that.
+inline bool TxPipeline::tail_open(const Lane& l) const { return l.tail && !l.tail->closed; }
 
 namespace {
 
@@ -72,6 +69,7 @@ TxPipeline::TxPipeline(const PipelineParams& params) : params_(params) {
   if (params_.max_batch_bytes == 0) params_.max_batch_bytes = kDefaultMaxBatchBytes;
   if (params_.max_batches == 0) params_.max_batches = 1;
   set_mss(params_.initial_mss);
+  initial_limit_ = limit_;
 }
 
 TxPipeline::~TxPipeline() {
@@ -122,8 +120,9 @@ void TxPipeline::reset() {
   recent_small_ = true;
   selected_ = -1;
   selected_size_ = 0;
-  limit_ = 0;  // set_mss() recomputes it
-  set_mss(params_.initial_mss);
+  // set_mss(initial_mss) with no batch open: only the limit, worked out at construction.
+  mss_ = params_.initial_mss;
+  limit_ = initial_limit_;
 }
 
 uint32_t TxPipeline::small_capacity() const {
@@ -131,8 +130,6 @@ uint32_t TxPipeline::small_capacity() const {
   // can make the full limit itself small).
   return params_.small_batch_bytes < limit_ ? params_.small_batch_bytes : 0;
 }
-
-bool TxPipeline::tail_open(const Lane& l) const { return l.tail && !l.tail->closed; }
 
 void TxPipeline::set_mss(uint32_t mss) {
   // The TX step reports the MSS on every pull; only a change has work to do.

@@ -41,7 +41,11 @@ inline constexpr uint32_t kSmallBatchBytes = 2048;
 // - max_batch_bytes < mss: one segment (mss). A smaller batch would make every segment a
 //   runt; the maximum is exceeded by less than one MSS.
 // - mss == 0 (not known yet): max_batch_bytes.
-uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes);
+inline uint32_t batch_limit(uint32_t mss, uint32_t max_batch_bytes) {
+  if (mss == 0) return max_batch_bytes;
+  if (max_batch_bytes < mss) return mss;
+  return max_batch_bytes / mss * mss;
+}
 
 // Plain parameters (the stack does not depend on control/; the data plane maps
 // control::PipelineConfig onto this: max_batch_bytes, backoff_us, batching, max_batches).
@@ -536,6 +540,7 @@ class TxPipeline {
   PipelineParams params_;
   uint32_t mss_ = 0;
   uint32_t limit_ = 0;
+  uint32_t initial_limit_ = 0;  // limit_ at params_.initial_mss, for reset()
   Lane lanes_[kPriorityCount];
   Batch* spares_ = nullptr;
   uint32_t spare_count_ = 0;

@@ -212,9 +212,8 @@ class Tcb final : public Connection {
 
   TcpStack& stack;
   FourTuple t;
-  uint64_t id = 0;                      // key of the timer queue
-  TcbSlot* slot = nullptr;              // where the stack keeps this Tcb
-  Instant sched_at = Instant::never();  // earliest queued timer entry
+  uint64_t id = 0;          // never 0: its slot's id while it lives there (TcbSlot)
+  TcbSlot* slot = nullptr;  // where the stack keeps this Tcb
   TcpState state = TcpState::kClosed;
   // family_index(t.raddr), kept so that the per-family counters (TcpCounters::family)
   // cost the segment paths one byte load, not a comparison of the address.

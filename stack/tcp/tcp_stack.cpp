@@ -125,6 +125,10 @@ void TcpStack::destroy(Tcb* t) {
   t->~Tcb();
   s->id = 0;
   free_slots_.push_back(s);
+  // The second trigger of the compaction and its trimming: a churn whose connections find
+  // their slots' entries queued already pushes few (the first trigger), and the slots and
+  // rings a burst left behind would stay.
+  if (++freed_since_compact_ > conns_.size() + 1024) compact_timers();
 }
 
 void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
@@ -509,9 +513,10 @@ void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
 
 // What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
 // connection, less the table's erase and insert of the same tuple and the slot's trip
-// through the free list. The timer entries of the old block go stale with its id. A block
-// that some pass holds a pointer to (the transmit-queue turns, the burst's output) goes
-// the long way, so that such a pass never mistakes the new connection for the old one.
+// through the free list. The slot's timer entries wake the new connection (early at worst,
+// which a popped entry re-checks). A block that some pass holds a pointer to (the
+// transmit-queue turns, the burst's output) goes the long way, so that such a pass never
+// mistakes the new connection for the old one.
 Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   const FourTuple t = tw->t;
   if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
@@ -712,8 +717,8 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local
 }
 
 void TcpStack::push_timer(Tcb* t, Instant d) {
-  t->sched_at = d;
-  timers_.push_back({d, t->slot, t->id});
+  t->slot->sched_at = d;
+  timers_.push_back({d, t->slot});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   if (timers_.size() > 2 * timers_kept_ + 1024) compact_timers();
 }
@@ -722,11 +727,17 @@ void TcpStack::push_timer(Tcb* t, Instant d) {
 // RTO of 1 s outlives a connection of a few microseconds): without this the queue holds
 // a second's worth of dead entries, and every push and pop walks a deeper heap. The queue is
 // compacted when it has doubled (plus 1024) since the last compaction left `timers_kept_`:
-// at least that many pushes pay for each O(n) pass. (Relative to the connection table
-// instead, it would run on nearly every push: a connection in TIME_WAIT keeps two live
-// entries, its SYN's RTO and its TIME_WAIT deadline.)
+// at least that many pushes pay for each O(n) pass. Or when as many slots were freed as
+// the table holds connections, plus 1024 (destroy()), for the trimming below.
 void TcpStack::compact_timers() {
-  std::erase_if(timers_, [](const TimerEntry& e) { return e.slot->id != e.id; });
+  freed_since_compact_ = 0;
+  // A free slot's entries all go (and with them its earliest); a held slot keeps its
+  // earliest entry only.
+  std::erase_if(timers_, [](const TimerEntry& e) {
+    if (e.slot->id != 0) return e.at != e.slot->sched_at;
+    e.slot->sched_at = Instant::never();
+    return true;
+  });
   timers_kept_ = timers_.size();
   std::make_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
   // The queue's array follows its population back down: after an overload it would
@@ -780,10 +791,10 @@ Instant TcpStack::poll(Instant now) {
     TimerEntry e = timers_.front();
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<TimerEntry>());
     timers_.pop_back();
-    if (e.slot->id != e.id) continue;  // connection gone: a stale entry
+    if (e.at == e.slot->sched_at) e.slot->sched_at = Instant::never();
+    if (e.slot->id == 0) continue;  // a free slot: a stale entry
     Tcb* c = std::launder(reinterpret_cast<Tcb*>(e.slot->mem));
     if (c->released) continue;
-    if (e.at == c->sched_at) c->sched_at = Instant::never();
     if (c->next_deadline() <= now_) c->on_timers(now_);
     schedule(c);
   }

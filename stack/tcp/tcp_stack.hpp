@@ -141,10 +141,14 @@ struct Listener {
   Instant cookies_until;
 };
 
-// Storage for one Tcb, reused by later connections. `id` names the Tcb living in it
-// (0 while free), so a timer entry can tell whether its connection still exists.
+// Storage for one Tcb, reused by later connections. `id` names the Tcb living in it (0
+// while free or released). Timer entries belong to the slot, not to one connection:
+// `sched_at` is its earliest queued entry, and it wakes whichever connection lives there
+// then. A connection in a slot whose entry is queued no later than its own deadline (its
+// predecessor's SYN timeout or probe, under churn) pushes none.
 struct TcbSlot {
   uint64_t id = 0;
+  Instant sched_at = Instant::never();
   alignas(Tcb) std::byte mem[sizeof(Tcb)]{};  // zeroed once, when the slot is made
 };
 
@@ -262,7 +266,7 @@ class TcpStack {
   void schedule(Tcb* t) {
     if (t->released) return;
     const Instant d = t->next_deadline();
-    if (!d.is_never() && d < t->sched_at) push_timer(t, d);
+    if (!d.is_never() && d < t->slot->sched_at) push_timer(t, d);
   }
   bool challenge_ack_allowed(Instant now);  // RFC 5961 section 7 rate limit
   void send_reset_for(const FourTuple& t, const Segment& s, Instant now);
@@ -417,21 +421,22 @@ class TcpStack {
   HeldPool held_pool_{kHeldPieces};
   std::vector<Tcb*> holders_;
   Instant now_;
-  // Timer queue: a min-heap of (deadline, slot, connection id) with lazy deletion. A
-  // connection pushes an entry only when its deadline moves before its earliest queued
-  // one, so re-arming a later RTO costs nothing; popped entries re-check the real
-  // deadline. O(log n) per expiry instead of a scan of every connection. An entry is
-  // stale when its slot no longer holds that id (slots outlive connections, so no
-  // lookup table is needed); compact_timers() bounds how many stale entries stay.
+  // Timer queue: a min-heap of (deadline, slot) with lazy deletion. A slot gets an entry
+  // only when its connection's deadline moves before the slot's earliest queued one, so
+  // re-arming a later RTO costs nothing; popped entries re-check the real deadline of the
+  // connection in the slot and queue the next one. O(log n) per expiry instead of a scan
+  // of every connection. An entry of a free slot is stale, and so is one later than its
+  // slot's earliest (that one's expiry queues what is due next); compact_timers() bounds
+  // how many stale entries stay.
   struct TimerEntry {
     Instant at;
     TcbSlot* slot = nullptr;
-    uint64_t id = 0;
     bool operator>(const TimerEntry& o) const { return at > o.at; }
   };
   std::vector<TimerEntry> timers_;
-  size_t timers_kept_ = 0;  // entries left by the last compact_timers()
-  size_t peak_live_ = 0;    // most connections in the table since the last compact_timers()
+  size_t timers_kept_ = 0;          // entries left by the last compact_timers()
+  size_t freed_since_compact_ = 0;  // slots destroy() freed since then
+  size_t peak_live_ = 0;            // most connections in the table since the last compact_timers()
   uint64_t next_id_ = 1;
   int depth_ = 0;
   uint16_t port_cursor_ = 0;

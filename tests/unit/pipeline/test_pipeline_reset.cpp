@@ -84,5 +84,30 @@ TEST(TxPipelineReset, FreesWhatTheSparesDoNotKeep) {
   EXPECT_EQ(p.queued_bytes(), 0u);
 }
 
+// reset() goes back to the batch limit of params.initial_mss (kept from the construction),
+// and the next set_mss() sizes batches after the new connection's MSS again.
+TEST(TxPipelineReset, RestoresTheInitialMssLimit) {
+  for (bool multiple : {true, false}) {
+    PipelineParams params;
+    params.initial_mss = 1000;
+    params.max_batch_bytes = 4500;
+    params.mss_multiple = multiple;
+    TxPipeline p(params);
+    const uint32_t initial = p.batch_limit();
+    EXPECT_EQ(initial, multiple ? 4000u : 4500u);
+    p.set_mss(1448);
+    EXPECT_EQ(p.batch_limit(), multiple ? 4344u : 4500u);
+    std::vector<uint8_t> msg(3000, 7);
+    ASSERT_EQ(p.push(msg, Priority::kData, at_us(0)).status, PushStatus::kOk);  // a tail open
+    p.reset();
+    EXPECT_EQ(p.mss(), 1000u);
+    EXPECT_EQ(p.batch_limit(), initial);
+    p.set_mss(1448);
+    EXPECT_EQ(p.batch_limit(), multiple ? 4344u : 4500u);
+    p.set_mss(1000);
+    EXPECT_EQ(p.batch_limit(), initial);
+  }
+}
+
 }  // namespace
 }  // namespace ws::pipeline
