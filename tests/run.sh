@@ -106,16 +106,19 @@ echo "ok (log: build/meson-logs/compile.log)"
 # clang-tidy (the `tidy` suite, also part of `unit`) is 5 CPU-minutes of the release unit
 # suite, while the integration suites leave about four fifths of the CPUs idle: with
 # integration to follow, it runs beside them as SCHED_IDLE (it gets a CPU only when no test
-# wants it) and is waited for at the end; otherwise right after the unit suites.
+# wants one) and is waited for at the end; otherwise right after the unit suites.
 TIDY_PID=
+# tidy_suite: the tidy suite in a subshell made SCHED_IDLE first, so that every process it
+# starts is too (its exit status is the suite's).
+tidy_suite() (
+  chrt --idle -p 0 "$BASHPID" >/dev/null ||
+    echo "tests/run.sh: cannot make clang-tidy SCHED_IDLE; it runs at normal priority"
+  status=0
+  LOGBASE=tidylog suites "clang-tidy (release)" build --suite tidy --no-rebuild
+  exit $status
+)
 tidy_background() {
-  (
-    chrt --idle -p 0 "$BASHPID" >/dev/null && renice -n 19 -p "$BASHPID" >/dev/null ||
-      echo "tests/run.sh: cannot make clang-tidy SCHED_IDLE; it runs at normal priority"
-    status=0
-    LOGBASE=tidylog suites "clang-tidy (release)" build --suite tidy --no-rebuild
-    exit $status
-  ) >build/meson-logs/tidy-run.log 2>&1 &
+  tidy_suite >build/meson-logs/tidy-run.log 2>&1 &
   TIDY_PID=$!
 }
 tidy_wait() {
