@@ -5,7 +5,8 @@
 #   3. integration: the real binaries against Linux peers in network namespaces (root)
 # Exits non-zero if any suite fails. A test that meson reports as SKIP (exit 77) counts as
 # a failure unless --allow-skip is given; the skipped tests are listed either way.
-# clang-tidy (suite tidy) runs beside the integration suites at idle priority when they run.
+# With integration, the sanitizer build and clang-tidy (suite tidy) run beside it at idle
+# priority; the sanitizer suites follow it.
 # Options: --quick (skip the sanitizer build), --no-integration, --only-integration,
 # --allow-skip.
 set -uo pipefail
@@ -103,36 +104,65 @@ meson compile -C build -j "$JOBS" >build/meson-logs/compile.log 2>&1 ||
   { tail -80 build/meson-logs/compile.log; echo "build failed"; exit 1; }
 echo "ok (log: build/meson-logs/compile.log)"
 
-# clang-tidy (the `tidy` suite, also part of `unit`) is 5 CPU-minutes of the release unit
-# suite, while the integration suites leave about four fifths of the CPUs idle: with
-# integration to follow, it runs beside them as SCHED_IDLE (it gets a CPU only when no test
-# wants one) and is waited for at the end; otherwise right after the unit suites.
-TIDY_PID=
-# tidy_suite: the tidy suite in a subshell made SCHED_IDLE first, so that every process it
-# starts is too (its exit status is the suite's).
-tidy_suite() (
+# Background work during the integration suites. Those leave about four fifths of the CPUs
+# idle (they wait on Linux peers and timers), while clang-tidy (the `tidy` suite, also part
+# of `unit`, about 5 CPU-minutes) and the sanitizer build (about 15 CPU-minutes) need no
+# root and no timing: with integration to follow, both run beside it as SCHED_IDLE (they get
+# a CPU only when no test wants one; a waking data plane preempts them at once) and are
+# waited for at the end. The sanitizer suites run in the foreground after integration: their
+# timeouts assume a CPU of their own. Without integration everything runs in order.
+BACKGROUND=0
+if ((INTEGRATION)) && [[ $(id -u) -eq 0 ]]; then BACKGROUND=1; fi
+BG_PID=
+BG_LOG=build/meson-logs/background.log
+ASAN_OK=build/meson-logs/sanitizer-build.ok
+
+# sanitizer_build: configures build-asan once and compiles what the unit and sim suites run;
+# on success touches $ASAN_OK.
+sanitizer_build() {
+  rm -f "$ASAN_OK"
+  if [[ ! -f build-asan/build.ninja ]]; then
+    meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false ||
+      { echo "meson setup (asan) failed"; fail "sanitizer build"; return; }
+  fi
+  local targets
+  if targets=$(suite_targets build-asan unit sim) &&
+    meson compile -C build-asan -j "$JOBS" $targets >build-asan/meson-logs/compile.log 2>&1; then
+    echo "ok (log: build-asan/meson-logs/compile.log)"
+    : >"$ASAN_OK"
+  else
+    tail -80 build-asan/meson-logs/compile.log
+    fail "sanitizer build"
+  fi
+}
+
+sanitizer_suites() {
+  step "unit, sim and fuzz-smoke suites (ASan + UBSan)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    suites "unit/sim suites (sanitizers)" build-asan --suite unit --suite sim \
+    --num-processes "$JOBS" --timeout-multiplier 4
+}
+
+# background_work: the sanitizer build, then clang-tidy, in a subshell made SCHED_IDLE first
+# so that every process it starts is too (its exit status says whether both passed).
+background_work() (
   chrt --idle -p 0 "$BASHPID" >/dev/null ||
-    echo "tests/run.sh: cannot make clang-tidy SCHED_IDLE; it runs at normal priority"
+    echo "tests/run.sh: cannot make the background work SCHED_IDLE; it runs at normal priority"
   status=0
-  LOGBASE=tidylog suites "clang-tidy (release)" build --suite tidy --no-rebuild
+  if ((!QUICK)); then
+    step "build (debug, ASan + UBSan), beside the integration suites"
+    sanitizer_build
+  fi
+  if ((UNIT)); then
+    step "clang-tidy (release), beside the integration suites"
+    LOGBASE=tidylog suites "clang-tidy (release)" build --suite tidy --no-rebuild
+  fi
   exit $status
 )
-tidy_background() {
-  tidy_suite >build/meson-logs/tidy-run.log 2>&1 &
-  TIDY_PID=$!
-}
-tidy_wait() {
-  [[ -n "$TIDY_PID" ]] || return 0
-  step "clang-tidy (ran beside the integration suites)"
-  wait "$TIDY_PID" || fail "clang-tidy"
-  cat build/meson-logs/tidy-run.log
-}
-TIDY_LATER=0
-if ((INTEGRATION)) && [[ $(id -u) -eq 0 ]]; then TIDY_LATER=1; fi
 
 if ((UNIT)); then
   step "unit, sim and fuzz-smoke suites (release)"
-  if ((TIDY_LATER)); then
+  if ((BACKGROUND)); then
     suites "unit/sim suites (release)" build --suite unit --suite sim --no-suite tidy \
       --num-processes "$JOBS"
   else
@@ -140,22 +170,10 @@ if ((UNIT)); then
   fi
 fi
 
-if ((!QUICK)); then
+if ((!QUICK && !BACKGROUND)); then
   step "build (debug, ASan + UBSan)"
-  if [[ ! -f build-asan/build.ninja ]]; then
-    meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false ||
-      { echo "meson setup (asan) failed"; exit 1; }
-  fi
-  if asan_targets=$(suite_targets build-asan unit sim) &&
-    meson compile -C build-asan -j "$JOBS" $asan_targets >build-asan/meson-logs/compile.log 2>&1; then
-    step "unit, sim and fuzz-smoke suites (ASan + UBSan)"
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      suites "unit/sim suites (sanitizers)" build-asan --suite unit --suite sim \
-      --num-processes "$JOBS" --timeout-multiplier 4
-  else
-    tail -80 build-asan/meson-logs/compile.log
-    fail "sanitizer build"
-  fi
+  sanitizer_build
+  [[ -f "$ASAN_OK" ]] && sanitizer_suites
 fi
 
 if ((INTEGRATION)); then
@@ -164,10 +182,44 @@ if ((INTEGRATION)); then
     echo "integration suites need root; run as root or pass --no-integration"
     fail "integration suites"
   else
-    if ((UNIT)); then tidy_background; fi
+    if ((BACKGROUND && (UNIT || !QUICK))); then
+      background_work >"$BG_LOG" 2>&1 &
+      BG_PID=$!
+    fi
     suites "integration suites" build --suite integration --num-processes 1
-    tidy_wait
   fi
+fi
+
+# promote PID: PID and every process below it back to the normal policy (SCHED_OTHER):
+# what is left of the background work once the integration suites are done should not wait
+# behind other work of the machine.
+promote() {
+  /usr/bin/python3 - "$1" <<'PY'
+import os, sys
+root, kids = int(sys.argv[1]), {}
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{p}/stat") as f:
+            kids.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
+    except (OSError, IndexError, ValueError):
+        pass
+todo = [root]
+while todo:
+    pid = todo.pop()
+    todo += kids.get(pid, [])
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
+    except OSError:
+        pass  # gone meanwhile
+PY
+}
+
+if [[ -n "$BG_PID" ]]; then
+  promote "$BG_PID"
+  wait "$BG_PID" || fail "the work beside the integration suites"
+  cat "$BG_LOG"
+  if ((!QUICK)) && [[ -f "$ASAN_OK" ]]; then sanitizer_suites; fi
 fi
 
 echo
