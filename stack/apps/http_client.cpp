@@ -59,22 +59,13 @@ size_t parse_head(const char* p, size_t n, Head& h) {
   }
   const void* lf = std::memchr(p + 12, '\n', n - 12);
   if (lf == nullptr) return 0;
-  size_t pos = static_cast<size_t>(static_cast<const char*>(lf) - p) + 1;
-  std::string_view name, value;
-  for (;;) {
-    switch (http::next_field(p, n, pos, name, value)) {
-      case http::Line::kField:
-        if (!take_field(name, value, h)) return 0;
-        break;
-      case http::Line::kEnd:
-        // 1xx, 204 and 304 have no body (RFC 9112 6.3 item 1); anything else needs a
-        // length (a response the client cannot frame ends the connection).
-        return h.has_length || h.status < 200 || h.status == 204 || h.status == 304 ? pos : 0;
-      case http::Line::kBad:
-      case http::Line::kMore:
-        return 0;
-    }
-  }
+  const size_t pos = static_cast<size_t>(static_cast<const char*>(lf) - p) + 1;
+  const size_t end = http::parse_fields(
+      p, n, pos,
+      [&h](std::string_view name, std::string_view value) { return take_field(name, value, h); });
+  // 1xx, 204 and 304 have no body (RFC 9112 6.3 item 1); anything else needs a length (a
+  // response the client cannot frame ends the connection).
+  return h.has_length || h.status < 200 || h.status == 204 || h.status == 304 ? end : 0;
 }
 
 }  // namespace

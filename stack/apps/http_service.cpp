@@ -229,19 +229,9 @@ bool take_field(std::string_view name, std::string_view value, RequestHeaders& h
 size_t parse_request(const char* p, size_t n, RequestLine& line, RequestHeaders& h) {
   size_t pos = 0;
   if (!scan_request_line(p, n, pos, line)) return 0;
-  std::string_view name, value;
-  for (;;) {
-    switch (http::next_field(p, n, pos, name, value)) {
-      case http::Line::kField:
-        if (!take_field(name, value, h)) return 0;
-        break;
-      case http::Line::kEnd:
-        return pos;
-      case http::Line::kBad:
-      case http::Line::kMore:
-        return 0;
-    }
-  }
+  return http::parse_fields(p, n, pos, [&h](std::string_view name, std::string_view value) {
+    return take_field(name, value, h);
+  });
 }
 
 }  // namespace
@@ -423,25 +413,8 @@ size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
         ++used;
         continue;
       }
-      // Fast path: the whole header block is here and well formed; parsed in place, in
-      // one pass.
-      const size_t n = std::min(avail, max_hdr);
-      size_t end = last_request_.match(p + used, n);
-      if (end == 0) {
-        Request r;
-        if ((end = parse_request(p + used, n, r.line, r.h)) != 0)
-          last_request_.remember(p + used, end, decide(&r));
-      }
-      if (end != 0) {
-        ++counters_.rx_messages;
-        apply(st, last_request_.value());
-        used += end;
-        pump(c, st);
-        continue;
-      }
-      // A complete block that is not well formed: answered 400.
-      if (const size_t end = find_end(p + used, n, 0)) {
-        handle_request(st, {p + used, end});
+      // Fast path: the whole header block is here; parsed in place.
+      if (const size_t end = take_whole(st, p + used, std::min(avail, max_hdr))) {
         used += end;
         pump(c, st);
         continue;
@@ -484,6 +457,24 @@ size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
     c.close();
   }
   return used;
+}
+
+size_t HttpService::take_whole(Conn& st, const char* p, size_t n) {
+  // The last well-formed request again, or one parsed in one pass.
+  size_t end = last_request_.match(p, n);
+  if (end == 0) {
+    Request r;
+    if ((end = parse_request(p, n, r.line, r.h)) != 0) last_request_.remember(p, end, decide(&r));
+  }
+  if (end != 0) {
+    ++counters_.rx_messages;
+    apply(st, last_request_.value());
+    return end;
+  }
+  // A complete block that is not well formed: answered 400.
+  end = find_end(p, n, 0);
+  if (end != 0) handle_request(st, {p, end});
+  return end;
 }
 
 void HttpService::handle_request(Conn& st, std::string_view b) {

@@ -75,6 +75,9 @@ class HttpService final : public Service {
     bool head = false;
     uint64_t skip = 0;  // request body bytes to discard
   };
+  // A header block whole in p[0, n) (n at most max_header_bytes): its response set up; the
+  // block's length, 0 when it is not complete.
+  size_t take_whole(Conn& st, const char* p, size_t n);
   // Parses one complete header block; sets up the response.
   void handle_request(Conn& st, std::string_view block);
   // The decision on a parsed request; 400 when null.

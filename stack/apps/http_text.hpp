@@ -113,6 +113,26 @@ inline Line next_field(const char* p, size_t n, size_t& pos, std::string_view& n
   return Line::kField;
 }
 
+// The fields of a header block from `pos` (just past its start line) to its empty line,
+// each handed to take(name, value), which returns false to give up. Returns the block's
+// length; 0 when a line is malformed, `take` gave up, or the block is not complete.
+template <typename Take>
+size_t parse_fields(const char* p, size_t n, size_t pos, Take&& take) {
+  std::string_view name, value;
+  for (;;) {
+    switch (next_field(p, n, pos, name, value)) {
+      case Line::kField:
+        if (!take(name, value)) return 0;
+        break;
+      case Line::kEnd:
+        return pos;
+      case Line::kBad:
+      case Line::kMore:
+        return 0;
+    }
+  }
+}
+
 // The last header block a parser accepted and what it made of it, for blocks up to kMax
 // bytes. A load generator sends one request over and over, and a server with fixed
 // responses answers with one header block, so that a memcmp replaces the parse; the parse
