@@ -163,6 +163,9 @@ bool target_path(std::string_view target, std::string_view& out) {
   return true;
 }
 
+// A request-target character: visible, no space or control (RFC 9112 3.2).
+bool is_visible(char ch) { return static_cast<unsigned char>(ch) > 0x20 && ch != 0x7f; }
+
 // The request line at the start of p[0, n), in one pass; `pos` moves past its LF. Anything
 // but a well-formed line (a token method, one SP, a target of visible characters, one SP,
 // "HTTP/1." and a digit, CRLF or LF) or a line not complete in `n` bytes: false.
@@ -172,10 +175,11 @@ bool scan_request_line(const char* p, size_t n, size_t& pos, RequestLine& r) {
   if (i == 0 || i >= n || p[i] != ' ') return false;
   const size_t t = i + 1;
   size_t j = t;
-  while (j<n&& static_cast<unsigned char>(p[j])> 0x20 && p[j] != 0x7f) ++j;
+  while (j < n && is_visible(p[j])) ++j;
   if (j == t || j >= n || p[j] != ' ') return false;
   constexpr std::string_view kVersion = "HTTP/1.";
-  if (n - j < 1 + kVersion.size() + 2 || std::memcmp(p + j + 1, kVersion.data(), kVersion.size()))
+  if (n - j < 1 + kVersion.size() + 2 ||
+      std::memcmp(p + j + 1, kVersion.data(), kVersion.size()) != 0)
     return false;
   size_t k = j + 1 + kVersion.size();
   const char minor = p[k++];
