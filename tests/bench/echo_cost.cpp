@@ -31,23 +31,16 @@
 namespace {
 
 using namespace ws;
+using ws::test::client_burst;
+using ws::test::client_timers;
 using ws::test::Frame;
 using ws::test::Host;
 using ws::test::LoopSide;
+using ws::test::server_burst;
+using ws::test::server_timers;
 
 constexpr uint32_t kMessage = 64;
 constexpr uint16_t kPort = 7;
-
-// Not inlined nor folded into one another (noipa), so that callgrind counts each side's
-// steps alone.
-__attribute__((noipa)) size_t server_burst(LoopSide& s, Instant now) { return loop_burst(s, now); }
-__attribute__((noipa)) void server_timers(LoopSide& s, bool got, Instant now) {
-  loop_timers(s, got, now);
-}
-__attribute__((noipa)) size_t client_burst(LoopSide& s, Instant now) { return loop_burst(s, now); }
-__attribute__((noipa)) void client_timers(LoopSide& s, bool got, Instant now) {
-  loop_timers(s, got, now);
-}
 
 }  // namespace
 

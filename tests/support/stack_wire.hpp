@@ -146,4 +146,19 @@ inline void loop_timers(LoopSide& s, bool got, Instant now) {
   s.deadline = earliest(s.deadline, s.host.tcp.next_due());
 }
 
+// Each side's steps, not inlined nor folded into one another (noipa), so that callgrind
+// counts each side alone (--toggle-collect='*server_*' or '*client_*').
+__attribute__((noipa)) inline size_t server_burst(LoopSide& s, Instant now) {
+  return loop_burst(s, now);
+}
+__attribute__((noipa)) inline void server_timers(LoopSide& s, bool got, Instant now) {
+  loop_timers(s, got, now);
+}
+__attribute__((noipa)) inline size_t client_burst(LoopSide& s, Instant now) {
+  return loop_burst(s, now);
+}
+__attribute__((noipa)) inline void client_timers(LoopSide& s, bool got, Instant now) {
+  loop_timers(s, got, now);
+}
+
 }  // namespace ws::test
