@@ -28,6 +28,48 @@ struct HttpClientService::Conn {
   uint64_t body_off = 0;
 };
 
+namespace {
+
+using Head = HttpClientService::Head;
+
+// One field of a response; false when the response cannot be framed.
+bool take_field(std::string_view name, std::string_view value, Head& h) {
+  if (http::iequals(name, "content-length")) {
+    uint64_t v = 0;
+    if (!http::parse_length(value, v) || (h.has_length && v != h.length)) return false;
+    h.has_length = true;
+    h.length = v;
+  } else if (http::iequals(name, "transfer-encoding")) {
+    return false;  // chunked bodies are not read: the length cannot be checked
+  } else if (http::iequals(name, "connection")) {
+    // The common value whole, before the token list (RFC 9110 7.6.1).
+    if (!http::iequals(value, "keep-alive")) h.close = h.close || http::has_token(value, "close");
+  }
+  return true;
+}
+
+// One pass over the status line and the fields of the header block at the start of
+// p[0, n). Returns the block's length when it is complete and usable; 0 otherwise (the
+// caller tells the two apart by the block's empty line).
+size_t parse_head(const char* p, size_t n, Head& h) {
+  if (n < 12 || std::memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ') return 0;
+  for (size_t i = 9; i < 12; ++i) {
+    if (p[i] < '0' || p[i] > '9') return 0;
+    h.status = static_cast<uint16_t>(h.status * 10 + (p[i] - '0'));
+  }
+  const void* lf = std::memchr(p + 12, '\n', n - 12);
+  if (lf == nullptr) return 0;
+  const size_t pos = static_cast<size_t>(static_cast<const char*>(lf) - p) + 1;
+  const size_t end = http::parse_fields(
+      p, n, pos,
+      [&h](std::string_view name, std::string_view value) { return take_field(name, value, h); });
+  // 1xx, 204 and 304 have no body (RFC 9112 6.3 item 1); anything else needs a length (a
+  // response the client cannot frame ends the connection).
+  return h.has_length || h.status < 200 || h.status == 204 || h.status == 304 ? end : 0;
+}
+
+}  // namespace
+
 HttpClientService::HttpClientService(std::string name, ClientParams p, HttpClientParams h,
                                      tcp::TcpStack& tcp)
     : ClientService(std::move(name), p), h_(std::move(h)), tcp_(tcp) {
@@ -155,10 +197,21 @@ void HttpClientService::on_bytes(Conn& st, std::span<const uint8_t> data) {
     }
     const char* p = reinterpret_cast<const char*>(data.data());
     if (st.head_len == 0) {
-      // The whole header block in this delivery: parsed in place.
-      const size_t end = http::find_end(p, std::min(data.size(), kMaxHead), 0);
+      // The whole header block in this delivery: parsed in place, in one pass.
+      const size_t n = std::min(data.size(), kMaxHead);
+      Head h;
+      size_t end = last_head_.match(p, n);
       if (end != 0) {
-        if (!on_head(st, {p, end})) return fail(st);
+        h = last_head_.value();
+      } else if ((end = parse_head(p, n, h)) != 0) {
+        last_head_.remember(p, end, h);
+      }
+      if (end != 0) {
+        on_head(st, h);
+      } else if ((end = http::find_end(p, n, 0)) != 0) {
+        return fail(st);  // complete, not usable
+      }
+      if (end != 0) {
         data = data.subspan(end);
         if (st.body_left == 0) complete(st);
         continue;
@@ -175,55 +228,24 @@ void HttpClientService::on_bytes(Conn& st, std::span<const uint8_t> data) {
       return;
     }
     st.head_len = 0;
-    if (!on_head(st, {st.head.get(), end})) return fail(st);
+    Head h;
+    if (parse_head(st.head.get(), end, h) != end) return fail(st);
+    on_head(st, h);
     data = data.subspan(end - old);
     if (st.body_left == 0) complete(st);
   }
   next_request(st);
 }
 
-// RFC 9112 4 (status line) and 6.3 (message body length): the client reads what the length
-// says; a response it cannot frame ends the connection.
-bool HttpClientService::on_head(Conn& st, std::string_view head) {
-  if (head.size() < 12 || head.substr(0, 7) != "HTTP/1." || head[8] != ' ') return false;
-  uint16_t status = 0;
-  for (size_t i = 9; i < 12; ++i) {
-    if (head[i] < '0' || head[i] > '9') return false;
-    status = static_cast<uint16_t>(status * 10 + (head[i] - '0'));
-  }
-  bool has_length = false;
-  uint64_t length = 0;
-  size_t pos = head.find('\n') + 1;
-  while (pos < head.size()) {
-    size_t e = head.find('\n', pos);
-    if (e == std::string_view::npos) e = head.size();
-    std::string_view f = head.substr(pos, e - pos);
-    pos = e + 1;
-    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
-    if (f.empty()) break;
-    const size_t colon = f.find(':');
-    if (colon == std::string_view::npos) return false;
-    const std::string_view name = f.substr(0, colon);
-    const std::string_view value = http::trim(f.substr(colon + 1));
-    if (http::iequals(name, "content-length")) {
-      uint64_t v = 0;
-      if (!http::parse_length(value, v) || (has_length && v != length)) return false;
-      has_length = true;
-      length = v;
-    } else if (http::iequals(name, "transfer-encoding")) {
-      return false;  // chunked bodies are not read: the length cannot be checked
-    } else if (http::iequals(name, "connection")) {
-      st.server_close = st.server_close || http::has_token(value, "close");
-    }
-  }
-  // 1xx, 204 and 304 have no body (RFC 9112 6.3 item 1); anything else needs a length.
-  const bool no_body = status < 200 || status == 204 || status == 304;
-  if (!has_length && !no_body) return false;
-  st.bad = status != h_.expect_status || (h_.expect_body_bytes && length != *h_.expect_body_bytes);
+// RFC 9112 6.3 (message body length): the client reads what the length says.
+void HttpClientService::on_head(Conn& st, const Head& h) {
+  const bool no_body = h.status < 200 || h.status == 204 || h.status == 304;
+  st.server_close = h.close;
+  st.bad =
+      h.status != h_.expect_status || (h_.expect_body_bytes && h.length != *h_.expect_body_bytes);
   st.in_body = true;
-  st.body_left = no_body ? 0 : length;
+  st.body_left = no_body ? 0 : h.length;
   st.body_off = 0;
-  return true;
 }
 
 void HttpClientService::on_body(Conn& st, std::span<const uint8_t> data) {

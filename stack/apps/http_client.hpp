@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stack/apps/client.hpp"
+#include "stack/apps/http_text.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws {
@@ -37,6 +38,13 @@ class HttpClientService final : public ClientService {
 
   // The largest response header block accepted.
   static constexpr size_t kMaxHead = 8192;
+  // What a response's header block says (RFC 9112 4, 6.3).
+  struct Head {
+    uint16_t status = 0;
+    bool has_length = false;
+    bool close = false;  // "Connection: close"
+    uint64_t length = 0;
+  };
 
  private:
   struct Conn;
@@ -45,8 +53,8 @@ class HttpClientService final : public ClientService {
   void next_request(Conn& st);
   void send_request(Conn& st);
   void on_bytes(Conn& st, std::span<const uint8_t> data);
-  // Parses a whole header block; false (and counted) when the response is unusable.
-  bool on_head(Conn& st, std::string_view head);
+  // A usable response's header block, parsed: its checks, then its body.
+  void on_head(Conn& st, const Head& h);
   void on_body(Conn& st, std::span<const uint8_t> data);
   void complete(Conn& st);
   void fail(Conn& st);
@@ -60,6 +68,7 @@ class HttpClientService final : public ClientService {
   std::string request_keep_;   // the request with no Connection field (HTTP/1.1 persists)
   std::string request_close_;  // the last request of a connection: "Connection: close"
   std::vector<std::unique_ptr<Conn>> conns_;
+  http::LastBlock<Head> last_head_;  // the last usable response header block, parsed
   LatencyHistogram hist_;
   uint64_t started_ = 0;  // requests reserved (sent, or a connection opened for one)
 };

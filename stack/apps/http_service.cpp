@@ -10,14 +10,12 @@ namespace ws {
 
 using http::find_end;
 using http::iequals;
-using http::trim;
 
 namespace {
 
-// The shared buffer of generated body bytes holds kChunk bytes plus one period, so any
-// offset into a body starts a contiguous chunk.
+// Generated body bytes are sent from the shared run (http::body_run), up to kChunk a send.
 constexpr size_t kPeriod = http::kBodyPeriod;
-constexpr size_t kChunk = size_t{64} * 1024;
+constexpr size_t kChunk = http::kBodyRun;
 // Generated bodies up to this size are stored after their headers (one send per response).
 constexpr uint64_t kInlineMax = uint64_t{16} * 1024;
 
@@ -89,18 +87,7 @@ const char* reason_phrase(uint16_t status) {
   return "Server Error";
 }
 
-// RFC 9110 5.6.2 token characters, a table: the method and every field name of every
-// request are checked character by character (a strchr per '-' of a name cost more).
-constexpr std::array<bool, 256> kTchar = [] {
-  std::array<bool, 256> t{};
-  for (int ch = '0'; ch <= '9'; ++ch) t[static_cast<size_t>(ch)] = true;
-  for (int ch = 'a'; ch <= 'z'; ++ch) t[static_cast<size_t>(ch)] = true;
-  for (int ch = 'A'; ch <= 'Z'; ++ch) t[static_cast<size_t>(ch)] = true;
-  for (char ch : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(ch)] = true;
-  return t;
-}();
-
-bool is_tchar(char ch) { return kTchar[static_cast<unsigned char>(ch)]; }
+using http::is_tchar;
 
 bool is_token(std::string_view s) {
   if (s.empty()) return false;
@@ -158,26 +145,9 @@ struct RequestLine {
   bool http11 = false;
 };
 
-bool parse_request_line(std::string_view line, RequestLine& r) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const size_t sp1 = line.find(' ');
-  if (sp1 == std::string_view::npos) return false;
-  const std::string_view method = line.substr(0, sp1);
-  std::string_view rest = line.substr(sp1 + 1);
-  const size_t sp2 = rest.find(' ');
-  if (sp2 == std::string_view::npos || sp2 == 0) return false;
-  std::string_view target = rest.substr(0, sp2);
-  const std::string_view version = rest.substr(sp2 + 1);
-  if (!is_token(method)) return false;
-  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." || version[7] < '0' ||
-      version[7] > '9')
-    return false;
-  r.method = method;
-  r.http11 = version[7] != '0';
-  for (char ch : target)
-    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return false;
-
-  // origin-form, absolute-form (RFC 9112 3.2.2) or asterisk-form.
+// The path a request-target names: origin-form, absolute-form (RFC 9112 3.2.2) or
+// asterisk-form, without its query; false for any other form.
+bool target_path(std::string_view target, std::string_view& out) {
   std::string_view path;
   if (target.front() == '/' || target == "*") {
     path = target;
@@ -189,7 +159,37 @@ bool parse_request_line(std::string_view line, RequestLine& r) {
   } else {
     return false;
   }
-  r.path = path.substr(0, std::min(path.find('?'), path.find('#')));
+  out = path.substr(0, std::min(path.find('?'), path.find('#')));
+  return true;
+}
+
+// A request-target character: visible, no space or control (RFC 9112 3.2).
+bool is_visible(char ch) { return static_cast<unsigned char>(ch) > 0x20 && ch != 0x7f; }
+
+// The request line at the start of p[0, n), in one pass; `pos` moves past its LF. Anything
+// but a well-formed line (a token method, one SP, a target of visible characters, one SP,
+// "HTTP/1." and a digit, CRLF or LF) or a line not complete in `n` bytes: false.
+bool scan_request_line(const char* p, size_t n, size_t& pos, RequestLine& r) {
+  size_t i = 0;
+  while (i < n && is_tchar(p[i])) ++i;
+  if (i == 0 || i >= n || p[i] != ' ') return false;
+  const size_t t = i + 1;
+  size_t j = t;
+  while (j < n && is_visible(p[j])) ++j;
+  if (j == t || j >= n || p[j] != ' ') return false;
+  constexpr std::string_view kVersion = "HTTP/1.";
+  if (n - j < 1 + kVersion.size() + 2 ||
+      std::memcmp(p + j + 1, kVersion.data(), kVersion.size()) != 0)
+    return false;
+  size_t k = j + 1 + kVersion.size();
+  const char minor = p[k++];
+  if (minor < '0' || minor > '9') return false;
+  if (p[k] == '\r') ++k;
+  if (k >= n || p[k] != '\n') return false;
+  if (!target_path({p + t, j - t}, r.path)) return false;
+  r.method = {p, i};
+  r.http11 = minor != '0';
+  pos = k + 1;
   return true;
 }
 
@@ -200,32 +200,25 @@ struct RequestHeaders {
   int hosts = 0;
 };
 
-// Header fields from `pos` up to the empty line; false on a malformed field.
-bool parse_headers(std::string_view b, size_t pos, RequestHeaders& h) {
-  while (pos < b.size()) {
-    size_t e = b.find('\n', pos);
-    if (e == std::string_view::npos) e = b.size();
-    std::string_view f = b.substr(pos, e - pos);
-    pos = e + 1;
-    if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
-    if (f.empty()) break;
-    if (f.front() == ' ' || f.front() == '\t') return false;  // obsolete line folding
-    const size_t colon = f.find(':');
-    if (colon == std::string_view::npos) return false;
-    const std::string_view name = f.substr(0, colon);
-    if (!is_token(name)) return false;
-    const std::string_view value = trim(f.substr(colon + 1));
-    if (iequals(name, "content-length")) {
-      uint64_t v = 0;
-      if (!http::parse_length(value, v)) return false;
-      if (h.has_length && v != h.length) return false;
-      h.has_length = true;
-      h.length = v;
-    } else if (iequals(name, "transfer-encoding")) {
-      h.chunked = true;
-    } else if (iequals(name, "host")) {
-      ++h.hosts;
-    } else if (iequals(name, "connection")) {
+// One field of a request; false when it cannot be (a bad or conflicting Content-Length).
+bool take_field(std::string_view name, std::string_view value, RequestHeaders& h) {
+  if (iequals(name, "host")) {
+    ++h.hosts;
+  } else if (iequals(name, "content-length")) {
+    uint64_t v = 0;
+    if (!http::parse_length(value, v)) return false;
+    if (h.has_length && v != h.length) return false;
+    h.has_length = true;
+    h.length = v;
+  } else if (iequals(name, "transfer-encoding")) {
+    h.chunked = true;
+  } else if (iequals(name, "connection")) {
+    // The common values whole, before the token list (RFC 9110 7.6.1).
+    if (iequals(value, "keep-alive")) {
+      h.conn_keep = true;
+    } else if (iequals(value, "close")) {
+      h.conn_close = true;
+    } else {
       h.conn_close = h.conn_close || http::has_token(value, "close");
       h.conn_keep = h.conn_keep || http::has_token(value, "keep-alive");
     }
@@ -233,7 +226,25 @@ bool parse_headers(std::string_view b, size_t pos, RequestHeaders& h) {
   return true;
 }
 
+// One pass over the request line and the fields of the header block at the start of
+// p[0, n). Returns the block's length when it is complete and well formed; 0 otherwise
+// (not complete, or malformed: the caller finds the block's end by its empty line,
+// RFC 9112 2.2, and answers 400 once it is complete).
+size_t parse_request(const char* p, size_t n, RequestLine& line, RequestHeaders& h) {
+  size_t pos = 0;
+  if (!scan_request_line(p, n, pos, line)) return 0;
+  return http::parse_fields(p, n, pos, [&h](std::string_view name, std::string_view value) {
+    return take_field(name, value, h);
+  });
+}
+
 }  // namespace
+
+// A request's header block, parsed.
+struct HttpService::Request {
+  RequestLine line;
+  RequestHeaders h;
+};
 
 // Per-connection state, in Connection::user. The header buffer is allocated only when
 // a request arrives split across deliveries (a whole request is parsed in place).
@@ -275,8 +286,6 @@ HttpService::HttpService(std::string name, uint16_t port, tcp::TcpStack& tcp,
                              "Allow: GET, HEAD\r\n");
   bad_request_ = make_answer(400, "text/plain", std::string("Bad Request\n"), 0);
   too_large_ = make_answer(431, "text/plain", std::string("Request Header Fields Too Large\n"), 0);
-  pattern_.resize(kChunk + kPeriod);
-  for (size_t i = 0; i < pattern_.size(); ++i) pattern_[i] = http::body_byte(i);
 }
 
 HttpService::~HttpService() = default;
@@ -408,10 +417,8 @@ size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
         ++used;
         continue;
       }
-      // Fast path: the whole header block is here; parse it in place.
-      const size_t end = find_end(p + used, std::min(avail, max_hdr), 0);
-      if (end) {
-        handle_request(c, st, {p + used, end});
+      // Fast path: the whole header block is here; parsed in place.
+      if (const size_t end = take_whole(st, p + used, std::min(avail, max_hdr))) {
         used += end;
         pump(c, st);
         continue;
@@ -433,7 +440,7 @@ size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
     if (end) {
       used += end - old;
       st.hdr_len = 0;
-      handle_request(c, st, {st.hdr.get(), end});
+      handle_request(st, {st.hdr.get(), end});
       pump(c, st);
       continue;
     }
@@ -456,33 +463,64 @@ size_t HttpService::on_data(tcp::Connection& c, std::span<const uint8_t> data) {
   return used;
 }
 
-void HttpService::handle_request(tcp::Connection& c, Conn& st, std::string_view b) {
-  (void)c;
-  ++counters_.rx_messages;
-  ++st.requests;
-  auto bad = [&] { begin_response(st, bad_request_, false, false); };
+size_t HttpService::take_whole(Conn& st, const char* p, size_t n) {
+  // The last well-formed request again, or one parsed in one pass.
+  size_t end = last_request_.match(p, n);
+  if (end == 0) {
+    Request r;
+    if ((end = parse_request(p, n, r.line, r.h)) != 0) last_request_.remember(p, end, decide(&r));
+  }
+  if (end != 0) {
+    ++counters_.rx_messages;
+    apply(st, last_request_.value());
+    return end;
+  }
+  // A complete block that is not well formed: answered 400.
+  end = find_end(p, n, 0);
+  if (end != 0) handle_request(st, {p, end});
+  return end;
+}
 
-  const size_t eol = b.find('\n');
-  RequestLine r;
-  if (!parse_request_line(b.substr(0, eol), r)) return bad();
-  RequestHeaders h;
-  if (!parse_headers(b, eol + 1, h)) return bad();
+void HttpService::handle_request(Conn& st, std::string_view b) {
+  Request r;
+  ++counters_.rx_messages;
+  apply(st, decide(parse_request(b.data(), b.size(), r.line, r.h) == b.size() ? &r : nullptr));
+}
+
+HttpService::Decision HttpService::decide(const Request* req) const {
+  Decision d;
+  if (req == nullptr) return d;
+  const RequestLine& r = req->line;
+  const RequestHeaders& h = req->h;
   // Request bodies are skipped by length only: a chunked body cannot be framed here
   // (RFC 9112 6.1 would have us answer 501; the connection cannot continue either way).
-  if (h.chunked) return bad();
+  if (h.chunked) return d;
   // RFC 9112 3.2: exactly one Host in HTTP/1.1.
-  if (r.http11 ? h.hosts != 1 : h.hosts > 1) return bad();
-
-  bool keep = r.http11 ? !h.conn_close : (h.conn_keep && !h.conn_close);
-  if (st.requests >= limits_.max_requests_per_connection) keep = false;
-  st.skip = h.length;
-
-  const bool head = r.method == "HEAD";
-  if (!head && r.method != "GET") return begin_response(st, not_allowed_, keep, false);
-  for (size_t i = 0; i < routes_.size(); ++i) {
-    if (routes_[i].path == r.path) return begin_response(st, answers_[i], keep, head);
+  if (r.http11 ? h.hosts != 1 : h.hosts > 1) return d;
+  d.keep = r.http11 ? !h.conn_close : (h.conn_keep && !h.conn_close);
+  d.skip = h.length;
+  d.head = r.method == "HEAD";
+  if (!d.head && r.method != "GET") {
+    d.answer = &not_allowed_;
+    d.head = false;
+    return d;
   }
-  begin_response(st, not_found_, keep, head);
+  d.answer = &not_found_;
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    if (routes_[i].path == r.path) {
+      d.answer = &answers_[i];
+      break;
+    }
+  }
+  return d;
+}
+
+void HttpService::apply(Conn& st, const Decision& d) {
+  ++st.requests;
+  if (d.answer == nullptr) return begin_response(st, bad_request_, false, false);
+  const bool keep = d.keep && st.requests < limits_.max_requests_per_connection;
+  st.skip = d.skip;
+  begin_response(st, *d.answer, keep, d.head);
 }
 
 void HttpService::begin_response(Conn& st, const Answer& a, bool keep_alive, bool head_only) {
@@ -508,7 +546,7 @@ bool HttpService::pump(tcp::Connection& c, Conn& st) {
   while (st.stream_left > 0) {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(st.stream_left, kChunk));
     const size_t start = static_cast<size_t>(st.stream_off % kPeriod);
-    const size_t n = c.send({reinterpret_cast<const uint8_t*>(pattern_.data()) + start, want});
+    const size_t n = c.send({reinterpret_cast<const uint8_t*>(http::body_run()) + start, want});
     counters_.tx_bytes += n;
     st.stream_off += n;
     st.stream_left -= n;

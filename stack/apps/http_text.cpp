@@ -1,21 +1,32 @@
 #include "stack/apps/http_text.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace ws::http {
 
+namespace {
+
+constexpr std::array<char, kBodyRun + kBodyPeriod> kRun = [] {
+  std::array<char, kBodyRun + kBodyPeriod> r{};
+  for (size_t i = 0; i < r.size(); ++i) r[i] = kBodyLine[i % kBodyPeriod];
+  return r;
+}();
+
+}  // namespace
+
+const char* body_run() { return kRun.data(); }
+
 bool is_generated_body(uint64_t offset, std::span<const uint8_t> data) {
-  size_t i = 0;
-  // Up to the next period boundary byte by byte, then whole lines with memcmp.
-  while (i < data.size() && (offset + i) % kBodyPeriod != 0) {
-    if (data[i] != static_cast<uint8_t>(body_byte(offset + i))) return false;
-    ++i;
+  // kBodyRun is a multiple of the period: every piece starts at the same phase.
+  static_assert(kBodyRun % kBodyPeriod == 0);
+  const char* from = kRun.data() + offset % kBodyPeriod;
+  for (size_t i = 0; i < data.size(); i += kBodyRun) {
+    const size_t n = std::min(kBodyRun, data.size() - i);
+    if (std::memcmp(data.data() + i, from, n) != 0) return false;
   }
-  for (; i + kBodyPeriod <= data.size(); i += kBodyPeriod) {
-    if (std::memcmp(data.data() + i, kBodyLine, kBodyPeriod) != 0) return false;
-  }
-  const size_t rest = data.size() - i;
-  return rest == 0 || std::memcmp(data.data() + i, kBodyLine, rest) == 0;
+  return true;
 }
 
 bool parse_length(std::string_view value, uint64_t& out) {

@@ -422,11 +422,15 @@ static void note_arrival(Tcb& c, Instant now) {
 
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
 // segment of an established connection with nothing in recovery, acknowledging either
-// nothing new with nothing in flight, or everything in flight (a request that acknowledges
-// the last response), with the window unchanged, no SACK blocks and a timestamp no older
-// than TS.Recent. Every check of the full path before the ACK passes for it: the sequence
-// number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK of
-// SND.MAX is acceptable (RFC 5961 section 5.2).
+// nothing new with nothing in flight and the window unchanged, or everything in flight (a
+// request that acknowledges the last response), with no SACK blocks and a timestamp no
+// older than TS.Recent. Every check of the full path before the ACK passes for it: the
+// sequence number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an
+// ACK of SND.MAX is acceptable (RFC 5961 section 5.2). An ACK of new data goes through
+// process_ack as on the full path, window update included, so its window may have moved:
+// a receiver's SWS avoidance (RFC 9293 3.8.6.2.2) holds its right edge while the left one
+// advances by each response it takes, and the window it sends changes from request to
+// request.
 enum class Prediction : uint8_t { kNone, kData, kDataAck };
 
 static Prediction predict(const Tcb& c, const Segment& s) {
@@ -437,11 +441,12 @@ static Prediction predict(const Tcb& c, const Segment& s) {
     return Prediction::kNone;
   if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0)
     return Prediction::kNone;
-  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
-    return Prediction::kNone;
   if (c.ts_ok && !(s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0))
     return Prediction::kNone;
-  return s.ack == c.snd_una ? Prediction::kData : Prediction::kDataAck;
+  if (s.ack != c.snd_una) return Prediction::kDataAck;
+  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
+    return Prediction::kNone;
+  return Prediction::kData;
 }
 
 // The clocks and the timestamp of a predicted segment (note_ts_recent without the PAWS

@@ -31,57 +31,16 @@
 namespace {
 
 using namespace ws;
+using ws::test::client_burst;
+using ws::test::client_timers;
 using ws::test::Frame;
 using ws::test::Host;
+using ws::test::LoopSide;
+using ws::test::server_burst;
+using ws::test::server_timers;
 
-constexpr size_t kBurst = 32;  // Pipeline::run's receive burst
 constexpr uint32_t kMessage = 64;
 constexpr uint16_t kPort = 7;
-
-// One side: its host, service and the data plane's loop state.
-struct Side {
-  Host& host;
-  Service& svc;
-  std::deque<Frame*>& inbox;  // frames the peer sent to this side
-  test::WireIo* peer_io;      // where those frames' buffers go back
-  Instant deadline = Instant::never();
-  uint64_t bursts = 0;
-  uint64_t frames = 0;
-};
-
-// One receive burst of up to kBurst frames; returns how many.
-inline size_t burst(Side& s, Instant now) {
-  Frame* f[kBurst];
-  size_t n = 0;
-  while (n < kBurst && !s.inbox.empty()) {
-    f[n++] = s.inbox.front();
-    s.inbox.pop_front();
-  }
-  if (n == 0) return 0;
-  s.host.stack.begin_rx_burst();
-  for (size_t i = 0; i < n; ++i)
-    s.host.stack.receive(std::span<const uint8_t>(f[i]->bytes.data(), f[i]->len), RxMeta{}, now);
-  s.host.stack.end_rx_burst(now);
-  for (size_t i = 0; i < n; ++i) s.peer_io->recycle(f[i]);
-  ++s.bursts;
-  s.frames += n;
-  return n;
-}
-
-// Timers when due (or after a burst), then the transmit step.
-inline void timers(Side& s, bool got, Instant now) {
-  if (got || now >= s.deadline) s.deadline = earliest(s.host.stack.poll(now), s.svc.poll(now));
-  s.host.tcp.serve_tx_waiters(now);
-  s.host.stack.flush(now);
-  s.deadline = earliest(s.deadline, s.host.tcp.next_due());
-}
-
-// Not inlined nor folded into one another (noipa), so that callgrind counts each side's
-// steps alone.
-__attribute__((noipa)) size_t server_burst(Side& s, Instant now) { return burst(s, now); }
-__attribute__((noipa)) void server_timers(Side& s, bool got, Instant now) { timers(s, got, now); }
-__attribute__((noipa)) size_t client_burst(Side& s, Instant now) { return burst(s, now); }
-__attribute__((noipa)) void client_timers(Side& s, bool got, Instant now) { timers(s, got, now); }
 
 }  // namespace
 
@@ -108,8 +67,8 @@ int main(int argc, char** argv) {
 
   Instant now = Instant::from_ns(1'000'000'000);
   if (!echo.start(b.stack, now) || !ping.start(a.stack, now)) return 1;
-  Side server{b, echo, a_to_b, &a.io};
-  Side client{a, ping, b_to_a, &b.io};
+  LoopSide server{b, echo, a_to_b, &a.io};
+  LoopSide client{a, ping, b_to_a, &b.io};
   const uint64_t limit = 100 * round_trips + 1'000'000;
   for (uint64_t iter = 0; ping.counters().rx_messages < round_trips && iter < limit; ++iter) {
     const size_t s = server_burst(server, now);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "stack/apps/service.hpp"
 #include "stack/iface/stack.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 #if __has_include("stack/iface/tcp_transport.hpp")
@@ -100,5 +101,64 @@ struct Host {
   tcp::TcpStack tcp;
   tcp::TcpTransport transport;
 };
+
+// One side of a back-to-back pair run as the data plane's loop runs it (dataplane/pipeline.cpp,
+// Pipeline::run): one receive burst of up to kLoopBurst frames, then the timers (Stack::poll
+// and the service's poll) when something arrived or a deadline passed, then the transmit
+// step (TcpStack::serve_tx_waiters, Stack::flush). echo_cost and http_client_cost count
+// each side's steps alone.
+inline constexpr size_t kLoopBurst = 32;  // Pipeline::run's receive burst
+
+struct LoopSide {
+  Host& host;
+  Service& svc;
+  std::deque<Frame*>& inbox;  // frames the peer sent to this side
+  WireIo* peer_io;            // where those frames' buffers go back
+  Instant deadline = Instant::never();
+  uint64_t bursts = 0;
+  uint64_t frames = 0;
+};
+
+// One receive burst of up to kLoopBurst frames; returns how many.
+inline size_t loop_burst(LoopSide& s, Instant now) {
+  Frame* f[kLoopBurst];
+  size_t n = 0;
+  while (n < kLoopBurst && !s.inbox.empty()) {
+    f[n++] = s.inbox.front();
+    s.inbox.pop_front();
+  }
+  if (n == 0) return 0;
+  s.host.stack.begin_rx_burst();
+  for (size_t i = 0; i < n; ++i)
+    s.host.stack.receive(std::span<const uint8_t>(f[i]->bytes.data(), f[i]->len), RxMeta{}, now);
+  s.host.stack.end_rx_burst(now);
+  for (size_t i = 0; i < n; ++i) s.peer_io->recycle(f[i]);
+  ++s.bursts;
+  s.frames += n;
+  return n;
+}
+
+// Timers when due (or after a burst), then the transmit step.
+inline void loop_timers(LoopSide& s, bool got, Instant now) {
+  if (got || now >= s.deadline) s.deadline = earliest(s.host.stack.poll(now), s.svc.poll(now));
+  s.host.tcp.serve_tx_waiters(now);
+  s.host.stack.flush(now);
+  s.deadline = earliest(s.deadline, s.host.tcp.next_due());
+}
+
+// Each side's steps, not inlined nor folded into one another (noipa), so that callgrind
+// counts each side alone (--toggle-collect='*server_*' or '*client_*').
+__attribute__((noipa)) inline size_t server_burst(LoopSide& s, Instant now) {
+  return loop_burst(s, now);
+}
+__attribute__((noipa)) inline void server_timers(LoopSide& s, bool got, Instant now) {
+  loop_timers(s, got, now);
+}
+__attribute__((noipa)) inline size_t client_burst(LoopSide& s, Instant now) {
+  return loop_burst(s, now);
+}
+__attribute__((noipa)) inline void client_timers(LoopSide& s, bool got, Instant now) {
+  loop_timers(s, got, now);
+}
 
 }  // namespace ws::test

@@ -321,6 +321,33 @@ TEST(Http, RequestsPerConnectionBound) {
   EXPECT_EQ(r[2].headers["connection"], "close");
 }
 
+// The service remembers the last well-formed request it parsed: a request that only
+// starts like it, or differs from it in one byte, is parsed and answered on its own.
+TEST(Http, RepeatedAndNearlyRepeatedRequests) {
+  Harness h;
+  auto cl = h.connect();
+  std::string burst;
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "GET /hellp HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc";
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+  burst += "GET /hello HTTP/1.1\r\nHost: t\r\nHost: u\r\n\r\n";
+  h.send(*cl, burst);
+  ASSERT_TRUE(h.n->run_until([&] { return cl->peer_closed; }, Duration::seconds(5)));
+  std::vector<Response> r;
+  ASSERT_TRUE(parse_responses(cl->rx, {false, false, false, true, false, false, false, false}, r))
+      << cl->rx;
+  const int status[] = {200, 200, 404, 200, 200, 200, 200, 400};
+  for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].status, status[i]) << i;
+  EXPECT_EQ(r[3].body, "");
+  EXPECT_EQ(r[6].body, "hello\n");  // the body of the one before was skipped
+  EXPECT_EQ(r[7].headers["connection"], "close");
+  EXPECT_EQ(h.svc->counters().rx_messages, 8u);
+}
+
 TEST(Http, OneMebibyteBodiesStreamWithBackpressure) {
   // A small fixed send buffer on the server: the body goes out through on_writable.
   Harness h(HttpLimits{}, 32 * 1024);

@@ -11,6 +11,7 @@
 
 #include "stack/apps/http_client.hpp"
 #include "stack/apps/http_service.hpp"
+#include "stack/apps/http_text.hpp"
 #include "stack/apps/tcp_services.hpp"
 #include "stack/iface/stack.hpp"
 #include "tests/sim/sim.hpp"
@@ -198,6 +199,40 @@ TEST(HttpClient, WrongStatusLengthOrBodyAreErrors) {
   rep = r.run(len_only);
   EXPECT_EQ(rep.errors, 0u);
   EXPECT_EQ(rep.messages, 5u);
+}
+
+// A server whose responses differ from one another in a byte of their header blocks (the
+// client remembers the last one it parsed): each is checked on its own; a field name that
+// is not a token (RFC 9110 5.1) makes a response unusable.
+TEST(HttpClient, EachResponseHeadIsCheckedOnItsOwn) {
+  Rig r;
+  std::string body;
+  for (size_t i = 0; i < 438; ++i) body += http::body_byte(i);
+  const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 438\r\n\r\n" + body;
+  const std::vector<std::string> script = {
+      ok,
+      "HTTP/1.1 200 OK\r\nContent-Length: 437\r\n\r\n" + body.substr(0, 437),
+      ok,
+      "HTTP/1.1 200 OK\r\nContent-Length: 438\r\nBad Name: x\r\n\r\n" + body,
+  };
+  size_t next = 0;
+  tcp::ListenCallbacks l;
+  l.on_accept = [&](tcp::Connection& c) {
+    tcp::ConnCallbacks cb;
+    cb.on_data = [&](tcp::Connection& conn, std::span<const uint8_t> d) {
+      const std::string& s = script[next++ % script.size()];
+      EXPECT_EQ(conn.send({reinterpret_cast<const uint8_t*>(s.data()), s.size()}), s.size());
+      return d.size();
+    };
+    c.set_callbacks(std::move(cb));
+    return true;
+  };
+  ASSERT_TRUE(r.n->b.listen(8080, std::move(l)));
+  HttpClientService c("scripted", params(1, 4, 8080), checked("/", 438, 0), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_EQ(next, 4u);
+  EXPECT_EQ(rep.messages, 2u);
+  EXPECT_EQ(rep.errors, 2u);  // the wrong length, then the bad field name
 }
 
 TEST(HttpClient, NotHttpIsAnErrorNotAHang) {
