@@ -234,8 +234,13 @@ void Tcb::after_ack(uint32_t acked, uint32_t delivered, bool dupack, bool dsack,
     return;
   }
   if (frto != 0) frto_on_ack(acked, dupack);
-  tlp_on_ack(s, dupack, dsack, now);
-  rack_check(now);
+  if (tlp_out) tlp_on_ack(s, dupack, dsack, now);
+  // With nothing left in flight (every ACK of a request/response exchange) RACK has
+  // nothing to judge: rack_detect_loss() would only clear its timer.
+  if (txlog.empty())
+    rack.reo_at = Instant::never();
+  else
+    rack_check(now);
   if (in_recovery && !rto_recovery) prr_update(delivered);
 }
 

@@ -214,6 +214,7 @@ class Tcb final : public Connection {
   FourTuple t;
   uint64_t id = 0;          // never 0: its slot's id while it lives there (TcbSlot)
   TcbSlot* slot = nullptr;  // where the stack keeps this Tcb
+  uint64_t table_hash = 0;  // the connection table's hash of `t` (ConnTable::insert)
   TcpState state = TcpState::kClosed;
   // family_index(t.raddr), kept so that the per-family counters (TcpCounters::family)
   // cost the segment paths one byte load, not a comparison of the address.

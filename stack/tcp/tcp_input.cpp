@@ -148,8 +148,9 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     if (c.snd_nxt < c.snd_una) c.snd_nxt = c.snd_una;
     if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
     c.retries = 0;
-    c.pmtu_on_ack(now);
-    bool undone = c.detect_spurious(s);
+    // Inline tests: no probe out and no timeout counted, no undo armed on nearly every ACK.
+    if (c.pmtu.probe_out || c.pmtu.black_hole_rtos != 0) c.pmtu_on_ack(now);
+    const bool undone = c.undo_eifel && c.detect_spurious(s);
     // RFC 6298 (5.2)/(5.3).
     c.rto_at = c.snd_una == c.snd_max ? Instant::never() : now + c.rto;
     if (undone) {
@@ -360,8 +361,12 @@ static void process_fin(Tcb& c, Instant now) {
   c.fin_received = true;
   c.ooo_fin.reset();
   c.ack_now = true;
-  c.deliver(now);  // the bytes before the FIN first
-  if (c.released) return;
+  // The bytes before the FIN first. With none queued, deliver() would only look at the
+  // window, for an ACK that goes out already.
+  if (c.rcv_queued() != 0) {
+    c.deliver(now);
+    if (c.released) return;
+  }
   // RFC 9293 3.10.7.4, eighth: the state changes before the application hears of the
   // FIN, so that a shutdown from on_peer_closed goes CLOSE_WAIT -> LAST_ACK.
   bool to_time_wait = false;
@@ -395,10 +400,11 @@ static void process_fin(Tcb& c, Instant now) {
 
 // The end of every input: queued data to the application, then the writer woken when the
 // send buffer has room again.
-// With nothing queued (on_data took every byte where it arrived), deliver() would only
-// check the window, which `window_check` false leaves to the caller.
+// With nothing queued (on_data took every byte where it arrived, or close() discards
+// them), deliver() would only check the window, which `window_check` false leaves to the
+// caller.
 static void deliver_and_wake(Tcb& c, Instant now, bool window_check = true) {
-  if (c.rcv_queued() != 0 || c.app_closed) {
+  if (c.rcv_queued() != 0) {
     c.deliver(now);
     if (c.released) return;
   } else if (window_check && !c.delivering) {
@@ -422,9 +428,11 @@ static void note_arrival(Tcb& c, Instant now) {
 
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
 // segment of an established connection with nothing in recovery, acknowledging either
-// nothing new with nothing in flight, or everything in flight (a request that acknowledges
-// the last response), with the window unchanged, no SACK blocks and a timestamp no older
-// than TS.Recent. Every check of the full path before the ACK passes for it: the sequence
+// nothing new with nothing in flight and the window unchanged, or everything in flight (a
+// request that acknowledges the last response; process_ack() takes its window, which may
+// have changed: the first response after the handshake carries the scaled window that
+// follows the SYN,ACK's unscaled one), with no SACK blocks and a timestamp no older than
+// TS.Recent. Every check of the full path before the ACK passes for it: the sequence
 // number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK of
 // SND.MAX is acceptable (RFC 5961 section 5.2).
 enum class Prediction : uint8_t { kNone, kData, kDataAck };
@@ -437,11 +445,13 @@ static Prediction predict(const Tcb& c, const Segment& s) {
     return Prediction::kNone;
   if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0)
     return Prediction::kNone;
-  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
-    return Prediction::kNone;
   if (c.ts_ok && !(s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0))
     return Prediction::kNone;
-  return s.ack == c.snd_una ? Prediction::kData : Prediction::kDataAck;
+  if (s.ack != c.snd_una) return Prediction::kDataAck;
+  // Acknowledging nothing new, input_predicted() updates no window: it must be the same.
+  if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
+    return Prediction::kNone;
+  return Prediction::kData;
 }
 
 // The clocks and the timestamp of a predicted segment (note_ts_recent without the PAWS

@@ -72,6 +72,23 @@ TEST(HeaderPrediction, RequestAcknowledgingTheResponse) {
   EXPECT_EQ(e.answered, (2 * tcp::Tcb::kQuickAcks + 10) * kMessage);
 }
 
+// The first response after the handshake acknowledges the request and carries the
+// server's scaled window, not the SYN,ACK's unscaled one: predicted all the same, the new
+// window taken by the ACK's processing.
+TEST(HeaderPrediction, ResponseWithANewWindow) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  const uint32_t syn_window = e.client->info().snd_wnd;
+  const uint64_t predicted = e.p.a.ctr().rx_predicted;
+  e.round_trip();
+  EXPECT_EQ(e.answered, kMessage);
+  EXPECT_NE(e.client->info().snd_wnd, syn_window);
+  EXPECT_EQ(e.p.a.ctr().rx_predicted, predicted + 1);
+  // The window is the server's, scaled as its SYN,ACK announced.
+  const tcp::ConnInfo srv = e.server->info();
+  EXPECT_EQ(e.client->info().snd_wnd, srv.rcv_wnd);
+}
+
 // Two responses in flight and a request that acknowledges only the first: not predicted
 // (the full path handles a partial ACK: RACK, the retransmission timer's restart).
 TEST(HeaderPrediction, PartialAcknowledgmentTakesTheFullPath) {
