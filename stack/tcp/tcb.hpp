@@ -102,8 +102,18 @@ class Tcb final : public Connection {
   }
   void rtt_sample(Duration r);
   // --- recovery.cpp
-  // Every data transmission (from emit): the transmit log, PRR's count.
-  void on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso_segment, Instant now);
+  // Every data transmission (from emit): the transmit log, PRR's count. Inline: once per
+  // segment sent, and mostly one new entry for the log (no TSO, nothing sent again).
+  void on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso_segment, Instant now) {
+    const uint32_t again = tso_segment == 0 ? txlog.sent(seq, seqlen, now)
+                                            : log_tso_pieces(seq, seqlen, tso_segment, now);
+    if (again > 0) note_sent_again(seq + seqlen, again);
+    if (in_recovery) prr_out += seqlen;
+  }
+  // A TSO super-segment logged piece by piece; returns the bytes sent before.
+  uint32_t log_tso_pieces(SeqNum seq, uint32_t seqlen, uint32_t tso, Instant now);
+  // `again` bytes below `end` went out a second time: RACK's and the undo's records.
+  void note_sent_again(SeqNum end, uint32_t again);
   // An arriving ACK's SACK blocks, before SND.UNA moves: marks the log, feeds RACK.
   // Returns true when the first block was a D-SACK (RFC 2883).
   bool sack_update(const Segment& s, Instant now);
