@@ -360,39 +360,12 @@ TEST(Tcp, EmitReproducesLinuxSyn) {
   store_be16(out.data() + 16, tcp_csum(std::span(out).first(40), kIpA, kIpB));
   auto want = td::l4_of(td::kTcpSyn);
   EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin()));
-}
-
-// The inline writer of a SYN with every option writes what emit_tcp() writes.
-TEST(Tcp, EmitSynInlineMatchesTheGeneralWriter) {
-  TcpRepr r;
-  r.src_port = 35118;
-  r.dst_port = 8080;
-  r.seq = SeqNum(1054103715u);
-  r.ack = SeqNum(4252358005u);
-  r.flags = tcpflag::kSyn | tcpflag::kAck;
-  r.window = 65535;
-  r.mss = 1460;
-  r.sack_permitted = true;
-  r.ts_val = 2148714870u;
-  r.ts_ecr = 192116407u;
-  r.wscale = 7;
-  std::array<uint8_t, 60> general;
+  // The inline writer of a SYN with every option (the stack's SYNs) writes the same.
   std::array<uint8_t, 60> inlined;
-  general.fill(0xee);
   inlined.fill(0xee);
-  ASSERT_EQ(emit_tcp(general.data(), r), 40u);
   ASSERT_EQ(emit_tcp_syn(inlined.data(), r), 40u);
-  EXPECT_EQ(general, inlined);
-  // And it parses back in place.
-  auto v = TcpView::parse(std::span<const uint8_t>(inlined).first(40));
-  ASSERT_TRUE(v.has_value());
-  TcpOptions o;
-  ASSERT_TRUE(v->parse_options(o));
-  EXPECT_EQ(o.mss, 1460);
-  EXPECT_EQ(o.wscale, 7);
-  EXPECT_TRUE(o.sack_permitted);
-  EXPECT_EQ(o.ts_val, 2148714870u);
-  EXPECT_EQ(o.ts_ecr, 192116407u);
+  store_be16(inlined.data() + 16, tcp_csum(std::span(inlined).first(40), kIpA, kIpB));
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), inlined.begin()));
 }
 
 TEST(Tcp, EmitReproducesLinuxDataSegmentHeader) {
