@@ -79,6 +79,8 @@ class Tcb final : public Connection {
   // acknowledging everything in flight (the request/response case).
   void input_predicted(Segment& s, Instant now);
   void input_predicted_ack(Segment& s, Instant now);
+  // A FIN without data that acknowledges everything in flight (ESTABLISHED, FIN-WAIT).
+  void input_predicted_fin(Segment& s, Instant now);
   // Every other segment: RFC 9293 3.10.7 step by step.
   void input_general(Segment& s, Instant now);
   // --- tcp_output.cpp

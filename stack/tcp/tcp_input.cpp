@@ -435,18 +435,31 @@ static void note_arrival(Tcb& c, Instant now) {
 // TS.Recent. Every check of the full path before the ACK passes for it: the sequence
 // number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK of
 // SND.MAX is acceptable (RFC 5961 section 5.2).
-enum class Prediction : uint8_t { kNone, kData, kDataAck };
+enum class Prediction : uint8_t { kNone, kData, kDataAck, kFin };
+
+// A FIN without data, in order, acknowledging everything in flight, in ESTABLISHED or
+// FIN-WAIT-1/2 (the close of a request/response exchange, on either side), is predicted
+// as well: the same checks pass for it (its one unit of sequence space lies in the open
+// window), and the ACK, the FIN-WAIT steps and the FIN are processed as on the full path.
+static bool fin_predictable(const Tcb& c, const Segment& s) {
+  using namespace wire::tcpflag;
+  return (s.flags & ~kPsh) == (kAck | kFin) && s.payload.empty() &&
+         (c.state == TcpState::kEstablished || c.state == TcpState::kFinWait1 ||
+          c.state == TcpState::kFinWait2);
+}
 
 static Prediction predict(const Tcb& c, const Segment& s) {
   using namespace wire::tcpflag;
-  if (c.state != TcpState::kEstablished || (s.flags & ~kPsh) != kAck) return Prediction::kNone;
+  const bool fin = (s.flags & ~kPsh) != kAck;
+  if (fin ? !fin_predictable(c, s) : c.state != TcpState::kEstablished) return Prediction::kNone;
   if (s.seq != c.rcv_nxt || s.ack != c.snd_max) return Prediction::kNone;
-  if (s.payload.empty() || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin)
+  if ((s.payload.empty() && !fin) || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin)
     return Prediction::kNone;
   if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0)
     return Prediction::kNone;
   if (c.ts_ok && !(s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0))
     return Prediction::kNone;
+  if (fin) return Prediction::kFin;
   if (s.ack != c.snd_una) return Prediction::kDataAck;
   // Acknowledging nothing new, input_predicted() updates no window: it must be the same.
   if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
@@ -634,6 +647,17 @@ void Tcb::input_predicted_ack(Segment& s, Instant now) {
   return true;
 }
 
+// A predicted FIN (fin_predictable): the ACK in full, then the steps of the full path
+// after it, the FIN-WAIT states' (fifth check) and the FIN's (eighth).
+void Tcb::input_predicted_fin(Segment& s, Instant now) {
+  note_predicted_arrival(*this, s, now);
+  process_ack(*this, s, now);
+  if (released || !fin_acked_step(*this, now)) return;
+  process_fin(*this, now);
+  if (released) return;
+  deliver_and_wake(*this, now);
+}
+
 bool Tcb::input(Segment& s, Instant now) {
   switch (predict(*this, s)) {
     case Prediction::kData:
@@ -642,6 +666,9 @@ bool Tcb::input(Segment& s, Instant now) {
     case Prediction::kDataAck:
       input_predicted_ack(s, now);
       return false;  // output now, as on the full path
+    case Prediction::kFin:
+      input_predicted_fin(s, now);
+      return false;
     case Prediction::kNone:
       break;
   }

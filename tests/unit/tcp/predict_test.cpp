@@ -89,6 +89,28 @@ TEST(HeaderPrediction, ResponseWithANewWindow) {
   EXPECT_EQ(e.client->info().snd_wnd, srv.rcv_wnd);
 }
 
+// The close of an exchange: each FIN, in order and acknowledging everything in flight, is
+// predicted (ESTABLISHED to CLOSE-WAIT, FIN-WAIT-2 to TIME-WAIT), with the states the full
+// path gives.
+TEST(HeaderPrediction, FinAcknowledgingEverything) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  e.round_trip();
+  const uint64_t at_server = e.p.b.ctr().rx_predicted;
+  e.client->close();
+  e.p.settle();
+  EXPECT_EQ(e.p.b.ctr().rx_predicted, at_server + 1);
+  EXPECT_EQ(e.server->state(), tcp::TcpState::kCloseWait);
+  EXPECT_EQ(e.client->state(), tcp::TcpState::kFinWait2);
+  const uint64_t at_client = e.p.a.ctr().rx_predicted;
+  e.server->close();
+  e.p.settle();
+  EXPECT_EQ(e.p.a.ctr().rx_predicted, at_client + 1);
+  EXPECT_EQ(e.client->state(), tcp::TcpState::kTimeWait);
+  EXPECT_EQ(e.p.b.count_in(tcp::TcpState::kLastAck), 0u);
+  EXPECT_EQ(e.p.b.connection_count(), 0u);
+}
+
 // Two responses in flight and a request that acknowledges only the first: not predicted
 // (the full path handles a partial ACK: RACK, the retransmission timer's restart).
 TEST(HeaderPrediction, PartialAcknowledgmentTakesTheFullPath) {
