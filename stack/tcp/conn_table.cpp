@@ -4,8 +4,7 @@
 
 namespace ws::tcp {
 
-bool ConnTable::erase(const FourTuple& t, const Tcb* c) {
-  const uint64_t h = hash(t);
+bool ConnTable::erase(const FourTuple& t, const Tcb* c, uint64_t h) {
   size_t i = h & mask_;
   for (;; i = (i + 1) & mask_) {
     const Entry& e = slots_[i];

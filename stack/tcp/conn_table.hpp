@@ -64,15 +64,19 @@ class ConnTable {
     }
   }
 
-  // `t` must not be present (the stack looks it up first).
-  void insert(const FourTuple& t, Tcb* c) {
+  // `t` must not be present (the stack looks it up first). Returns its hash, for erase().
+  uint64_t insert(const FourTuple& t, Tcb* c) {
     if (2 * (size_ + 1) > capacity()) rebuild(2 * capacity());
-    place({t, hash(t), c});
+    const uint64_t h = hash(t);
+    place({t, h, c});
     ++size_;
+    return h;
   }
 
-  // Removes `t` if it maps to `c`; true if it did.
-  bool erase(const FourTuple& t, const Tcb* c);
+  // Removes `t` if it maps to `c`; true if it did. `h`: hash(t), as insert() returned it
+  // (the stack keeps it in the Tcb: no second hashing of the tuple).
+  bool erase(const FourTuple& t, const Tcb* c, uint64_t h);
+  bool erase(const FourTuple& t, const Tcb* c) { return erase(t, c, hash(t)); }
 
   // Calls f(Tcb*) for every entry; f must not insert or erase.
   template <class F>

@@ -9,6 +9,8 @@ namespace ws::tcp {
 inline constexpr uint32_t kIpv4HeaderLen = 20;
 inline constexpr uint32_t kTcpHeaderLen = 20;
 inline constexpr uint32_t kTimestampOptionLen = 12;  // NOP NOP TS(10), RFC 7323 appendix A
+// MSS(4), SACK-permitted(2) TS(10), NOP WS(3): a SYN with every option (wire::emit_tcp_syn).
+inline constexpr uint32_t kSynAllOptionsLen = 20;
 // RFC 9293 section 3.7.1: without an MSS option the peer takes 536.
 inline constexpr uint32_t kDefaultPeerMss = 536;
 

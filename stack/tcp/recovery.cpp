@@ -12,17 +12,17 @@ namespace ws::tcp {
 
 static constexpr uint32_t kMaxDupThresh = 8;
 
-void Tcb::on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso, Instant now) {
+uint32_t Tcb::log_tso_pieces(SeqNum seq, uint32_t seqlen, uint32_t tso, Instant now) {
   uint32_t again = 0;
   // Logged as the segments that go on the wire, so that SACK edges fall on entries.
-  uint32_t piece = tso != 0 ? tso : seqlen;
-  for (uint32_t off = 0; off < seqlen; off += piece)
-    again += txlog.sent(seq + off, std::min(piece, seqlen - off), now);
-  if (again > 0) {
-    rexmit_high = seq_max(rexmit_high, seq + seqlen);
-    if (undo_valid) undo_retrans += again;
-  }
-  if (in_recovery) prr_out += seqlen;
+  for (uint32_t off = 0; off < seqlen; off += tso)
+    again += txlog.sent(seq + off, std::min(tso, seqlen - off), now);
+  return again;
+}
+
+void Tcb::note_sent_again(SeqNum end, uint32_t again) {
+  rexmit_high = seq_max(rexmit_high, end);
+  if (undo_valid) undo_retrans += again;
 }
 
 // RFC 2883 section 4: a first block below the cumulative ACK, or inside the second
@@ -234,8 +234,13 @@ void Tcb::after_ack(uint32_t acked, uint32_t delivered, bool dupack, bool dsack,
     return;
   }
   if (frto != 0) frto_on_ack(acked, dupack);
-  tlp_on_ack(s, dupack, dsack, now);
-  rack_check(now);
+  if (tlp_out) tlp_on_ack(s, dupack, dsack, now);
+  // With nothing left in flight (every ACK of a request/response exchange) RACK has
+  // nothing to judge: rack_detect_loss() would only clear its timer.
+  if (txlog.empty())
+    rack.reo_at = Instant::never();
+  else
+    rack_check(now);
   if (in_recovery && !rto_recovery) prr_update(delivered);
 }
 

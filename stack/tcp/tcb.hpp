@@ -79,6 +79,8 @@ class Tcb final : public Connection {
   // acknowledging everything in flight (the request/response case).
   void input_predicted(Segment& s, Instant now);
   void input_predicted_ack(Segment& s, Instant now);
+  // A FIN without data that acknowledges everything in flight (ESTABLISHED, FIN-WAIT).
+  void input_predicted_fin(Segment& s, Instant now);
   // Every other segment: RFC 9293 3.10.7 step by step.
   void input_general(Segment& s, Instant now);
   // --- tcp_output.cpp
@@ -102,8 +104,18 @@ class Tcb final : public Connection {
   }
   void rtt_sample(Duration r);
   // --- recovery.cpp
-  // Every data transmission (from emit): the transmit log, PRR's count.
-  void on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso_segment, Instant now);
+  // Every data transmission (from emit): the transmit log, PRR's count. Inline: once per
+  // segment sent, and mostly one new entry for the log (no TSO, nothing sent again).
+  void on_transmit(SeqNum seq, uint32_t seqlen, uint32_t tso_segment, Instant now) {
+    const uint32_t again = tso_segment == 0 ? txlog.sent(seq, seqlen, now)
+                                            : log_tso_pieces(seq, seqlen, tso_segment, now);
+    if (again > 0) note_sent_again(seq + seqlen, again);
+    if (in_recovery) prr_out += seqlen;
+  }
+  // A TSO super-segment logged piece by piece; returns the bytes sent before.
+  uint32_t log_tso_pieces(SeqNum seq, uint32_t seqlen, uint32_t tso, Instant now);
+  // `again` bytes below `end` went out a second time: RACK's and the undo's records.
+  void note_sent_again(SeqNum end, uint32_t again);
   // An arriving ACK's SACK blocks, before SND.UNA moves: marks the log, feeds RACK.
   // Returns true when the first block was a D-SACK (RFC 2883).
   bool sack_update(const Segment& s, Instant now);
@@ -214,6 +226,7 @@ class Tcb final : public Connection {
   FourTuple t;
   uint64_t id = 0;          // never 0: its slot's id while it lives there (TcbSlot)
   TcbSlot* slot = nullptr;  // where the stack keeps this Tcb
+  uint64_t table_hash = 0;  // the connection table's hash of `t` (ConnTable::insert)
   TcpState state = TcpState::kClosed;
   // family_index(t.raddr), kept so that the per-family counters (TcpCounters::family)
   // cost the segment paths one byte load, not a comparison of the address.

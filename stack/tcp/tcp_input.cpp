@@ -148,8 +148,9 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     if (c.snd_nxt < c.snd_una) c.snd_nxt = c.snd_una;
     if (c.high_rxt < c.snd_una) c.high_rxt = c.snd_una;
     c.retries = 0;
-    c.pmtu_on_ack(now);
-    bool undone = c.detect_spurious(s);
+    // Inline tests: no probe out and no timeout counted, no undo armed on nearly every ACK.
+    if (c.pmtu.probe_out || c.pmtu.black_hole_rtos != 0) c.pmtu_on_ack(now);
+    const bool undone = c.undo_eifel && c.detect_spurious(s);
     // RFC 6298 (5.2)/(5.3).
     c.rto_at = c.snd_una == c.snd_max ? Instant::never() : now + c.rto;
     if (undone) {
@@ -360,8 +361,12 @@ static void process_fin(Tcb& c, Instant now) {
   c.fin_received = true;
   c.ooo_fin.reset();
   c.ack_now = true;
-  c.deliver(now);  // the bytes before the FIN first
-  if (c.released) return;
+  // The bytes before the FIN first. With none queued, deliver() would only look at the
+  // window, for an ACK that goes out already.
+  if (c.rcv_queued() != 0) {
+    c.deliver(now);
+    if (c.released) return;
+  }
   // RFC 9293 3.10.7.4, eighth: the state changes before the application hears of the
   // FIN, so that a shutdown from on_peer_closed goes CLOSE_WAIT -> LAST_ACK.
   bool to_time_wait = false;
@@ -395,10 +400,11 @@ static void process_fin(Tcb& c, Instant now) {
 
 // The end of every input: queued data to the application, then the writer woken when the
 // send buffer has room again.
-// With nothing queued (on_data took every byte where it arrived), deliver() would only
-// check the window, which `window_check` false leaves to the caller.
+// With nothing queued (on_data took every byte where it arrived, or close() discards
+// them), deliver() would only check the window, which `window_check` false leaves to the
+// caller.
 static void deliver_and_wake(Tcb& c, Instant now, bool window_check = true) {
-  if (c.rcv_queued() != 0 || c.app_closed) {
+  if (c.rcv_queued() != 0) {
     c.deliver(now);
     if (c.released) return;
   } else if (window_check && !c.delivering) {
@@ -423,27 +429,40 @@ static void note_arrival(Tcb& c, Instant now) {
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
 // segment of an established connection with nothing in recovery, acknowledging either
 // nothing new with nothing in flight and the window unchanged, or everything in flight (a
-// request that acknowledges the last response), with no SACK blocks and a timestamp no
-// older than TS.Recent. Every check of the full path before the ACK passes for it: the
-// sequence number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an
-// ACK of SND.MAX is acceptable (RFC 5961 section 5.2). An ACK of new data goes through
-// process_ack as on the full path, window update included, so its window may have moved:
-// a receiver's SWS avoidance (RFC 9293 3.8.6.2.2) holds its right edge while the left one
-// advances by each response it takes, and the window it sends changes from request to
-// request.
-enum class Prediction : uint8_t { kNone, kData, kDataAck };
+// request that acknowledges the last response; process_ack() takes its window, which may
+// have changed: the first response after the handshake carries the scaled window that
+// follows the SYN,ACK's unscaled one, and a receiver's SWS avoidance, RFC 9293 3.8.6.2.2,
+// holds its right edge while the left one advances by each response it takes), with no SACK blocks
+// and a timestamp no older than TS.Recent. Every check of the full path before the ACK passes for
+// it: the sequence number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK
+// of SND.MAX is acceptable (RFC 5961 section 5.2).
+enum class Prediction : uint8_t { kNone, kData, kDataAck, kFin };
+
+// A FIN without data, in order, acknowledging everything in flight, in ESTABLISHED or
+// FIN-WAIT-1/2 (the close of a request/response exchange, on either side), is predicted
+// as well: the same checks pass for it (its one unit of sequence space lies in the open
+// window), and the ACK, the FIN-WAIT steps and the FIN are processed as on the full path.
+static bool fin_predictable(const Tcb& c, const Segment& s) {
+  using namespace wire::tcpflag;
+  return (s.flags & ~kPsh) == (kAck | kFin) && s.payload.empty() &&
+         (c.state == TcpState::kEstablished || c.state == TcpState::kFinWait1 ||
+          c.state == TcpState::kFinWait2);
+}
 
 static Prediction predict(const Tcb& c, const Segment& s) {
   using namespace wire::tcpflag;
-  if (c.state != TcpState::kEstablished || (s.flags & ~kPsh) != kAck) return Prediction::kNone;
+  const bool fin = (s.flags & ~kPsh) != kAck;
+  if (fin ? !fin_predictable(c, s) : c.state != TcpState::kEstablished) return Prediction::kNone;
   if (s.seq != c.rcv_nxt || s.ack != c.snd_max) return Prediction::kNone;
-  if (s.payload.empty() || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin)
+  if ((s.payload.empty() && !fin) || s.opts.sack_count != 0 || !c.ooo.empty() || c.ooo_fin)
     return Prediction::kNone;
   if (c.in_recovery || c.frto != 0 || c.tlp_out || c.rcv_adv - c.rcv_nxt <= 0)
     return Prediction::kNone;
   if (c.ts_ok && !(s.opts.ts_val && static_cast<int32_t>(*s.opts.ts_val - c.ts_recent) >= 0))
     return Prediction::kNone;
+  if (fin) return Prediction::kFin;
   if (s.ack != c.snd_una) return Prediction::kDataAck;
+  // Acknowledging nothing new, input_predicted() updates no window: it must be the same.
   if ((static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0)) != c.snd_wnd)
     return Prediction::kNone;
   return Prediction::kData;
@@ -629,6 +648,17 @@ void Tcb::input_predicted_ack(Segment& s, Instant now) {
   return true;
 }
 
+// A predicted FIN (fin_predictable): the ACK in full, then the steps of the full path
+// after it, the FIN-WAIT states' (fifth check) and the FIN's (eighth).
+void Tcb::input_predicted_fin(Segment& s, Instant now) {
+  note_predicted_arrival(*this, s, now);
+  process_ack(*this, s, now);
+  if (released || !fin_acked_step(*this, now)) return;
+  process_fin(*this, now);
+  if (released) return;
+  deliver_and_wake(*this, now);
+}
+
 bool Tcb::input(Segment& s, Instant now) {
   switch (predict(*this, s)) {
     case Prediction::kData:
@@ -637,6 +667,9 @@ bool Tcb::input(Segment& s, Instant now) {
     case Prediction::kDataAck:
       input_predicted_ack(s, now);
       return false;  // output now, as on the full path
+    case Prediction::kFin:
+      input_predicted_fin(s, now);
+      return false;
     case Prediction::kNone:
       break;
   }

@@ -207,9 +207,13 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
     k = fill_sack_blocks(r.sack, k);
     r.sack_count = static_cast<uint8_t>(k);
   }
-  // No SYN options, no SACK blocks: the header is written inline (emit_tcp_plain).
+  // No SYN options, no SACK blocks: the header is written inline (emit_tcp_plain); so is
+  // a SYN with every option (emit_tcp_syn).
   const bool plain = !syn_opts && r.sack_count == 0;
-  size_t hl = plain ? kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0) : r.header_len();
+  const bool syn_all = syn_opts && ws_ok && ts_ok && sack_ok;
+  size_t hl = plain     ? kTcpHeaderLen + (ts_ok ? kTimestampOptionLen : 0)
+              : syn_all ? kTcpHeaderLen + kSynAllOptionsLen
+                        : r.header_len();
   // Options beyond the timestamp take room from the payload so that no datagram
   // exceeds the path MTU (RFC 9293 3.7.1).
   uint32_t base = std::min(pmtu.emit_cap(), peer_mss);
@@ -238,6 +242,8 @@ bool Tcb::emit(SeqNum seq, uint32_t len, uint8_t flags, Instant now, bool syn_op
   }
   if (plain)
     wire::emit_tcp_plain(f.l4.data(), r);
+  else if (syn_all)
+    wire::emit_tcp_syn(f.l4.data(), r);
   else
     wire::emit_tcp(f.l4.data(), r);
   if (len > 0) {

@@ -468,7 +468,7 @@ Tcb* TcpStack::new_tcb(const FourTuple& t) {
   tcb->slot = slot;
   tcb->id = next_id_++;
   slot->id = tcb->id;
-  conns_.insert(t, tcb);
+  tcb->table_hash = conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
   init_tcb(*tcb);
   return tcb;
@@ -532,9 +532,11 @@ Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
   TcbSlot* slot = tw->slot;
   // The same tuple: the block's hash serves again (RFC 6528's F depends on nothing else).
   const IsnGenerator::Initial init = IsnGenerator::again({0, tw->ts_offset, tw->isn_f}, now_);
+  const uint64_t table_hash = tw->table_hash;
   tw->~Tcb();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
+  tcb->table_hash = table_hash;
   tcb->id = next_id_++;
   slot->id = tcb->id;
   init_tcb(*tcb, &init);
@@ -554,7 +556,7 @@ void TcpStack::release(Tcb* t) {
   // Not inside serve_tx_waiters' pass: that pass drops released connections itself.
   if (t->tx_waiting && tx_turns_.empty()) std::erase(tx_waiters_, t);
   if (last_flow_ == t) last_flow_ = nullptr;
-  if (conns_.erase(t->t, t)) {
+  if (conns_.erase(t->t, t, t->table_hash)) {
     // Out of the table: out of the gauges that count the table's connections.
     --ctr_.state[static_cast<size_t>(TcpState::kClosed)];
     --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][t->fam];

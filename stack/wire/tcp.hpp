@@ -205,4 +205,23 @@ inline size_t emit_tcp_plain(uint8_t* out, const TcpRepr& r) {
   return hl;
 }
 
+// emit_tcp() for a SYN or SYN,ACK with every option (MSS, SACK-permitted, Timestamps, NOP,
+// Window scale: Linux's layout, which parse_options() reads in place), inline: two per
+// connection. r.mss, r.ts_val and r.wscale are set, r.sack_permitted true, no SACK
+// blocks. Returns the header length, 40.
+inline size_t emit_tcp_syn(uint8_t* out, const TcpRepr& r) {
+  constexpr size_t hl = TcpView::kMinHeaderLen + 20;
+  emit_tcp_fixed(out, r, hl);
+  uint8_t* p = out + TcpView::kMinHeaderLen;
+  p[0] = tcpopt::kMss;
+  p[1] = 4;
+  store_be16(p + 2, *r.mss);
+  emit_timestamps(p + 4, tcpopt::kSackPermitted, 2, *r.ts_val, r.ts_ecr);
+  p[16] = tcpopt::kNop;
+  p[17] = tcpopt::kWscale;
+  p[18] = 3;
+  p[19] = *r.wscale;
+  return hl;
+}
+
 }  // namespace ws::wire

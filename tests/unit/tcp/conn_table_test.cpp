@@ -106,6 +106,21 @@ TEST(ConnTable, EraseOnlyTheConnectionNamed) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+// The stack keeps the hash insert() returns and erases with it: it stays valid while the
+// table grows and shrinks around the entry (resizing keeps stored hashes).
+TEST(ConnTable, EraseWithTheHashInsertReturned) {
+  ConnTable t;
+  Fakes f(5000);
+  std::vector<uint64_t> h(5000);
+  for (uint32_t i = 0; i < 5000; ++i) {
+    h[i] = t.insert(tuple(i), f.at(i));
+    ASSERT_EQ(h[i], t.hash(tuple(i)));
+  }
+  for (uint32_t i = 0; i < 5000; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i), h[i]));
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.capacity(), ConnTable::kMinCapacity);
+}
+
 // Keys whose home slots collide and wrap around the end of the array: deleting from the
 // middle of a run must keep every later key reachable.
 TEST(ConnTable, BackwardShiftKeepsRunsAcrossTheWrap) {

@@ -102,6 +102,45 @@ TEST(HeaderPrediction, ResponsesWithAMovingWindow) {
   EXPECT_EQ(e.p.a.ctr().rx_predicted, predicted + kRounds + 1);
 }
 
+// The first response after the handshake acknowledges the request and carries the
+// server's scaled window, not the SYN,ACK's unscaled one: predicted all the same, the new
+// window taken by the ACK's processing.
+TEST(HeaderPrediction, ResponseWithANewWindow) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  const uint32_t syn_window = e.client->info().snd_wnd;
+  const uint64_t predicted = e.p.a.ctr().rx_predicted;
+  e.round_trip();
+  EXPECT_EQ(e.answered, kMessage);
+  EXPECT_NE(e.client->info().snd_wnd, syn_window);
+  EXPECT_EQ(e.p.a.ctr().rx_predicted, predicted + 1);
+  // The window is the server's, scaled as its SYN,ACK announced.
+  const tcp::ConnInfo srv = e.server->info();
+  EXPECT_EQ(e.client->info().snd_wnd, srv.rcv_wnd);
+}
+
+// The close of an exchange: each FIN, in order and acknowledging everything in flight, is
+// predicted (ESTABLISHED to CLOSE-WAIT, FIN-WAIT-2 to TIME-WAIT), with the states the full
+// path gives.
+TEST(HeaderPrediction, FinAcknowledgingEverything) {
+  Echo e;
+  ASSERT_NE(e.server, nullptr);
+  e.round_trip();
+  const uint64_t at_server = e.p.b.ctr().rx_predicted;
+  e.client->close();
+  e.p.settle();
+  EXPECT_EQ(e.p.b.ctr().rx_predicted, at_server + 1);
+  EXPECT_EQ(e.server->state(), tcp::TcpState::kCloseWait);
+  EXPECT_EQ(e.client->state(), tcp::TcpState::kFinWait2);
+  const uint64_t at_client = e.p.a.ctr().rx_predicted;
+  e.server->close();
+  e.p.settle();
+  EXPECT_EQ(e.p.a.ctr().rx_predicted, at_client + 1);
+  EXPECT_EQ(e.client->state(), tcp::TcpState::kTimeWait);
+  EXPECT_EQ(e.p.b.count_in(tcp::TcpState::kLastAck), 0u);
+  EXPECT_EQ(e.p.b.connection_count(), 0u);
+}
+
 // Two responses in flight and a request that acknowledges only the first: not predicted
 // (the full path handles a partial ACK: RACK, the retransmission timer's restart).
 TEST(HeaderPrediction, PartialAcknowledgmentTakesTheFullPath) {

@@ -360,6 +360,12 @@ TEST(Tcp, EmitReproducesLinuxSyn) {
   store_be16(out.data() + 16, tcp_csum(std::span(out).first(40), kIpA, kIpB));
   auto want = td::l4_of(td::kTcpSyn);
   EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin()));
+  // The inline writer of a SYN with every option (the stack's SYNs) writes the same.
+  std::array<uint8_t, 60> inlined;
+  inlined.fill(0xee);
+  ASSERT_EQ(emit_tcp_syn(inlined.data(), r), 40u);
+  store_be16(inlined.data() + 16, tcp_csum(std::span(inlined).first(40), kIpA, kIpB));
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), inlined.begin()));
 }
 
 TEST(Tcp, EmitReproducesLinuxDataSegmentHeader) {
