@@ -8,6 +8,10 @@
 namespace ws {
 
 struct HttpClientService::Conn {
+  uint32_t slot = 0;  // its index in conns_
+  bool listed_free = false;
+  bool deferred = false;  // in deferred_
+  bool sending = false;   // in sending_
   tcp::Connection* c = nullptr;
   bool connected = false;
   bool reserved = false;   // a request was reserved when the connection was opened
@@ -90,20 +94,36 @@ HttpClientService::~HttpClientService() {
 bool HttpClientService::start(Stack& stack, Instant now) {
   (void)stack;
   begin(now);
-  for (uint32_t i = 0; i < p_.connections; ++i) conns_.push_back(std::make_unique<Conn>());
+  free_.reserve(p_.connections);
+  deferred_.reset(p_.connections);
+  sending_.reset(p_.connections);
+  for (uint32_t i = 0; i < p_.connections; ++i) {
+    conns_.push_back(std::make_unique<Conn>());
+    conns_.back()->slot = i;
+    conns_.back()->listed_free = true;
+  }
+  for (uint32_t i = p_.connections; i-- > 0;) free_.push_back(i);  // slot 0 pops first
   (void)poll(now);
   return true;
 }
 
+bool HttpClientService::may_reserve(Instant now) const {
+  return (p_.count == 0 || started_ < p_.count) && rate_allowance(now) > started_;
+}
+
 bool HttpClientService::reserve(Instant now) {
-  if (p_.count != 0 && started_ >= p_.count) return false;
-  if (rate_allowance(now) <= started_) return false;
+  if (!may_reserve(now)) return false;
   ++started_;
   return true;
 }
 
 bool HttpClientService::open(Instant now, Conn& st) {
-  st = Conn{};
+  // A fresh connection on the slot; what says where the slot is listed stays with it.
+  Conn fresh;
+  fresh.slot = st.slot;
+  fresh.deferred = st.deferred;
+  fresh.sending = st.sending;
+  st = std::move(fresh);
   st.connect_at = now;
   Conn* s = &st;
   tcp::ConnCallbacks cb;
@@ -137,6 +157,10 @@ bool HttpClientService::open(Instant now, Conn& st) {
     s->in_flight = false;
     s->reserved = false;
     s->c = nullptr;
+    if (!s->listed_free) {
+      s->listed_free = true;
+      free_.push_back(s->slot);
+    }
   };
   st.c = tcp_.connect(p_.target, std::move(cb), 0, now);
   if (st.c == nullptr) {
@@ -159,7 +183,11 @@ void HttpClientService::next_request(Conn& st) {
   if (st.reserved) {
     st.reserved = false;
   } else if (!reserve(now)) {
-    return;  // poll() sends on the rate schedule
+    if (!st.deferred) {  // poll() sends it on the rate schedule
+      st.deferred = true;
+      deferred_.push(st.slot);
+    }
+    return;
   }
   ++st.requests;
   st.req = per_conn != 0 && st.requests == per_conn ? &request_close_ : &request_keep_;
@@ -179,7 +207,13 @@ void HttpClientService::send_request(Conn& st) {
       st.c->send({reinterpret_cast<const uint8_t*>(r.data()) + st.req_off, r.size() - st.req_off});
   counters_.tx_bytes += n;
   st.req_off += n;
-  if (st.req_off < r.size()) return;  // on_writable sends the rest
+  if (st.req_off < r.size()) {  // on_writable sends the rest; poll() tries as well
+    if (!st.sending) {
+      st.sending = true;
+      sending_.push(st.slot);
+    }
+    return;
+  }
   st.req = nullptr;
   ++counters_.tx_messages;
 }
@@ -285,40 +319,79 @@ Instant HttpClientService::poll(Instant now) {
       std::none_of(conns_.begin(), conns_.end(),
                    [](const auto& c) { return c->in_flight || c->reserved; }))
     mark_stopping(now);
+  if (stopping_) {
+    close_idle();
+    return now + Duration::millis(10);
+  }
   bool reopen = false;
   bool waiting = false;
-  uint64_t room = open_room(tcp_);
-  for (auto& cp : conns_) {
-    Conn& st = *cp;
-    if (st.c == nullptr) {
-      if (stopping_ || (p_.count != 0 && started_ >= p_.count)) continue;
-      if (room == 0) {
-        waiting = true;  // max_connecting: once handshakes complete
-        continue;
-      }
-      // One request per connection: the rate paces connections, so one is opened only
-      // when its request is due.
-      const bool one = h_.requests_per_connection == 1;
-      if (one && !reserve(now)) continue;
-      --room;
-      if (open(now, st)) st.reserved = one;
-      reopen = true;
-    } else if (stopping_ && !st.in_flight && !st.closing) {
-      st.closing = true;
-      st.c->close();
-    } else if (st.req != nullptr) {
-      send_request(st);
-    } else {
-      next_request(st);
-    }
-  }
-  if (stopping_) return now + Duration::millis(10);
+  retry_sends();
+  send_deferred(now);
+  open_free(now, reopen, waiting);
   // Slots to refill, or the next request of the rate schedule.
   const Instant retry = waiting ? now + Duration::micros(200) : Instant::never();
   if (p_.rate == 0) return earliest(retry, reopen ? now : now + Duration::millis(100));
   const auto due =
       static_cast<int64_t>(static_cast<double>(started_) * 1e9 / static_cast<double>(p_.rate));
   return earliest(retry, std::max(now, start_ + Duration::nanos(due)));
+}
+
+void HttpClientService::retry_sends() {
+  for (size_t n = sending_.size(); n > 0; --n) {
+    Conn& st = *conns_[sending_.pop()];
+    st.sending = false;
+    if (st.c != nullptr && st.req != nullptr) send_request(st);  // re-listed if still short
+  }
+}
+
+// The connections waiting on the rate, oldest first, as far as the schedule allows.
+void HttpClientService::send_deferred(Instant now) {
+  // Each at most once per call: a request next_request() cannot reserve is listed again.
+  for (size_t n = deferred_.size(); n > 0 && may_reserve(now); --n) {
+    Conn& st = *conns_[deferred_.pop()];
+    st.deferred = false;
+    next_request(st);
+  }
+}
+
+// New connections on free slots, as far as max_connecting, the count and (one request per
+// connection) the rate allow.
+void HttpClientService::open_free(Instant now, bool& reopen, bool& waiting) {
+  uint64_t room = open_room(tcp_);
+  const bool one = h_.requests_per_connection == 1;
+  while (!free_.empty()) {
+    if (p_.count != 0 && started_ >= p_.count) return;
+    if (room == 0) {
+      waiting = true;  // max_connecting: once handshakes complete
+      return;
+    }
+    if (one && !reserve(now)) return;
+    Conn& st = *conns_[free_.back()];
+    free_.pop_back();
+    st.listed_free = false;
+    --room;
+    reopen = true;
+    if (!open(now, st)) {  // counted; this slot tries again at the next poll
+      st.listed_free = true;
+      free_.push_back(st.slot);
+      return;
+    }
+    st.reserved = one;
+  }
+}
+
+// The run is over: connections between requests close; the others finish theirs first.
+void HttpClientService::close_idle() {
+  for (auto& cp : conns_) {
+    Conn& st = *cp;
+    if (st.c == nullptr) continue;
+    if (!st.in_flight && !st.closing) {
+      st.closing = true;
+      st.c->close();
+    } else if (st.req != nullptr) {
+      send_request(st);
+    }
+  }
 }
 
 bool HttpClientService::drained(Instant now) const {

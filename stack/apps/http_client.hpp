@@ -60,14 +60,48 @@ class HttpClientService final : public ClientService {
   void fail(Conn& st);
   // One more request the count and rate limits allow by `now` (reserved when true).
   bool reserve(Instant now);
+  bool may_reserve(Instant now) const;
   void fill(ClientReport& r) const override;
   bool drained(Instant now) const override;
+  // poll()'s parts: each walks only the slots that wait for it, not every slot (a run of
+  // 1024 slots walked them all at every receive burst, and at every loop iteration once
+  // behind its schedule, which took the client's core from its packets).
+  void retry_sends();
+  void send_deferred(Instant now);
+  void open_free(Instant now, bool& reopen, bool& waiting);
+  void close_idle();
+
+  // A FIFO of slot indices, each slot in it at most once (the caller's flag), with room
+  // for every slot: no allocation after start().
+  class SlotQueue {
+   public:
+    void reset(size_t slots) {
+      q_.assign(slots, 0);
+      head_ = n_ = 0;
+    }
+    void push(uint32_t slot) { q_[(head_ + n_++) % q_.size()] = slot; }
+    uint32_t pop() {
+      const uint32_t s = q_[head_];
+      head_ = (head_ + 1) % q_.size();
+      --n_;
+      return s;
+    }
+    uint32_t front() const { return q_[head_]; }
+    size_t size() const { return n_; }
+
+   private:
+    std::vector<uint32_t> q_;
+    size_t head_ = 0, n_ = 0;
+  };
 
   HttpClientParams h_;
   tcp::TcpStack& tcp_;
   std::string request_keep_;   // the request with no Connection field (HTTP/1.1 persists)
   std::string request_close_;  // the last request of a connection: "Connection: close"
   std::vector<std::unique_ptr<Conn>> conns_;
+  std::vector<uint32_t> free_;       // slots with no connection (Conn::listed_free)
+  SlotQueue deferred_;               // connected, their next request waiting on the rate
+  SlotQueue sending_;                // a request only partly handed to TCP (on_writable's net)
   http::LastBlock<Head> last_head_;  // the last usable response header block, parsed
   LatencyHistogram hist_;
   uint64_t started_ = 0;  // requests reserved (sent, or a connection opened for one)

@@ -157,6 +157,44 @@ TEST(HttpClient, RatePacesRequests) {
   EXPECT_EQ(rep.errors, 0u);
 }
 
+// Keep-alive connections whose next request waits on the rate: sent on the schedule, oldest
+// waiting first, on the same four connections for the whole run.
+TEST(HttpClient, RatePacesKeepAliveRequests) {
+  Rig r;
+  ClientParams p = params(4, 0);
+  p.duration = Duration::seconds(1);
+  p.rate = 2000;
+  HttpClientService c("paced-ka", p, checked("/", 438, 0), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_NEAR(static_cast<double>(rep.messages), 2000, 20);
+  EXPECT_EQ(rep.connections, 4u);
+  EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
+}
+
+// Connections that close after three requests while others wait on the rate: a slot
+// reopened while it is still listed as waiting keeps one place in that list.
+TEST(HttpClient, RatePacesRequestsAcrossReconnects) {
+  Rig r;
+  ClientParams p = params(8, 0);
+  p.duration = Duration::seconds(1);
+  p.rate = 3000;
+  HttpClientService c("paced-re", p, checked("/", 438, 3), r.n->a);
+  const ClientReport rep = r.run(c);
+  EXPECT_NEAR(static_cast<double>(rep.messages), 3000, 30);
+  EXPECT_GE(rep.connections, 3000u / 3 - 8);
+  EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
+}
+
+// A count reached while keep-alive connections wait for their next request: the run ends
+// with exactly the count, and does not spin on the waiting connections.
+TEST(HttpClient, CountReachedWithConnectionsWaiting) {
+  Rig r;
+  HttpClientService c("count", params(64, 1000), checked("/", 438, 0), r.n->a);
+  const ClientReport rep = r.run(c, Duration::seconds(10));
+  EXPECT_EQ(rep.messages, 1000u);
+  EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
+}
+
 // The run's end cuts the handshakes still in flight: the client's own doing, not a failure
 // to connect (an overloaded generator would otherwise report its stop as server failures).
 TEST(HttpClient, HandshakesCutAtTheEndAreNotConnectFailures) {
