@@ -51,11 +51,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: echo_cost ROUND_TRIPS [CONNECTIONS (1..4096)]\n");
     return 2;
   }
-  std::deque<Frame*> a_to_b, b_to_a;
-  const Ipv4Addr ip_a = Ipv4Addr::from_octets(10, 0, 0, 1);
-  const Ipv4Addr ip_b = Ipv4Addr::from_octets(10, 0, 0, 2);
-  Host a(1500, MacAddr{{2, 0, 0, 0, 0, 1}}, ip_a, a_to_b);
-  Host b(1500, MacAddr{{2, 0, 0, 0, 0, 2}}, ip_b, b_to_a);
+  ws::test::HostPair hosts;
+  auto& [a_to_b, b_to_a, a, b] = hosts;
+  const Ipv4Addr ip_b = ws::test::HostPair::kIpB;
   TcpEchoService echo("echo", kPort, b.tcp);
   ClientParams p;
   p.target = {ip_b, kPort};

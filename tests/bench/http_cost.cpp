@@ -87,11 +87,9 @@ __attribute__((noinline)) void server_timers(Stack& s, HttpService& svc, Instant
 
 int main(int argc, char** argv) {
   const uint64_t requests = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000;
-  std::deque<Frame*> a_to_b, b_to_a;
-  const Ipv4Addr ip_a = Ipv4Addr::from_octets(10, 0, 0, 1);
-  const Ipv4Addr ip_b = Ipv4Addr::from_octets(10, 0, 0, 2);
-  Host a(1500, MacAddr{{2, 0, 0, 0, 0, 1}}, ip_a, a_to_b);
-  Host b(1500, MacAddr{{2, 0, 0, 0, 0, 2}}, ip_b, b_to_a);
+  ws::test::HostPair hosts;
+  auto& [a_to_b, b_to_a, a, b] = hosts;
+  const Ipv4Addr ip_b = ws::test::HostPair::kIpB;
   HttpRoute route;
   route.path = "/";
   route.body_bytes = kBody;

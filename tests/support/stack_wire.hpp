@@ -102,6 +102,16 @@ struct Host {
   tcp::TcpTransport transport;
 };
 
+// The cost benches' two hosts on one wire: a (10.0.0.1, the client's side) and b
+// (10.0.0.2), MTU 1500, each sending into the other's queue.
+struct HostPair {
+  static constexpr Ipv4Addr kIpA = Ipv4Addr::from_octets(10, 0, 0, 1);
+  static constexpr Ipv4Addr kIpB = Ipv4Addr::from_octets(10, 0, 0, 2);
+  std::deque<Frame*> a_to_b, b_to_a;
+  Host a{1500, MacAddr{{2, 0, 0, 0, 0, 1}}, kIpA, a_to_b};
+  Host b{1500, MacAddr{{2, 0, 0, 0, 0, 2}}, kIpB, b_to_a};
+};
+
 // One side of a back-to-back pair run as the data plane's loop runs it (dataplane/pipeline.cpp,
 // Pipeline::run): one receive burst of up to kLoopBurst frames, then the timers (Stack::poll
 // and the service's poll) when something arrived or a deadline passed, then the transmit

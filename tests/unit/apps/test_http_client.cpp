@@ -146,13 +146,19 @@ TEST(HttpClient, OpensArePacedByMaxConnecting) {
   EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
 }
 
-TEST(HttpClient, RatePacesRequests) {
+// One second of `conns` connections at `rate` requests a second, `per_conn` requests per
+// connection (0: keep-alive), every response checked.
+ClientReport paced_run(uint32_t conns, uint64_t rate, uint32_t per_conn) {
   Rig r;
-  ClientParams p = params(4, 0);
+  ClientParams p = params(conns, 0);
   p.duration = Duration::seconds(1);
-  p.rate = 2000;
-  HttpClientService c("paced", p, checked("/", 438, 1), r.n->a);
-  const ClientReport rep = r.run(c);
+  p.rate = rate;
+  HttpClientService c("paced", p, checked("/", 438, per_conn), r.n->a);
+  return r.run(c);
+}
+
+TEST(HttpClient, RatePacesRequests) {
+  const ClientReport rep = paced_run(4, 2000, 1);
   EXPECT_NEAR(static_cast<double>(rep.messages), 2000, 20);
   EXPECT_EQ(rep.errors, 0u);
 }
@@ -160,12 +166,7 @@ TEST(HttpClient, RatePacesRequests) {
 // Keep-alive connections whose next request waits on the rate: sent on the schedule, oldest
 // waiting first, on the same four connections for the whole run.
 TEST(HttpClient, RatePacesKeepAliveRequests) {
-  Rig r;
-  ClientParams p = params(4, 0);
-  p.duration = Duration::seconds(1);
-  p.rate = 2000;
-  HttpClientService c("paced-ka", p, checked("/", 438, 0), r.n->a);
-  const ClientReport rep = r.run(c);
+  const ClientReport rep = paced_run(4, 2000, 0);
   EXPECT_NEAR(static_cast<double>(rep.messages), 2000, 20);
   EXPECT_EQ(rep.connections, 4u);
   EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
@@ -174,12 +175,7 @@ TEST(HttpClient, RatePacesKeepAliveRequests) {
 // Connections that close after three requests while others wait on the rate: a slot
 // reopened while it is still listed as waiting keeps one place in that list.
 TEST(HttpClient, RatePacesRequestsAcrossReconnects) {
-  Rig r;
-  ClientParams p = params(8, 0);
-  p.duration = Duration::seconds(1);
-  p.rate = 3000;
-  HttpClientService c("paced-re", p, checked("/", 438, 3), r.n->a);
-  const ClientReport rep = r.run(c);
+  const ClientReport rep = paced_run(8, 3000, 3);
   EXPECT_NEAR(static_cast<double>(rep.messages), 3000, 30);
   EXPECT_GE(rep.connections, 3000u / 3 - 8);
   EXPECT_EQ(rep.errors + rep.connect_failures, 0u);
