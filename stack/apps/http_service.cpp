@@ -502,7 +502,6 @@ HttpService::Decision HttpService::decide(const Request* req) const {
   d.head = r.method == "HEAD";
   if (!d.head && r.method != "GET") {
     d.answer = &not_allowed_;
-    d.head = false;
     return d;
   }
   d.answer = &not_found_;
