@@ -427,15 +427,16 @@ static void note_arrival(Tcb& c, Instant now) {
 }
 
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data
-// segment of an established connection with nothing in recovery, acknowledging either
-// nothing new with nothing in flight and the window unchanged, or everything in flight (a
-// request that acknowledges the last response; process_ack() takes its window, which may
-// have changed: the first response after the handshake carries the scaled window that
-// follows the SYN,ACK's unscaled one, and a receiver's SWS avoidance, RFC 9293 3.8.6.2.2,
-// holds its right edge while the left one advances by each response it takes), with no SACK blocks
-// and a timestamp no older than TS.Recent. Every check of the full path before the ACK passes for
-// it: the sequence number is RCV.NXT in an open window, PAWS passes, no RST, SYN or FIN, and an ACK
-// of SND.MAX is acceptable (RFC 5961 section 5.2).
+// segment of an established connection with nothing in recovery, with no SACK blocks and a
+// timestamp no older than TS.Recent, acknowledging either nothing new with nothing in
+// flight and the window unchanged, or everything in flight (a request that acknowledges
+// the last response). The latter's window may have moved, and process_ack() takes it: the
+// first response after the handshake carries the scaled window that follows the SYN,ACK's
+// unscaled one, and a receiver's SWS avoidance (RFC 9293 3.8.6.2.2) holds its right edge
+// while the left one advances by each response it takes. Every check of the full path
+// before the ACK passes for it: the sequence number is RCV.NXT in an open window, PAWS
+// passes, no RST or SYN (a FIN only as below), and an ACK of SND.MAX is acceptable
+// (RFC 5961 section 5.2).
 enum class Prediction : uint8_t { kNone, kData, kDataAck, kFin };
 
 // A FIN without data, in order, acknowledging everything in flight, in ESTABLISHED or
