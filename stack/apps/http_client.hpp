@@ -86,7 +86,7 @@ class HttpClientService final : public ClientService {
       --n_;
       return s;
     }
-      size_t size() const { return n_; }
+    size_t size() const { return n_; }
 
    private:
     std::vector<uint32_t> q_;
