@@ -15,7 +15,9 @@ Figures, each from one run of --duration seconds (medians of --reps):
 
 With --server-cpu SHARE the server's data plane runs in a cgroup (v1 cpu controller) of its
 own with a CFS quota of SHARE of one CPU, so that the server, not the client, is at its
-limit: the sweep is then server-bound, a server that never sheds takes the whole sweep too
+limit: the sweep is then server-bound and multiplies the sustainable rate (found by offering
+rates that climb from the flat-out rate by 1.25x while at least 95 % of each is served)
+instead of the flat-out rate, a server that never sheds takes the whole sweep too
 (interleaved with ours), the keep-alive figures are left out, and every sample also holds
 the fraction of CFS periods in which the server used up its quota and the CPU it used.
 
@@ -242,11 +244,42 @@ def sweep(m, data, tag, rate, d, slots, cap):
         data.setdefault(f"{tag}_x{mult}", []).append(s)
 
 
+# The sustainable rate's search: offered rates climb by this factor from the flat-out rate
+# while the server serves at least SERVED_SHARE of what is offered, at most LADDER_STEPS.
+LADDER_STEP = 1.25
+LADDER_STEPS = 8
+SERVED_SHARE = 0.95
+
+
+def sustainable(m, data, start, d, slots, cap):
+    """The highest offered rate the server keeps up with (served >= SERVED_SHARE of it), found
+    by climbing from `start`. Under a CPU quota flat out is not that rate: every slot in its
+    handshake at once piles more on the throttled server than paced arrivals do (flat out
+    served 39 k/s on 1024 slots where paced arrivals of 115 k/s were served whole), so the
+    sweep multiplies this rate instead. Every step is kept under "<rep>_ladder"."""
+    ladder, best, rate = [], start, start
+    for _ in range(LADDER_STEPS):
+        s = summary(measure(m, http_client(d, slots, 1, rate, slots), d, cap), rate, d)
+        ladder.append(s)
+        if s["messages_per_second"] < SERVED_SHARE * rate:
+            break
+        best = rate
+        rate = int(rate * LADDER_STEP)
+    data.setdefault("ours_ladder", []).append(ladder)
+    data.setdefault("ours_sustainable", []).append(best)
+    return best
+
+
 def served_max(data, tag):
     """The most a server served: flat out (when measured) or at any offered rate (medians)."""
     xs = [median_by(data[f"{tag}_x{mult}"], "messages_per_second") for mult in MULTS]
     if data.get(f"{tag}_max"):
         xs.append(median_by(data[f"{tag}_max"], "messages_per_second"))
+    # The sustainable rate's search, step by step (medians over the repetitions that got
+    # as far).
+    ladders = data.get(f"{tag}_ladder", [])
+    for i in range(max((len(x) for x in ladders), default=0)):
+        xs.append(median_by([x[i] for x in ladders if len(x) > i], "messages_per_second"))
     return max(xs)
 
 
@@ -265,6 +298,8 @@ def repetition(tmp, data, args, rep, cap):
         top = measure(m, http_client(d, flat, 1, 0, flat), d, cap)
         data["ours_max"].append(summary(top))
         rate = max(1, int(top["connections_per_second"]))
+        if cap:
+            rate = sustainable(m, data, rate, d, args.slots, cap)
         if ours_first:
             sweep(m, data, "ours", rate, d, args.slots, cap)
     for tag, budget, build in peers:
@@ -316,13 +351,17 @@ def server_bound_records(data, cap):
     t = "http-client-server-bound"
     pct = f"server at {round(cap.share * 100)} % of a CPU"
     top = median_by(data["ours_max"], "connections_per_second")
+    rates = sorted(data["ours_sustainable"])
+    rate = rates[len(rates) // 2]
     served = {tag: {mult: median_by(data[f"{tag}_x{mult}"], "messages_per_second")
                     for mult in MULTS} for tag in ("ours", "unshed")}
     peak, upeak = served_max(data, "ours"), served_max(data, "unshed")
-    most = f"the most served (flat out {k(top)} k/s or offered at any rate), same run"
+    most = (f"the most served (flat out {k(top)} k/s, sustained {k(rate)} k/s, or offered at "
+            "any rate), same run")
     umost = "the most it served at any offered rate, same run"
     return [
-        record("http-client-sb-cps-1x", f"{pct}: HTTP served connections/s, offered 1×", "k/s",
+        record("http-client-sb-cps-1x", f"{pct}: HTTP served connections/s, offered 1× the "
+               "sustainable rate (the most offered that it served at 95 % or more)", "k/s",
                k(served["ours"][1]), k(peak), most, 211, table=t),
         record("http-client-sb-cps-2x", f"{pct}: served, offered 2× (goal: ≥ 0.90×)", "k/s",
                k(served["ours"][2]), k(peak), most, 212, table=t),
