@@ -314,7 +314,7 @@ void HttpService::stop(Instant now) {
 void HttpService::accept(tcp::Connection& c) {
   ++counters_.connections;
   ++open_;
-  auto* st = new Conn();
+  Conn* st = &take_conn();
   st->conn = &c;
   c.user = st;
   touch(*st);
@@ -342,11 +342,25 @@ void HttpService::accept(tcp::Connection& c) {
   cb.on_closed = [this](tcp::Connection& conn, tcp::CloseReason) {
     auto* st = static_cast<Conn*>(conn.user);
     unlink(*st);
-    delete st;
+    give_conn(*st);
     conn.user = nullptr;
     --open_;
   };
   c.set_callbacks(std::move(cb));
+}
+
+HttpService::Conn& HttpService::take_conn() {
+  if (spare_ == nullptr) return *conns_.emplace_back(std::make_unique<Conn>());
+  Conn& st = *spare_;
+  spare_ = st.next;
+  st.next = nullptr;
+  return st;
+}
+
+void HttpService::give_conn(Conn& st) {
+  st = Conn{};  // a split request's header buffer goes with it
+  st.next = spare_;
+  spare_ = &st;
 }
 
 void HttpService::touch(Conn& st) {

@@ -9,8 +9,11 @@
 // server_timers, the client's client_burst and client_timers:
 //
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*client_*'
-//            build/tests/bench/http_client_cost REQUESTS [CONNECTIONS]   (one command line)
+//            build/tests/bench/http_client_cost REQUESTS [CONNECTIONS [PER_CONNECTION]]
 //
+// (one command line). PER_CONNECTION is the client's requests_per_connection (0, the
+// default: keep-alive; 1: one request per connection, so the counts are per connection:
+// handshake, request, response and close on both sides, TIME_WAIT included).
 // (--toggle-collect='*server_*' for the server). Run it at two request counts and divide
 // the difference of the totals by the difference of the counts (start-up and the
 // handshakes cancel out). The virtual clock advances 2 us per side's loop iteration. The
@@ -45,8 +48,11 @@ constexpr uint16_t kPort = 80;
 int main(int argc, char** argv) {
   const uint64_t requests = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 20000;
   const uint32_t conns = argc > 2 ? static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10)) : 64;
+  const uint32_t per_conn =
+      argc > 3 ? static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)) : 0;
   if (requests == 0 || conns == 0 || conns > 4096) {
-    std::fprintf(stderr, "usage: http_client_cost REQUESTS [CONNECTIONS (1..4096)]\n");
+    std::fprintf(stderr,
+                 "usage: http_client_cost REQUESTS [CONNECTIONS (1..4096) [PER_CONNECTION]]\n");
     return 2;
   }
   ws::test::HostPair hosts;
@@ -64,6 +70,7 @@ int main(int argc, char** argv) {
   HttpClientParams h;
   h.expect_body_bytes = kBody;
   h.check_body = true;
+  h.requests_per_connection = per_conn;
   HttpClientService client("http", p, h, a.tcp);
 
   Instant now = Instant::from_ns(1'000'000'000);

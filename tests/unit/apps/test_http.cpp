@@ -385,6 +385,32 @@ TEST(Http, ManyConnections) {
   EXPECT_EQ(h.svc->counters().connections, 50u);
 }
 
+// A closed connection's state serves the next one, clean: a request cut off mid-header by
+// an abort leaves nothing behind for the connection that reuses its state.
+TEST(Http, ConnectionStateIsReusedClean) {
+  Harness h;
+  auto cut = h.connect();
+  h.send(*cut, "GET /hel");
+  h.n->run_for(Duration::millis(10));
+  cut->c->abort();
+  h.n->run_for(Duration::millis(10));
+  EXPECT_EQ(h.svc->open_connections(), 0u);
+  for (int i = 0; i < 20; ++i) {
+    auto cl = h.connect();
+    h.send(*cl, "GET /teapot HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    std::vector<Response> r;
+    ASSERT_TRUE(h.await(*cl, {false}, r)) << i << ": " << cl->rx;
+    EXPECT_EQ(r[0].status, 418) << i;
+    EXPECT_EQ(r[0].body, "short and stout\n") << i;
+    ASSERT_TRUE(h.n->run_until([&] { return cl->peer_closed; }, Duration::seconds(5)));
+    cl->c->close();
+    h.n->run_for(Duration::millis(10));
+  }
+  EXPECT_EQ(h.svc->counters().connections, 21u);
+  EXPECT_EQ(h.svc->open_connections(), 0u);
+  EXPECT_LE(h.svc->connection_states(), 2u);  // one at a time, and the aborted one's
+}
+
 }  // namespace
 }  // namespace ws
 
