@@ -74,13 +74,15 @@ def snapshot(port):
 
 class CpuCap:
     """A cgroup (v1 cpu controller) that holds the server's data plane to a CFS quota of
-    `share` of one CPU. The kernel's smallest quota is 1 ms, so the period is 1 ms / share
-    (2.5 ms for 0.4): the finest interleaving of running and throttled time it allows.
+    `share` of one CPU, and one for the benchmark and its clients at the same weight. The
+    kernel's smallest quota is 1 ms, so the period is 1 ms / share (2.5 ms for 0.4): the
+    finest interleaving of running and throttled time it allows.
     Created on entry; removed on exit, at interpreter exit and so on SIGINT/SIGTERM (bench.py's
     handlers exit through atexit); a leftover of a killed run is removed before."""
 
     ROOT = "/sys/fs/cgroup/cpu"
     PATH = os.path.join(ROOT, "wsb-http-server")
+    BENCH_PATH = os.path.join(ROOT, "wsb-http-bench")
     MIN_QUOTA_US = 1000
     SHARES = 8192
 
@@ -98,6 +100,12 @@ class CpuCap:
         # The weight of 8 ordinary tasks: on a machine shared with builds the server still
         # gets its quota when it wants it, so the quota, not the load, is its limit.
         self._write(self.PATH, "cpu.shares", self.SHARES)
+        # This process, and so every data plane it starts (the clients; the server until
+        # attach()), at the same weight without a quota: other work on the machine then does
+        # not starve the client either, whose offered rate the sweep relies on.
+        os.mkdir(self.BENCH_PATH)
+        self._write(self.BENCH_PATH, "cpu.shares", self.SHARES)
+        self._write(self.BENCH_PATH, "cgroup.procs", os.getpid())
         return self
 
     def __exit__(self, *exc):
@@ -129,19 +137,21 @@ class CpuCap:
                 "shares": self.SHARES}
 
     def remove(self):
-        """Whatever still runs in the cgroup back to the root, and the cgroup removed (within
-        a second of retries: a thread may be exiting)."""
-        for _ in range(20):
-            if not os.path.isdir(self.PATH):
-                return
-            try:
-                with open(os.path.join(self.PATH, "tasks")) as f:
-                    for tid in f.read().split():
-                        self._write(self.ROOT, "tasks", tid)
-                os.rmdir(self.PATH)
-            except OSError:
-                time.sleep(0.05)
-        print(f"could not remove {self.PATH}", file=sys.stderr)
+        """Whatever still runs in the cgroups back to the root, and the cgroups removed
+        (within a second of retries: a thread may be exiting)."""
+        for path in (self.PATH, self.BENCH_PATH):
+            for _ in range(20):
+                if not os.path.isdir(path):
+                    break
+                try:
+                    with open(os.path.join(path, "tasks")) as f:
+                        for tid in f.read().split():
+                            self._write(self.ROOT, "tasks", tid)
+                    os.rmdir(path)
+                except OSError:
+                    time.sleep(0.05)
+            else:
+                print(f"could not remove {path}", file=sys.stderr)
 
 
 def cpu_seconds(pid):
