@@ -187,6 +187,7 @@ struct TcpConfig {
   uint32_t syn_backlog = 1024;
   uint32_t accept_backlog = 1024;
   uint32_t max_connections = 65536;
+  uint32_t time_wait_max = 32768;
   bool timestamps = true;
   bool sack = true;
   bool window_scaling = true;

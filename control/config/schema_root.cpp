@@ -83,6 +83,7 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
            "syn_shed_half_open",
            "accept_backlog",
            "max_connections",
+           "time_wait_max",
            "timestamps",
            "sack",
            "window_scaling",

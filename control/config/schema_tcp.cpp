@@ -62,6 +62,7 @@ void parse_tcp(const MapView& m, TcpConfig& out) {
   m.uint("syn_shed_half_open", 0, 65535, out.syn_shed_half_open);
   m.uint("accept_backlog", 1, 65535, out.accept_backlog);
   m.uint("max_connections", 1, 16777216, out.max_connections);
+  m.uint("time_wait_max", 0, 16777216, out.time_wait_max);
   m.boolean("timestamps", out.timestamps);
   m.boolean("sack", out.sack);
   m.boolean("window_scaling", out.window_scaling);

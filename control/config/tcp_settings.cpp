@@ -24,6 +24,7 @@ tcp::TcpConfig to_stack_tcp(const TcpConfig& t) {
   c.syn_burst_budget = t.syn_burst_budget;
   c.syn_shed_half_open = t.syn_shed_half_open;
   c.max_connections = t.max_connections;
+  c.time_wait_max = t.time_wait_max;
   c.timestamps = t.timestamps;
   c.sack = t.sack;
   c.window_scaling = t.window_scaling;

@@ -62,6 +62,12 @@ struct TcpConfig {
   // 0: the budget alone.
   uint32_t syn_shed_half_open = 64;
   uint32_t max_connections = 65536;
+  // TIME_WAIT blocks kept at most; a connection that would enter TIME_WAIT beyond it
+  // acknowledges the peer's FIN and closes at once (counted, as Linux's tcp_max_tw_buckets
+  // overflow). TIME_WAIT blocks count in max_connections: without this bound a server that
+  // closes first fills its table with them (max_connections / time_wait connections per
+  // second at most) and then refuses every new connection.
+  uint32_t time_wait_max = 32768;
   uint32_t max_syn_retries = 6;
   uint32_t max_retries = 15;  // RTO retransmissions of one segment before giving up
   bool timestamps = true;

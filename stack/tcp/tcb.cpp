@@ -85,6 +85,13 @@ void Tcb::become_established(Instant now) {
 }
 
 void Tcb::enter_time_wait(Instant now) {
+  if (stack.count_in(TcpState::kTimeWait) >= stack.config().time_wait_max) {
+    // The peer's FIN is acknowledged first (the input's own output would come too late).
+    if (last_ack_sent != rcv_nxt) send_ack(now);
+    ++stack.ctr().time_wait_overflow;
+    finish(CloseReason::kNormal);
+    return;
+  }
   set_state(TcpState::kTimeWait);
   rto_at = delack_at = persist_at = keepalive_at = retry_at = pressure_at = Instant::never();
   pressured = false;

@@ -69,6 +69,7 @@ struct TcpCounters {
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t time_wait_reused = 0;
+  uint64_t time_wait_overflow = 0;  // closed at once: time_wait_max TIME_WAIT blocks held
   uint64_t output_no_buffer = 0;
   uint64_t icmp_accepted = 0;               // ICMP errors that matched a connection
   uint64_t icmp_ignored = 0;                // the sum of the four reasons below

@@ -975,6 +975,40 @@ TEST(Close, NewSynTakesOverServerTimeWait) {
   EXPECT_EQ(accepted, 2);
 }
 
+// tcp.time_wait_max: a server that closes first keeps at most that many TIME_WAIT blocks;
+// beyond it a connection ACKs the peer's FIN and closes at once (counted), so TIME_WAIT
+// never fills max_connections and new clients keep being accepted. Each client closes
+// cleanly (no RST, no FIN retransmission needed).
+TEST(Close, TimeWaitBeyondItsBoundClosesAtOnce) {
+  auto cb = default_config(2);
+  cb.max_connections = 12;
+  cb.time_wait_max = 8;
+  Net n(LinkParams{}, LinkParams{}, 9, default_config(1), cb);
+  int accepted = 0;
+  n.b.listen(5000, {[&](tcp::Connection& c) {
+               ++accepted;
+               c.shutdown_write();  // the server closes first
+               return true;
+             }});
+  constexpr int kClients = 30;
+  for (int i = 0; i < kClients; ++i) {
+    Peer cl;
+    cl.shutdown_when_done = false;
+    cl.c = n.a.connect({kAddrB, 5000}, cl.callbacks(), static_cast<uint16_t>(41000 + i), n.now);
+    ASSERT_NE(cl.c, nullptr) << i;
+    ASSERT_TRUE(n.run_until([&] { return cl.peer_closed; }, Duration::seconds(5))) << i;
+    cl.c->shutdown_write();
+    ASSERT_TRUE(n.run_until([&] { return cl.closed; }, Duration::seconds(5))) << i;
+    EXPECT_EQ(cl.reason, tcp::CloseReason::kNormal) << i;
+  }
+  n.run_for(Duration::millis(100));
+  EXPECT_EQ(accepted, kClients);
+  EXPECT_EQ(n.b.counters().state[static_cast<size_t>(TcpState::kTimeWait)], 8u);
+  EXPECT_EQ(n.b.counters().time_wait_overflow, static_cast<uint64_t>(kClients - 8));
+  EXPECT_EQ(n.drops_b.get(DropReason::kTcpMaxConnections), 0u);
+  EXPECT_EQ(n.a.counters().retransmits, 0u);  // every FIN acknowledged at once
+}
+
 // ----------------------------------------------------------- keepalive
 
 TEST(Keepalive, ProbesThenTimeout) {

@@ -57,6 +57,7 @@ TEST(ConfigDefaults, MinimalConfigTakesEveryDefault) {
   EXPECT_EQ(c.tcp.syn_burst_budget, 8u);
   EXPECT_EQ(c.tcp.syn_shed_half_open, 64u);
   EXPECT_EQ(c.tcp.max_connections, 65536u);
+  EXPECT_EQ(c.tcp.time_wait_max, 32768u);
   EXPECT_TRUE(c.tcp.timestamps);
   EXPECT_TRUE(c.tcp.sack);
   EXPECT_TRUE(c.tcp.window_scaling);

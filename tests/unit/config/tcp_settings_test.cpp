@@ -26,6 +26,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   syn_burst_budget: 5
   syn_shed_half_open: 9
   max_connections: 5000
+  time_wait_max: 4000
   timestamps: false
   sack: false
   window_scaling: false
@@ -56,6 +57,7 @@ TEST(TcpSettings, EveryKeyReachesTheStack) {
   EXPECT_EQ(c.syn_burst_budget, 5u);
   EXPECT_EQ(c.syn_shed_half_open, 9u);
   EXPECT_EQ(c.max_connections, 5000u);
+  EXPECT_EQ(c.time_wait_max, 4000u);
   EXPECT_FALSE(c.timestamps);
   EXPECT_FALSE(c.sack);
   EXPECT_FALSE(c.window_scaling);
