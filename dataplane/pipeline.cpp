@@ -388,6 +388,11 @@ void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch,
 void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                            RxSegments& segs) {
   if (n == 0) return;
+  if (tcp_.prefetch_wanted()) {
+    for (uint16_t i = 0; i < n; ++i)
+      tcp_.prefetch_frame(
+          {rte_pktmbuf_mtod(mbufs[i], const uint8_t*), rte_pktmbuf_data_len(mbufs[i])});
+  }
   stack_.begin_rx_burst();
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];

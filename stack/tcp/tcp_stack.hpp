@@ -243,6 +243,10 @@ class TcpStack {
   size_t connection_count() const { return conns_.size(); }
   // Connections in state `s` now (kept up to date by every state change: no walk).
   uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
+  // Receive-burst prefetch (prefetch.cpp): whether the connection table has outgrown the
+  // caches, and the table slot of a received Ethernet frame's TCP flow started into them.
+  bool prefetch_wanted() const;
+  void prefetch_frame(std::span<const uint8_t> frame) const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative

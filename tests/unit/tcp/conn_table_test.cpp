@@ -10,6 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "stack/core/bytes.hpp"
+#include "tests/support/tcp_pair.hpp"
+
 namespace ws::tcp {
 namespace {
 
@@ -168,3 +171,49 @@ TEST(ConnTable, TheSlotOfATupleDependsOnTheKey) {
 
 }  // namespace
 }  // namespace ws::tcp
+
+namespace ws::test {
+namespace {
+
+// An Ethernet + IPv4 + TCP frame's first bytes, or Ethernet + IPv6 + TCP.
+std::vector<uint8_t> tcp_frame(bool v6) {
+  std::vector<uint8_t> f(v6 ? 14 + 40 + 20 : 14 + 20 + 20, 0);
+  store_be16(f.data() + 12, v6 ? 0x86dd : 0x0800);
+  if (v6) {
+    f[14] = 0x60;
+    f[14 + 6] = 6;  // next header: TCP
+  } else {
+    f[14] = 0x45;
+    f[14 + 9] = 6;  // protocol: TCP
+  }
+  return f;
+}
+
+// The receive-burst prefetch reads only inside the frame it is given, whatever it is cut to
+// or holds (ASan runs these suites too), and a small table is not prefetched at all.
+TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
+  Pair p;
+  EXPECT_FALSE(p.b.prefetch_wanted());
+  for (bool v6 : {false, true}) {
+    const std::vector<uint8_t> full = tcp_frame(v6);
+    for (size_t n = 0; n <= full.size(); ++n) {
+      // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
+      std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+      p.b.prefetch_frame(cut);
+    }
+  }
+  std::vector<uint8_t> junk(64);
+  for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 37 + 11);
+  junk[14] = 0x4f;  // IPv4 with a header length of 60 in a 50-byte remainder
+  store_be16(junk.data() + 12, 0x0800);
+  junk[14 + 9] = 6;
+  junk[14 + 6] = 0;
+  junk[14 + 7] = 0;
+  for (size_t n = 0; n <= junk.size(); ++n) {
+    std::vector<uint8_t> cut(junk.begin(), junk.begin() + static_cast<std::ptrdiff_t>(n));
+    p.b.prefetch_frame(cut);
+  }
+}
+
+}  // namespace
+}  // namespace ws::test
