@@ -200,7 +200,11 @@ class Tcb final : public Connection {
   // back unread.
   bool hold_rx(const PacketView& p);
   void compact_held();
-  void drop_held();
+  // Inline: every connection's end asks (recycle_rings), and almost none holds anything.
+  void drop_held() {
+    if (held_first != kNoPiece || held_bytes != 0) drop_held_pieces();
+  }
+  void drop_held_pieces();
   // Bytes queued for the application: held, then in the ring.
   size_t rcv_queued() const { return held_bytes + rcvbuf.size(); }
 
