@@ -174,8 +174,7 @@ void Tcb::note_window_opened() {
 static Tcb& self(Connection* c) { return *static_cast<Tcb*>(c); }
 static const Tcb& self(const Connection* c) { return *static_cast<const Tcb*>(c); }
 
-// The former callbacks are destroyed with `cbs`, as a move-assignment would.
-void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb.swap(cbs); }
+void Connection::set_callbacks(ConnCallbacks&& cbs) { self(this).cb.swap(cbs); }
 
 namespace {
 // Connection::send_space, inline for the send path (a reserve and its commit ask twice).
