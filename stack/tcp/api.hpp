@@ -197,7 +197,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  void set_callbacks(ConnCallbacks cbs);
+  // Takes the callbacks of `cbs` by exchange (a move would build and destroy a parameter of
+  // five std::functions, twice per connection); `cbs` is left with the former ones.
+  void set_callbacks(ConnCallbacks&& cbs);
   // Queues bytes for sending; returns how many were accepted (0 when the send buffer
   // is full or transmit buffers are short). on_writable follows a short send.
   size_t send(std::span<const uint8_t> data);

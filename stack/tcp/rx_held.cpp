@@ -54,7 +54,7 @@ static void pop_piece(Tcb& t) {
   }
 }
 
-void Tcb::drop_held() {
+void Tcb::drop_held_pieces() {
   while (held_first != kNoPiece) pop_piece(*this);
   stack.tally().held -= held_bytes;
   held_bytes = 0;

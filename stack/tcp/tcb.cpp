@@ -160,29 +160,12 @@ void Tcb::deliver(Instant now) {
   note_window_opened();
 }
 
-// Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in steps of
-// min(buffer/2, MSS), which also avoids silly window syndrome).
-void Tcb::note_window_opened() {
-  if (state != TcpState::kEstablished && state != TcpState::kFinWait1 &&
-      state != TcpState::kFinWait2)
-    return;
-  const uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
-  const int32_t step = static_cast<int32_t>(std::min<uint32_t>(cap / 2, 2 * our_mss));
-  // The free space bounds the window from above: when even it would not move the edge by a
-  // step, the window (its SWS rules, its scale) need not be worked out. It does not on
-  // nearly every call, after data that the application took at once.
-  const uint32_t free = cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap));
-  if ((rcv_nxt + free) - rcv_adv < step) return;
-  if ((rcv_nxt + rcv_window_now()) - rcv_adv >= step) ack_now = true;
-}
-
 // ---------------------------------------------------------------- Connection API
 
 static Tcb& self(Connection* c) { return *static_cast<Tcb*>(c); }
 static const Tcb& self(const Connection* c) { return *static_cast<const Tcb*>(c); }
 
-// The former callbacks are destroyed with `cbs`, as a move-assignment would.
-void Connection::set_callbacks(ConnCallbacks cbs) { self(this).cb.swap(cbs); }
+void Connection::set_callbacks(ConnCallbacks&& cbs) { self(this).cb.swap(cbs); }
 
 namespace {
 // Connection::send_space, inline for the send path (a reserve and its commit ask twice).

@@ -192,7 +192,8 @@ class Tcb final : public Connection {
   void finish(CloseReason r);  // to CLOSED, notify the app, schedule release
   void deliver(Instant now);   // hand in-order data to on_data
   // The end of deliver(): ack_now when the window opened by enough to tell the peer.
-  void note_window_opened();
+  // Inline: the end of every input asks, and it mostly finds nothing to tell.
+  inline void note_window_opened();
   // Received data kept by reference (rx_held.hpp, rx_held.cpp): hold_rx keeps `p`,
   // in-order bytes that follow everything queued, when the ring and the
   // out-of-order queue are empty; false means copy it. compact_held copies what is
@@ -200,7 +201,11 @@ class Tcb final : public Connection {
   // back unread.
   bool hold_rx(const PacketView& p);
   void compact_held();
-  void drop_held();
+  // Inline: every connection's end asks (recycle_rings), and almost none holds anything.
+  void drop_held() {
+    if (held_first != kNoPiece || held_bytes != 0) drop_held_pieces();
+  }
+  void drop_held_pieces();
   // Bytes queued for the application: held, then in the ring.
   size_t rcv_queued() const { return held_bytes + rcvbuf.size(); }
 
@@ -437,6 +442,22 @@ inline uint32_t Tcb::rcv_window_now() const {
   SeqNum edge = rcv_nxt + free;
   if (edge - rcv_adv < static_cast<int32_t>(std::min(cap / 2, our_mss))) return std::min(cur, free);
   return free;
+}
+
+// Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in steps of
+// min(buffer/2, MSS), which also avoids silly window syndrome).
+inline void Tcb::note_window_opened() {
+  if (state != TcpState::kEstablished && state != TcpState::kFinWait1 &&
+      state != TcpState::kFinWait2)
+    return;
+  const uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
+  const int32_t step = static_cast<int32_t>(std::min<uint32_t>(cap / 2, 2 * our_mss));
+  // The free space bounds the window from above: when even it would not move the edge by a
+  // step, the window (its SWS rules, its scale) need not be worked out. It does not on
+  // nearly every call, after data that the application took at once.
+  const uint32_t free = cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap));
+  if ((rcv_nxt + free) - rcv_adv < step) return;
+  if ((rcv_nxt + rcv_window_now()) - rcv_adv >= step) ack_now = true;
 }
 
 }  // namespace ws::tcp

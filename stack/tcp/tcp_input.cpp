@@ -403,7 +403,8 @@ static void process_fin(Tcb& c, Instant now) {
 // With nothing queued (on_data took every byte where it arrived, or close() discards
 // them), deliver() would only check the window, which `window_check` false leaves to the
 // caller.
-static void deliver_and_wake(Tcb& c, Instant now, bool window_check = true) {
+[[gnu::always_inline]] static inline void deliver_and_wake(Tcb& c, Instant now,
+                                                           bool window_check = true) {
   if (c.rcv_queued() != 0) {
     c.deliver(now);
     if (c.released) return;

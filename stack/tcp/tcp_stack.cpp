@@ -680,11 +680,11 @@ uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& t
   return 0;
 }
 
-Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port) {
+Connection* TcpStack::connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t local_port) {
   return connect(remote, std::move(cbs), local_port, now_);
 }
 
-Connection* TcpStack::connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port,
+Connection* TcpStack::connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t local_port,
                               Instant now) {
   Guard g(*this);
   now_ = std::max(now_, now);

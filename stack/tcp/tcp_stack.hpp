@@ -227,9 +227,10 @@ class TcpStack {
   void restrict_family(uint16_t port, AddrFamily f);
   // Active open; the SYN leaves at once (time of the last input()/poll() call, or
   // `now` when given). local_port 0 picks an ephemeral port that port_ok accepts.
-  // Returns nullptr when no port/route/connection slot is available.
-  Connection* connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port = 0);
-  Connection* connect(Endpoint remote, ConnCallbacks cbs, uint16_t local_port, Instant now);
+  // Returns nullptr when no port/route/connection slot is available. The callbacks are
+  // taken by exchange (set_callbacks): `cbs` is left empty when it opens.
+  Connection* connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t local_port = 0);
+  Connection* connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t local_port, Instant now);
   // Aborts every connection (RST) and notifies the application.
   void shutdown_all(Instant now);
 

@@ -20,6 +20,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stack/apps/http_service.hpp"
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
   };
   a.stack.poll(now);
   b.stack.poll(now);
-  if (a.tcp.connect({ip_b, 80}, cb, 0, now) == nullptr) return 1;
+  if (a.tcp.connect({ip_b, 80}, std::move(cb), 0, now) == nullptr) return 1;
   // About 25 us per loop on the virtual clock (a round trip of wrk over a veth).
   for (uint64_t iter = 0; client.done < requests && iter < 100'000'000; ++iter) {
     bool got = false;

@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
 #endif
   a.stack.poll(now);
   b.stack.poll(now);
-  conn = a.tcp.connect({dst, 9}, ccb, 0, now);
+  conn = a.tcp.connect({dst, 9}, std::move(ccb), 0, now);
   if (conn == nullptr) return 1;
   // A 10 Gbit/s wire with a 20 us round trip: time advances per frame.
   for (uint64_t iter = 0; received < total && iter < 100'000'000; ++iter) {

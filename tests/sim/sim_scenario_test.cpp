@@ -882,7 +882,7 @@ void client_leaves_time_wait(Net& n, Peer& srv, Peer& cl) {
   n.b.listen(5000, {[&srv](tcp::Connection& c) {
                auto cbs = srv.callbacks();
                cbs.on_peer_closed = [](tcp::Connection& c) { c.shutdown_write(); };
-               c.set_callbacks(cbs);
+               c.set_callbacks(std::move(cbs));
                srv.c = &c;
                return true;
              }});
