@@ -25,21 +25,25 @@ repetition): a 2 MiB
 transfer at 1 ms takes 30-200 ms, and one scheduling hiccup on a loaded machine changes it
 by 1.5x. --delays and --loss limit the matrix to some delays and loss
 rates; --update FILE replaces those cells in an earlier run's JSON (the records are
-rebuilt, the commands of both runs kept) instead of writing a new one. --receive-only runs
+rebuilt, the commands of both runs kept) instead of writing a new one. --reorder limits it to some
+reordering rates. --receive-only runs
 only the two receive transfers of each cell (a change to wirespeed's receiving side leaves
 its sending figures as they were); with --update the earlier run's sending figures of those
-cells are kept. --baseline DIR (with --receive-only) adds, in each cell, the same receive
-transfers to the data plane built in DIR (another commit's build directory), between the
-Linux and this build's transfers, so that a change is compared with its base in the same
-run, on the same load; they are kept under the cell's "baseline" key (not in the records).
+cells are kept. --baseline DIR adds, in each cell, the same wirespeed transfers (with
+--receive-only the receive ones) with the data plane built in DIR (another commit's build
+directory): after this build's receive transfers with --receive-only, else repetition by repetition
+after Linux's pair, before or after this build's pair in turn, so that a change is
+compared with its base in the same run, on the same load; they are kept under the cell's
+"baseline" key (not in the records).
 
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
-           [--quick] [--repeat N] [--delays 1,20] [--loss 5,10]
+           [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
-           [--receive-only [--baseline BUILD_DIR]]
+           [--receive-only] [--baseline BUILD_DIR]
            [--out FILE | --update FILE]
 """
 import argparse
+import contextlib
 import datetime
 import fcntl
 import json
@@ -90,33 +94,47 @@ def ws_receives(imp, args, tmp, build=None):
         tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
         metrics_port=9591,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
-    saved = h.DATAPLANE, h.CONTROL
-    if build:
-        h.DATAPLANE = os.path.join(build, "dataplane", "wirespeed-dataplane")
-        h.CONTROL = os.path.join(build, "control", "wirespeed-control")
-    try:
+    with built(build):
         ws = []
         with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
             for _ in range(args.repeat):
                 with rn.Relay("dp", **imp):
                     ws.append(rn._receive(ctl, args.count, args.timeout, args.linux_cc))
         return rn.median_entry(ws)
+
+
+@contextlib.contextmanager
+def built(build):
+    """The data plane and control process of `build` (a build directory; None: this
+    one's) for the duration."""
+    saved = h.DATAPLANE, h.CONTROL
+    if build:
+        h.DATAPLANE = os.path.join(build, "dataplane", "wirespeed-dataplane")
+        h.CONTROL = os.path.join(build, "control", "wirespeed-control")
+    try:
+        yield
     finally:
         h.DATAPLANE, h.CONTROL = saved
 
 
 def interleaved(imp, args, tmp):
     """A cell's four transfers args.repeat times, Linux's pair and wirespeed's pair in
-    turn (so a load that drifts during the cell falls on both alike): for each side and
-    direction, the median entry (rn.median_entry, every repeat's seconds under
-    "samples")."""
-    runs = {"linux": [], "wirespeed": []}
-    for _ in range(args.repeat):
+    turn (so a load that drifts during the cell falls on both alike), with args.baseline
+    the baseline build's pair after Linux's too (before or after this build's, in turn):
+    for each side and direction, the median entry
+    (rn.median_entry, every repeat's seconds under "samples"); None for a baseline not
+    asked for."""
+    sides = ("linux", "wirespeed") + (("baseline",) if args.baseline else ())
+    runs = {side: [] for side in sides}
+    for i in range(args.repeat):
         runs["linux"].append(rn.linux_pair(imp, args.count, args.timeout, args.linux_cc))
-        runs["wirespeed"].append(rn.wirespeed_pair(imp, args.count, args.timeout, tmp,
-                                                   cc=args.linux_cc))
-    return tuple({d: rn.median_entry([r[d] for r in runs[side]])
-                  for d in ("ws_receives", "ws_sends")} for side in ("linux", "wirespeed"))
+        for side in sides[1:] if i % 2 == 0 else sides[:0:-1]:
+            with built(args.baseline if side == "baseline" else None):
+                runs[side].append(rn.wirespeed_pair(imp, args.count, args.timeout, tmp,
+                                                    cc=args.linux_cc))
+    med = {side: {d: rn.median_entry([r[d] for r in runs[side]])
+                  for d in ("ws_receives", "ws_sends")} for side in sides}
+    return med["linux"], med["wirespeed"], med.get("baseline")
 
 
 def run_cell(loss, delay, reorder, args, tmp):
@@ -128,7 +146,7 @@ def run_cell(loss, delay, reorder, args, tmp):
             if args.receive_only:
                 linux, ws, base = receive_only(imp, args, tmp)
             else:
-                linux, ws = interleaved(imp, args, tmp)
+                linux, ws, base = interleaved(imp, args, tmp)
     cell = {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
     if base:
@@ -238,18 +256,17 @@ def main():
                     help="one-way delays (ms) of the matrix to run, comma-separated")
     ap.add_argument("--loss", default=",".join(str(l) for l in LOSS),
                     help="loss rates (%%) of the matrix to run, comma-separated")
+    ap.add_argument("--reorder", default=",".join(str(r) for r in REORDER),
+                    help="reordering rates (%%) of the matrix to run, comma-separated")
     ap.add_argument("--receive-only", action="store_true",
                     help="only the receive transfers (with --update: keep the sending ones)")
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")
     ap.add_argument("--baseline", metavar="BUILD_DIR",
-                    help="with --receive-only: also receive with this build's data plane")
+                    help="also run wirespeed's transfers with this build's data plane")
     args = ap.parse_args()
     args.baseline = args.baseline and os.path.abspath(args.baseline)
-    if args.baseline and not args.receive_only:
-        print("bench_recovery_relay: --baseline needs --receive-only")
-        return 2
     if args.baseline and not os.path.exists(
             os.path.join(args.baseline, "dataplane", "wirespeed-dataplane")):
         print(f"bench_recovery_relay: no data plane built in {args.baseline}")
@@ -262,8 +279,9 @@ def main():
         return 2
     delays = {float(d) for d in args.delays.split(",")}
     losses = {float(l) for l in args.loss.split(",")}
+    reorders = {float(r) for r in args.reorder.split(",")}
     grid = QUICK if args.quick else [(l, d, r) for l in LOSS for d in DELAY_MS for r in REORDER]
-    grid = [c for c in grid if c[1] in delays and c[0] in losses]
+    grid = [c for c in grid if c[1] in delays and c[0] in losses and c[2] in reorders]
     tmp = tempfile.mkdtemp(prefix="ws-recovery-")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
