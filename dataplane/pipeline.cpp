@@ -26,6 +26,14 @@ namespace {
 constexpr unsigned long kTimerSlackNs = 1000;
 // The RX queue reported for frames another core received and handed over (steering.hpp).
 constexpr uint16_t kHandedOverQueue = 0xffff;
+// How many frames ahead of its turn a frame's connection is prefetched: its table slot,
+// requested before the burst, has arrived by then, and the connection arrives in time.
+constexpr uint16_t kConnAhead = 4;
+
+// A received frame's first segment: where its headers are.
+std::span<const uint8_t> first_segment(const rte_mbuf* m) {
+  return {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m)};
+}
 
 RxMeta::Cksum decode(uint64_t ol, uint64_t mask, uint64_t good, uint64_t bad) {
   uint64_t v = ol & mask;
@@ -388,14 +396,16 @@ void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch,
 void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                            RxSegments& segs) {
   if (n == 0) return;
-  if (tcp_.prefetch_wanted()) {
-    for (uint16_t i = 0; i < n; ++i)
-      tcp_.prefetch_frame(
-          {rte_pktmbuf_mtod(mbufs[i], const uint8_t*), rte_pktmbuf_data_len(mbufs[i])});
+  // A large connection table: every frame's slot requested first, then each frame's
+  // connection a few frames ahead of its turn (stack/tcp/prefetch.cpp).
+  const bool ahead = tcp_.prefetch_wanted();
+  if (ahead) {
+    for (uint16_t i = 0; i < n; ++i) tcp_.prefetch_frame(first_segment(mbufs[i]));
   }
   stack_.begin_rx_burst();
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
+    if (ahead && i + kConnAhead < n) tcp_.prefetch_conn(first_segment(mbufs[i + kConnAhead]));
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
     if (watch) [[unlikely]] {
       receive_watched(m, iface_of_port_[m->port], queue, now, segs);

@@ -245,9 +245,11 @@ class TcpStack {
   // Connections in state `s` now (kept up to date by every state change: no walk).
   uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
   // Receive-burst prefetch (prefetch.cpp): whether the connection table has outgrown the
-  // caches, and the table slot of a received Ethernet frame's TCP flow started into them.
+  // caches; the table slot of a received Ethernet frame's TCP flow started into them; and,
+  // a few frames later (the slot arrived meanwhile), the first lines of its connection.
   bool prefetch_wanted() const;
   void prefetch_frame(std::span<const uint8_t> frame) const;
+  void prefetch_conn(std::span<const uint8_t> frame) const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative

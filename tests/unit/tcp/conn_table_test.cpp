@@ -194,12 +194,24 @@ std::vector<uint8_t> tcp_frame(bool v6) {
 TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   Pair p;
   EXPECT_FALSE(p.b.prefetch_wanted());
+  // A connection from A's port 40000 to B's port 80, so that one frame below finds it.
+  ASSERT_TRUE(p.b.listen(80, {[](tcp::Connection&) { return true; }}));
+  ASSERT_NE(p.a.connect({kAddrB, 80}, {}, 40000, p.now), nullptr);
+  p.settle();
+  ASSERT_EQ(p.b.connection_count(), 1u);
   for (bool v6 : {false, true}) {
-    const std::vector<uint8_t> full = tcp_frame(v6);
+    std::vector<uint8_t> full = tcp_frame(v6);
+    if (!v6) {
+      store_be32(full.data() + 14 + 12, kAddrA.v);
+      store_be32(full.data() + 14 + 16, kAddrB.v);
+      store_be16(full.data() + 34, 40000);
+      store_be16(full.data() + 36, 80);
+    }
     for (size_t n = 0; n <= full.size(); ++n) {
       // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
       std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
       p.b.prefetch_frame(cut);
+      p.b.prefetch_conn(cut);
     }
   }
   std::vector<uint8_t> junk(64);
@@ -212,6 +224,7 @@ TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   for (size_t n = 0; n <= junk.size(); ++n) {
     std::vector<uint8_t> cut(junk.begin(), junk.begin() + static_cast<std::ptrdiff_t>(n));
     p.b.prefetch_frame(cut);
+    p.b.prefetch_conn(cut);
   }
 }
 
