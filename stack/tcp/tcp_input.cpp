@@ -136,7 +136,7 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
   uint32_t acked = 0;
   if (s.ack > c.snd_una) {
     acked = static_cast<uint32_t>(s.ack - c.snd_una);
-    c.log_ack(s, now);  // RTT sample, RACK (recovery.cpp)
+    c.log_ack(s, now);  // RTT sample, RACK (rack.cpp)
     c.rtt_timing = false;
     int32_t data_acked = s.ack - c.snd_buf_seq;
     if (data_acked > 0) {
