@@ -102,7 +102,7 @@ class Tcb final : public Connection {
   void arm_rto(Instant now) {
     if (rto_at.is_never()) rto_at = now + rto;
   }
-  void rtt_sample(Duration r);
+  void rtt_sample(Duration r);  // inline (tcp_stack.hpp)
   // --- recovery.cpp
   // Every data transmission (from emit): the transmit log, PRR's count. Inline: once per
   // segment sent, and mostly one new entry for the log (no TSO, nothing sent again).
