@@ -2,7 +2,8 @@
 // when one sent after it has been delivered and it has been outstanding for longer
 // than the RTT plus a reordering window; the window adapts to the reordering the
 // connection sees (D-SACK). With SACK this replaces the duplicate-ACK threshold
-// (as Linux does), so lost retransmissions are found too, by the same rule.
+// (as Linux does), so lost retransmissions are found too, by the same rule. The probe
+// timeout's rearm after every output() is inline (Tcb::tlp_rearm, tcb.hpp).
 #include <algorithm>
 
 #include "stack/tcp/tcb.hpp"
@@ -11,11 +12,6 @@
 namespace ws::tcp {
 
 namespace {
-// RFC 8985 section 7.2: the worst-case delayed-ACK time, added to the PTO when only
-// one segment is in flight.
-constexpr Duration kWcDelAckT = Duration::millis(200);
-constexpr Duration kPtoSlack = Duration::millis(2);
-constexpr Duration kPtoMin = Duration::millis(10);
 constexpr uint32_t kDupThresh = 3;
 constexpr uint32_t kReoWndPersist = 16;
 
@@ -132,20 +128,6 @@ bool Tcb::rack_detect_loss(Instant now) {
   }
   if (wait > Duration::zero()) rack.reo_at = now + wait;
   return newly;
-}
-
-// RFC 8985 section 7.2: a probe timeout after new data goes out or an ACK arrives,
-// unless recovering or already holding SACKed data (RACK covers those).
-void Tcb::tlp_rearm(Instant now) {
-  tlp_at = Instant::never();
-  if (!sack_ok || in_recovery || tlp_out || snd_una == snd_max || txlog.sacked_bytes() > 0) return;
-  Duration pto = have_rtt ? srtt * 2 : Duration::seconds(1);
-  // A single segment may wait for the peer's delayed ACK; otherwise a little slack for
-  // ACK scheduling, and a floor (as Linux) where the RTT is tiny.
-  pto += flight() <= max_payload(false) ? kWcDelAckT : kPtoSlack;
-  pto = std::max(pto, kPtoMin);
-  // Never later than the timeout it stands in for (on_timers runs the probe first).
-  tlp_at = earliest(now + pto, rto_at);
 }
 
 // RFC 8985 section 7.3: send one new segment if the receive window allows, else

@@ -149,7 +149,7 @@ class Tcb final : public Connection {
   bool rack_detect_loss(Instant now);
   // RACK's verdict acted on: a recovery starts when segments are newly lost.
   void rack_check(Instant now);
-  void tlp_rearm(Instant now);
+  void tlp_rearm(Instant now);  // inline, below
   void tlp_fire(Instant now);
   void tlp_on_ack(const Segment& s, bool dupack, bool dsack, Instant now);
   // --- autotune.cpp
@@ -458,6 +458,26 @@ inline void Tcb::note_window_opened() {
   const uint32_t free = cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap));
   if ((rcv_nxt + free) - rcv_adv < step) return;
   if ((rcv_nxt + rcv_window_now()) - rcv_adv >= step) ack_now = true;
+}
+
+// RFC 8985 section 7.2: a probe timeout after new data goes out or an ACK arrives,
+// unless recovering or already holding SACKed data (RACK covers those). Inline: every
+// output() that leaves data in flight rearms it.
+inline void Tcb::tlp_rearm(Instant now) {
+  // RFC 8985 section 7.2: the worst-case delayed-ACK time, added to the PTO when only one
+  // segment is in flight; the slack otherwise; the floor.
+  constexpr Duration kWcDelAckT = Duration::millis(200);
+  constexpr Duration kPtoSlack = Duration::millis(2);
+  constexpr Duration kPtoMin = Duration::millis(10);
+  tlp_at = Instant::never();
+  if (!sack_ok || in_recovery || tlp_out || snd_una == snd_max || txlog.sacked_bytes() > 0) return;
+  Duration pto = have_rtt ? srtt * 2 : Duration::seconds(1);
+  // A single segment may wait for the peer's delayed ACK; otherwise a little slack for
+  // ACK scheduling, and a floor (as Linux) where the RTT is tiny.
+  pto += flight() <= max_payload(false) ? kWcDelAckT : kPtoSlack;
+  pto = std::max(pto, kPtoMin);
+  // Never later than the timeout it stands in for (on_timers runs the probe first).
+  tlp_at = earliest(now + pto, rto_at);
 }
 
 }  // namespace ws::tcp
