@@ -131,7 +131,10 @@ void TcpStack::destroy(Tcb* t) {
   if (++freed_since_compact_ > conns_.size() + 1024) compact_timers();
 }
 
-void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
+// Inline into its two callers (a new connection's receive ring, its first send ring), as is
+// give_ring() into recycle_rings(): four calls per connection, each a few tests and stores.
+[[gnu::always_inline]] inline void TcpStack::take_ring(SparePool& pool, size_t cap,
+                                                       ByteRing& into) {
   if (!pool.buffers.empty() && pool.size == cap) {
     into.adopt(pool.buffers.back(), cap);
     pool.buffers.pop_back();
@@ -149,7 +152,7 @@ void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
     t.sndbuf.resize(cap, t.sndbuf.size());
 }
 
-void TcpStack::give_ring(SparePool& pool, ByteRing& r) {
+[[gnu::always_inline]] inline void TcpStack::give_ring(SparePool& pool, ByteRing& r) {
   // Only rings with storage are worth keeping: an unused one costs nothing to make.
   if (r.capacity() == pool.size && r.allocated() != 0 && pool.buffers.size() < kMaxSpareRings) {
     pool.buffers.push_back(r.surrender());  // counted as a spare from now on
