@@ -169,9 +169,16 @@ static void process_ack(Tcb& c, Segment& s, Instant now) {
     dupack = true;
     ++c.dupacks;
   }
-  // RFC 6937: DeliveredData = change in SND.UNA + change in SACKed bytes.
-  int64_t delivered = static_cast<int64_t>(acked) + c.txlog.sacked_bytes() - sacked_before;
-  c.after_ack(acked, static_cast<uint32_t>(std::max<int64_t>(delivered, 0)), dupack, dsack, s, now);
+  if (c.sack_ok && c.frto == 0 && !c.tlp_out && !c.in_recovery && c.txlog.empty()) {
+    // Inline: with no F-RTO step, no probe out, no recovery and nothing left in flight
+    // (every ACK of a request/response exchange), after_ack() only clears RACK's timer.
+    c.rack.reo_at = Instant::never();
+  } else {
+    // RFC 6937: DeliveredData = change in SND.UNA + change in SACKed bytes.
+    int64_t delivered = static_cast<int64_t>(acked) + c.txlog.sacked_bytes() - sacked_before;
+    c.after_ack(acked, static_cast<uint32_t>(std::max<int64_t>(delivered, 0)), dupack, dsack, s,
+                now);
+  }
   // Fifth check, window update (RFC 9293 3.10.7.4): only from newer segments.
   if (c.snd_wl1 < s.seq || (c.snd_wl1 == s.seq && c.snd_wl2 <= s.ack)) {
     c.snd_wnd = static_cast<uint32_t>(s.wnd) << (c.ws_ok ? c.snd_wscale : 0);
