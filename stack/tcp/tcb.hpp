@@ -161,7 +161,7 @@ class Tcb final : public Connection {
     if (now - rcv_space_time >= rtt) autotune_rcv_space(now);
   }
   void autotune_rcv_space(Instant now);
-  void autotune_send(Instant now);
+  void autotune_send(Instant now);  // inline (tcp_stack.hpp)
   // Bytes we can advertise from rcv_nxt. Inline: each segment sent asks for it.
   uint32_t rcv_window_now() const;
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }

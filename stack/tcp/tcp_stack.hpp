@@ -485,4 +485,18 @@ inline void Tcb::rtt_sample(Duration r) {
   rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
 }
 
+// The send buffer's limit after an ACK that advanced SND.UNA. Inline: every such ACK asks.
+inline void Tcb::autotune_send(Instant) {
+  const auto& cfg = stack.config();
+  if (cfg.send_buffer != 0) return;
+  // Room for two congestion windows: one in flight, one queued behind it
+  // (cf. Linux tcp_sndbuf_expand), and at least the peer's window.
+  uint64_t want = std::max<uint64_t>(2ull * cc->cwnd(), snd_wnd);
+  want = std::min<uint64_t>(want, cfg.buffer_max);
+  if (want > snd_buf_limit) {
+    stack.tally().snd_limit += want - snd_buf_limit;
+    snd_buf_limit = static_cast<uint32_t>(want);
+  }
+}
+
 }  // namespace ws::tcp
