@@ -126,7 +126,9 @@ static void challenge_ack(Tcb& c, Instant now) {
   if (c.stack.challenge_ack_allowed(now)) c.ack_now = true;
 }
 
-static void process_ack(Tcb& c, Segment& s, Instant now) {
+// Inline into its three callers (the full path, the predicted ACK and FIN): out of line it
+// cost a call and saved registers on five segments per connection.
+[[gnu::always_inline]] static inline void process_ack(Tcb& c, Segment& s, Instant now) {
   // Any acceptable ACK answers the zero-window probes sent so far (RFC 9293 3.8.6.1:
   // the connection stays open as long as the receiver acknowledges the probes).
   c.persist_unanswered = 0;
