@@ -480,8 +480,9 @@ static Prediction predict(const Tcb& c, const Segment& s) {
 }
 
 // The clocks and the timestamp of a predicted segment (note_ts_recent without the PAWS
-// comparison, which predict() made).
-static void note_predicted_arrival(Tcb& c, const Segment& s, Instant now) {
+// comparison, which predict() made). Inline: three segments per connection come this way.
+[[gnu::always_inline]] static inline void note_predicted_arrival(Tcb& c, const Segment& s,
+                                                                 Instant now) {
   note_arrival(c, now);
   c.keepalive_sent = 0;
   const TcpConfig& cfg = c.stack.config();
