@@ -104,6 +104,7 @@ void TcpStack::end_of_call() {
   // Index loop: a destructor runs no callbacks, but stay safe if one ever releases more.
   for (size_t i = 0; i < graveyard_.size(); ++i) destroy(graveyard_[i]);
   graveyard_.clear();
+  end_work_ = 0;
 }
 
 TcbSlot* TcpStack::take_slot() {
@@ -565,6 +566,7 @@ void TcpStack::release(Tcb* t) {
     --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][t->fam];
     tally_.snd_limit -= t->snd_buf_limit;
     graveyard_.push_back(t);
+    ++end_work_;
   }
 }
 

@@ -312,12 +312,16 @@ class TcpStack {
     if (t->output_queued) return;
     t->output_queued = true;
     pending_output_.push_back(t);
+    ++end_work_;
   }
   // output() ran for t: its request, when the last one queued (a reply a callback queued
   // during the input that output() follows), leaves the queue, so that the end of the call
   // has nothing to walk.
   void conn_output_done(Tcb* t) {
-    if (!pending_output_.empty() && pending_output_.back() == t) pending_output_.pop_back();
+    if (!pending_output_.empty() && pending_output_.back() == t) {
+      pending_output_.pop_back();
+      --end_work_;
+    }
   }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
@@ -337,7 +341,7 @@ class TcpStack {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
     ~Guard() {
       // Inline: most calls (a received segment) leave nothing for end_of_call().
-      if (--s.depth_ == 0 && (!s.pending_output_.empty() || !s.graveyard_.empty())) s.end_of_call();
+      if (--s.depth_ == 0 && s.end_work_ != 0) s.end_of_call();
     }
     TcpStack& s;
   };
@@ -447,6 +451,8 @@ class TcpStack {
   size_t peak_live_ = 0;            // most connections in the table since the last compact_timers()
   uint64_t next_id_ = 1;
   int depth_ = 0;
+  // Entries of pending_output_ and graveyard_ together: the end of a call tests one word.
+  size_t end_work_ = 0;
   uint16_t port_cursor_ = 0;
   uint8_t offered_wscale_ = 0;        // from the configuration, once (the constructor)
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
