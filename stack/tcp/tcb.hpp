@@ -121,7 +121,7 @@ class Tcb final : public Connection {
   bool sack_update(const Segment& s, Instant now);
   void on_dsack(SeqNum l, SeqNum r);
   // An ACK that advances SND.UNA: drops the acknowledged log entries, feeds RACK and
-  // the RTT estimator.
+  // the RTT estimator (in rack.cpp, beside RACK's step, which it inlines).
   void log_ack(const Segment& s, Instant now);
   // After the ACK is processed: TLP, RACK loss detection, recovery entry, PRR.
   // `delivered` is RFC 6937's DeliveredData.
