@@ -1,6 +1,7 @@
 // Buffer right-sizing (never clamp the receive window by a fixed buffer, docs/tcp.md;
 // Linux tcp_rcv_space_adjust and tcp_sndbuf_expand). Buffers grow here, at most once
-// per receiver RTT, never on the per-segment path; they shrink only by being freed.
+// per receiver RTT, never on the per-segment path; they shrink only by being freed. The
+// send buffer's step after each ACK is inline (Tcb::autotune_send, tcp_stack.hpp).
 #include <algorithm>
 
 #include "stack/tcp/tcb.hpp"
@@ -33,19 +34,6 @@ void Tcb::autotune_rcv_space(Instant now) {
   }
   copied = 0;
   rcv_space_time = now;
-}
-
-void Tcb::autotune_send(Instant) {
-  const auto& cfg = stack.config();
-  if (cfg.send_buffer != 0) return;
-  // Room for two congestion windows: one in flight, one queued behind it
-  // (cf. Linux tcp_sndbuf_expand), and at least the peer's window.
-  uint64_t want = std::max<uint64_t>(2ull * cc->cwnd(), snd_wnd);
-  want = std::min<uint64_t>(want, cfg.buffer_max);
-  if (want > snd_buf_limit) {
-    stack.tally().snd_limit += want - snd_buf_limit;
-    snd_buf_limit = static_cast<uint32_t>(want);
-  }
 }
 
 }  // namespace ws::tcp

@@ -2,7 +2,8 @@
 // when one sent after it has been delivered and it has been outstanding for longer
 // than the RTT plus a reordering window; the window adapts to the reordering the
 // connection sees (D-SACK). With SACK this replaces the duplicate-ACK threshold
-// (as Linux does), so lost retransmissions are found too, by the same rule.
+// (as Linux does), so lost retransmissions are found too, by the same rule. The probe
+// timeout's rearm after every output() is inline (Tcb::tlp_rearm, tcb.hpp).
 #include <algorithm>
 
 #include "stack/tcp/tcb.hpp"
@@ -11,11 +12,6 @@
 namespace ws::tcp {
 
 namespace {
-// RFC 8985 section 7.2: the worst-case delayed-ACK time, added to the PTO when only
-// one segment is in flight.
-constexpr Duration kWcDelAckT = Duration::millis(200);
-constexpr Duration kPtoSlack = Duration::millis(2);
-constexpr Duration kPtoMin = Duration::millis(10);
 constexpr uint32_t kDupThresh = 3;
 constexpr uint32_t kReoWndPersist = 16;
 
@@ -24,16 +20,19 @@ constexpr uint32_t kReoWndPersist = 16;
 bool sent_after(Instant t1, SeqNum s1, Instant t2, SeqNum s2) {
   return t1 > t2 || (t1 == t2 && s1 > s2);
 }
-}  // namespace
 
-// RFC 8985 section 6.2 steps 1-3, for each segment newly SACKed or acknowledged.
-void Tcb::rack_on_delivered(const TxSeg& g, const Segment& s, Instant now) {
+// RFC 8985 section 6.2 steps 1-3, for each segment newly SACKed or acknowledged. Inline into
+// log_ack(): every ACK that advances SND.UNA passes each segment it covers through it.
+[[gnu::always_inline]] inline void rack_delivered(Tcb& c, const TxSeg& g, const Segment& s,
+                                                  Instant now) {
+  Tcb::Rack& rack = c.rack;
   Duration rtt = now - g.xmit;
   if (g.has(TxSeg::kRetrans)) {
     // The ACK may be for an earlier transmission: unusable if it came too soon, or if
     // the echoed timestamp predates this transmission.
     if (rtt < rack.min_rtt) return;
-    if (ts_ok && s.opts.ts_val && static_cast<int32_t>(s.opts.ts_ecr - ts_now(g.xmit)) < 0) return;
+    if (c.ts_ok && s.opts.ts_val && static_cast<int32_t>(s.opts.ts_ecr - c.ts_now(g.xmit)) < 0)
+      return;
   }
   rack.rtt = rtt;
   rack.min_rtt = std::min(rack.min_rtt, rtt);
@@ -48,6 +47,38 @@ void Tcb::rack_on_delivered(const TxSeg& g, const Segment& s, Instant now) {
     rack.reordering_seen = true;
   else if (g.end() > rack.fack)
     rack.fack = g.end();
+}
+}  // namespace
+
+void Tcb::rack_on_delivered(const TxSeg& g, const Segment& s, Instant now) {
+  rack_delivered(*this, g, s, now);
+}
+
+// Here, beside rack_delivered(), which it inlines.
+void Tcb::log_ack(const Segment& s, Instant now) {
+  bool any = false, retransmitted = false;
+  Instant oldest;
+  txlog.ack(s.ack, [&](const TxSeg& g) {
+    rack_delivered(*this, g, s, now);
+    if (!any) oldest = g.xmit;
+    any = true;
+    retransmitted |= g.has(TxSeg::kRetrans);
+  });
+  if (rexmit_high < s.ack) rexmit_high = s.ack;
+  // RFC 6298 (2), one sample per ACK: with Karn's rule from the oldest segment it
+  // covers; when a retransmission is among them, from the echoed timestamp, which names
+  // the transmission (RFC 7323 section 4).
+  if (any && !retransmitted) {
+    rtt_sample(now - oldest);
+  } else if (any && ts_ok && s.opts.ts_val && s.opts.ts_ecr != 0) {
+    int32_t ms = static_cast<int32_t>(ts_now(now) - s.opts.ts_ecr);
+    if (ms >= 0) rtt_sample(Duration::millis(ms));
+  } else if (!any && rtt_timing && s.ack > rtt_seq) {
+    rtt_sample(now - rtt_time);  // the SYN, which is not logged
+  }
+  // A SACKed segment at SND.UNA: the receiver dropped what it had SACKed (RFC 2018
+  // section 8). The scoreboard is forgotten; the timer resends what is missing.
+  if (!txlog.empty() && txlog[0].has(TxSeg::kSacked)) txlog.forget_sacks();
 }
 
 // Step 4: a D-SACK widens the window, at most once per round trip; it stays wide for
@@ -97,20 +128,6 @@ bool Tcb::rack_detect_loss(Instant now) {
   }
   if (wait > Duration::zero()) rack.reo_at = now + wait;
   return newly;
-}
-
-// RFC 8985 section 7.2: a probe timeout after new data goes out or an ACK arrives,
-// unless recovering or already holding SACKed data (RACK covers those).
-void Tcb::tlp_rearm(Instant now) {
-  tlp_at = Instant::never();
-  if (!sack_ok || in_recovery || tlp_out || snd_una == snd_max || txlog.sacked_bytes() > 0) return;
-  Duration pto = have_rtt ? srtt * 2 : Duration::seconds(1);
-  // A single segment may wait for the peer's delayed ACK; otherwise a little slack for
-  // ACK scheduling, and a floor (as Linux) where the RTT is tiny.
-  pto += flight() <= max_payload(false) ? kWcDelAckT : kPtoSlack;
-  pto = std::max(pto, kPtoMin);
-  // Never later than the timeout it stands in for (on_timers runs the probe first).
-  tlp_at = earliest(now + pto, rto_at);
 }
 
 // RFC 8985 section 7.3: send one new segment if the receive window allows, else

@@ -54,32 +54,6 @@ void Tcb::on_dsack(SeqNum l, SeqNum r) {
   if (undo_retrans == 0) undo_recovery();
 }
 
-void Tcb::log_ack(const Segment& s, Instant now) {
-  bool any = false, retransmitted = false;
-  Instant oldest;
-  txlog.ack(s.ack, [&](const TxSeg& g) {
-    rack_on_delivered(g, s, now);
-    if (!any) oldest = g.xmit;
-    any = true;
-    retransmitted |= g.has(TxSeg::kRetrans);
-  });
-  if (rexmit_high < s.ack) rexmit_high = s.ack;
-  // RFC 6298 (2), one sample per ACK: with Karn's rule from the oldest segment it
-  // covers; when a retransmission is among them, from the echoed timestamp, which names
-  // the transmission (RFC 7323 section 4).
-  if (any && !retransmitted) {
-    rtt_sample(now - oldest);
-  } else if (any && ts_ok && s.opts.ts_val && s.opts.ts_ecr != 0) {
-    int32_t ms = static_cast<int32_t>(ts_now(now) - s.opts.ts_ecr);
-    if (ms >= 0) rtt_sample(Duration::millis(ms));
-  } else if (!any && rtt_timing && s.ack > rtt_seq) {
-    rtt_sample(now - rtt_time);  // the SYN, which is not logged
-  }
-  // A SACKed segment at SND.UNA: the receiver dropped what it had SACKed (RFC 2018
-  // section 8). The scoreboard is forgotten; the timer resends what is missing.
-  if (!txlog.empty() && txlog[0].has(TxSeg::kSacked)) txlog.forget_sacks();
-}
-
 // RFC 6675 SetPipe with the log's sums: bytes in flight, less those SACKed and those
 // deemed lost and not retransmitted since.
 uint32_t Tcb::pipe() const {

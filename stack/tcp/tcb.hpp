@@ -102,7 +102,7 @@ class Tcb final : public Connection {
   void arm_rto(Instant now) {
     if (rto_at.is_never()) rto_at = now + rto;
   }
-  void rtt_sample(Duration r);
+  void rtt_sample(Duration r);  // inline (tcp_stack.hpp)
   // --- recovery.cpp
   // Every data transmission (from emit): the transmit log, PRR's count. Inline: once per
   // segment sent, and mostly one new entry for the log (no TSO, nothing sent again).
@@ -121,7 +121,7 @@ class Tcb final : public Connection {
   bool sack_update(const Segment& s, Instant now);
   void on_dsack(SeqNum l, SeqNum r);
   // An ACK that advances SND.UNA: drops the acknowledged log entries, feeds RACK and
-  // the RTT estimator.
+  // the RTT estimator (in rack.cpp, beside RACK's step, which it inlines).
   void log_ack(const Segment& s, Instant now);
   // After the ACK is processed: TLP, RACK loss detection, recovery entry, PRR.
   // `delivered` is RFC 6937's DeliveredData.
@@ -149,7 +149,7 @@ class Tcb final : public Connection {
   bool rack_detect_loss(Instant now);
   // RACK's verdict acted on: a recovery starts when segments are newly lost.
   void rack_check(Instant now);
-  void tlp_rearm(Instant now);
+  void tlp_rearm(Instant now);  // inline, below
   void tlp_fire(Instant now);
   void tlp_on_ack(const Segment& s, bool dupack, bool dsack, Instant now);
   // --- autotune.cpp
@@ -161,7 +161,7 @@ class Tcb final : public Connection {
     if (now - rcv_space_time >= rtt) autotune_rcv_space(now);
   }
   void autotune_rcv_space(Instant now);
-  void autotune_send(Instant now);
+  void autotune_send(Instant now);  // inline (tcp_stack.hpp)
   // Bytes we can advertise from rcv_nxt. Inline: each segment sent asks for it.
   uint32_t rcv_window_now() const;
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }
@@ -458,6 +458,26 @@ inline void Tcb::note_window_opened() {
   const uint32_t free = cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap));
   if ((rcv_nxt + free) - rcv_adv < step) return;
   if ((rcv_nxt + rcv_window_now()) - rcv_adv >= step) ack_now = true;
+}
+
+// RFC 8985 section 7.2: a probe timeout after new data goes out or an ACK arrives,
+// unless recovering or already holding SACKed data (RACK covers those). Inline: every
+// output() that leaves data in flight rearms it.
+inline void Tcb::tlp_rearm(Instant now) {
+  // RFC 8985 section 7.2: the worst-case delayed-ACK time, added to the PTO when only one
+  // segment is in flight; the slack otherwise; the floor.
+  constexpr Duration kWcDelAckT = Duration::millis(200);
+  constexpr Duration kPtoSlack = Duration::millis(2);
+  constexpr Duration kPtoMin = Duration::millis(10);
+  tlp_at = Instant::never();
+  if (!sack_ok || in_recovery || tlp_out || snd_una == snd_max || txlog.sacked_bytes() > 0) return;
+  Duration pto = have_rtt ? srtt * 2 : Duration::seconds(1);
+  // A single segment may wait for the peer's delayed ACK; otherwise a little slack for
+  // ACK scheduling, and a floor (as Linux) where the RTT is tiny.
+  pto += flight() <= max_payload(false) ? kWcDelAckT : kPtoSlack;
+  pto = std::max(pto, kPtoMin);
+  // Never later than the timeout it stands in for (on_timers runs the probe first).
+  tlp_at = earliest(now + pto, rto_at);
 }
 
 }  // namespace ws::tcp

@@ -104,6 +104,7 @@ void TcpStack::end_of_call() {
   // Index loop: a destructor runs no callbacks, but stay safe if one ever releases more.
   for (size_t i = 0; i < graveyard_.size(); ++i) destroy(graveyard_[i]);
   graveyard_.clear();
+  end_work_ = 0;
 }
 
 TcbSlot* TcpStack::take_slot() {
@@ -131,7 +132,10 @@ void TcpStack::destroy(Tcb* t) {
   if (++freed_since_compact_ > conns_.size() + 1024) compact_timers();
 }
 
-void TcpStack::take_ring(SparePool& pool, size_t cap, ByteRing& into) {
+// Inline into its two callers (a new connection's receive ring, its first send ring), as is
+// give_ring() into recycle_rings(): four calls per connection, each a few tests and stores.
+[[gnu::always_inline]] inline void TcpStack::take_ring(SparePool& pool, size_t cap,
+                                                       ByteRing& into) {
   if (!pool.buffers.empty() && pool.size == cap) {
     into.adopt(pool.buffers.back(), cap);
     pool.buffers.pop_back();
@@ -149,7 +153,7 @@ void TcpStack::grow_send_ring(Tcb& t, size_t cap) {
     t.sndbuf.resize(cap, t.sndbuf.size());
 }
 
-void TcpStack::give_ring(SparePool& pool, ByteRing& r) {
+[[gnu::always_inline]] inline void TcpStack::give_ring(SparePool& pool, ByteRing& r) {
   // Only rings with storage are worth keeping: an unused one costs nothing to make.
   if (r.capacity() == pool.size && r.allocated() != 0 && pool.buffers.size() < kMaxSpareRings) {
     pool.buffers.push_back(r.surrender());  // counted as a spare from now on
@@ -562,6 +566,7 @@ void TcpStack::release(Tcb* t) {
     --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][t->fam];
     tally_.snd_limit -= t->snd_buf_limit;
     graveyard_.push_back(t);
+    ++end_work_;
   }
 }
 

@@ -312,12 +312,16 @@ class TcpStack {
     if (t->output_queued) return;
     t->output_queued = true;
     pending_output_.push_back(t);
+    ++end_work_;
   }
   // output() ran for t: its request, when the last one queued (a reply a callback queued
   // during the input that output() follows), leaves the queue, so that the end of the call
   // has nothing to walk.
   void conn_output_done(Tcb* t) {
-    if (!pending_output_.empty() && pending_output_.back() == t) pending_output_.pop_back();
+    if (!pending_output_.empty() && pending_output_.back() == t) {
+      pending_output_.pop_back();
+      --end_work_;
+    }
   }
   // Resizes t's send ring to `cap`; an empty ring's first step comes from the spares.
   void grow_send_ring(Tcb& t, size_t cap);
@@ -337,7 +341,7 @@ class TcpStack {
     explicit Guard(TcpStack& s) : s(s) { ++s.depth_; }
     ~Guard() {
       // Inline: most calls (a received segment) leave nothing for end_of_call().
-      if (--s.depth_ == 0 && (!s.pending_output_.empty() || !s.graveyard_.empty())) s.end_of_call();
+      if (--s.depth_ == 0 && s.end_work_ != 0) s.end_of_call();
     }
     TcpStack& s;
   };
@@ -447,6 +451,8 @@ class TcpStack {
   size_t peak_live_ = 0;            // most connections in the table since the last compact_timers()
   uint64_t next_id_ = 1;
   int depth_ = 0;
+  // Entries of pending_output_ and graveyard_ together: the end of a call tests one word.
+  size_t end_work_ = 0;
   uint16_t port_cursor_ = 0;
   uint8_t offered_wscale_ = 0;        // from the configuration, once (the constructor)
   uint32_t syn_budget_ = UINT32_MAX;  // SYNs still admitted in this receive burst (rx_burst)
@@ -463,6 +469,40 @@ inline void Tcb::set_state(TcpState s) {
   --c.family.state[static_cast<size_t>(state)][fam];
   ++c.family.state[static_cast<size_t>(s)][fam];
   state = s;
+}
+
+// RFC 6298 section 2. Inline: every ACK that advances SND.UNA takes a sample (log_ack).
+inline void Tcb::rtt_sample(Duration r) {
+  const auto& cfg = stack.config();
+  if (r < Duration::zero()) return;
+  if (!have_rtt) {
+    // RFC 6298 (2.2)
+    srtt = r;
+    rttvar = r / 2;
+    have_rtt = true;
+  } else {
+    // RFC 6298 (2.3), alpha = 1/8, beta = 1/4
+    Duration diff = srtt > r ? srtt - r : r - srtt;
+    rttvar = (rttvar * 3 + diff) / 4;
+    srtt = (srtt * 7 + r) / 8;
+  }
+  // RTO = SRTT + max(G, 4*RTTVAR), G = 1 ms; then (2.4) the minimum and (2.5) maximum.
+  Duration k = std::max(Duration::millis(1), rttvar * 4);
+  rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
+}
+
+// The send buffer's limit after an ACK that advanced SND.UNA. Inline: every such ACK asks.
+inline void Tcb::autotune_send(Instant) {
+  const auto& cfg = stack.config();
+  if (cfg.send_buffer != 0) return;
+  // Room for two congestion windows: one in flight, one queued behind it
+  // (cf. Linux tcp_sndbuf_expand), and at least the peer's window.
+  uint64_t want = std::max<uint64_t>(2ull * cc->cwnd(), snd_wnd);
+  want = std::min<uint64_t>(want, cfg.buffer_max);
+  if (want > snd_buf_limit) {
+    stack.tally().snd_limit += want - snd_buf_limit;
+    snd_buf_limit = static_cast<uint32_t>(want);
+  }
 }
 
 }  // namespace ws::tcp

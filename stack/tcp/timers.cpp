@@ -7,25 +7,6 @@
 
 namespace ws::tcp {
 
-void Tcb::rtt_sample(Duration r) {
-  const auto& cfg = stack.config();
-  if (r < Duration::zero()) return;
-  if (!have_rtt) {
-    // RFC 6298 (2.2)
-    srtt = r;
-    rttvar = r / 2;
-    have_rtt = true;
-  } else {
-    // RFC 6298 (2.3), alpha = 1/8, beta = 1/4
-    Duration diff = srtt > r ? srtt - r : r - srtt;
-    rttvar = (rttvar * 3 + diff) / 4;
-    srtt = (srtt * 7 + r) / 8;
-  }
-  // RTO = SRTT + max(G, 4*RTTVAR), G = 1 ms; then (2.4) the minimum and (2.5) maximum.
-  Duration k = std::max(Duration::millis(1), rttvar * 4);
-  rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
-}
-
 static void on_rto(Tcb& c, Instant now) {
   TcpStack& st = c.stack;
   const auto& cfg = st.config();

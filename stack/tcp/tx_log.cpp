@@ -4,12 +4,6 @@
 
 namespace ws::tcp {
 
-void TxLog::account(const TxSeg& s, int sign) {
-  uint32_t v = static_cast<uint32_t>(sign) * s.len;
-  if (s.has(TxSeg::kSacked)) sacked_ += v;
-  if (s.has(TxSeg::kLost)) lost_ += v;
-}
-
 void TxLog::grow() {
   std::vector<TxSeg> nb(cap_ * 2);
   for (size_t i = 0; i < n_; ++i) nb[i] = (*this)[i];
@@ -50,8 +44,8 @@ void TxLog::split(size_t i, SeqNum at) {
   hi.len -= lo.len;
 }
 
-uint32_t TxLog::sent(SeqNum seq, uint32_t len, Instant now) {
-  if (len == 0) return 0;
+// sent() for a transmission that overlaps the log, or finds it full.
+uint32_t TxLog::sent_again(SeqNum seq, uint32_t len, Instant now) {
   uint32_t again = 0;
   SeqNum e = seq + len;
   if (n_ > 0 && seq < end()) {

@@ -76,8 +76,14 @@ class TxLog {
   void clear_lost() { clear_flag(TxSeg::kLost); }
   // A transmission of [seq, seq + len) at `now`: appended past the end, or updating
   // (after splitting at the edges) the entries it covers. Returns the bytes of it that
-  // were sent before (a retransmission).
-  uint32_t sent(SeqNum seq, uint32_t len, Instant now);
+  // were sent before (a retransmission). Inline: a new segment past the end (every
+  // segment sent, nearly) is one store; a retransmission goes out of line.
+  uint32_t sent(SeqNum seq, uint32_t len, Instant now) {
+    if (len == 0) return 0;
+    if ((n_ > 0 && seq < end()) || n_ == cap_) return sent_again(seq, len, now);
+    (*this)[n_++] = TxSeg{seq, len, now, 0};
+    return 0;
+  }
   // Cumulative acknowledgment up to `una`: drops the entries below it (the first one
   // is trimmed if `una` falls inside it). `fn(const TxSeg&)` sees each entry fully
   // acknowledged that was not SACKed before.
@@ -97,7 +103,13 @@ class TxLog {
   uint32_t count_bytes(uint8_t flag) const;
 
  private:
-  void account(const TxSeg& s, int sign);
+  // Inline: every entry acknowledged passes through it.
+  void account(const TxSeg& s, int sign) {
+    const uint32_t v = static_cast<uint32_t>(sign) * s.len;
+    if (s.has(TxSeg::kSacked)) sacked_ += v;
+    if (s.has(TxSeg::kLost)) lost_ += v;
+  }
+  uint32_t sent_again(SeqNum seq, uint32_t len, Instant now);
   void clear_flag(uint8_t f);
   void grow();
   TxSeg* inline_entries() { return reinterpret_cast<TxSeg*>(inline_); }

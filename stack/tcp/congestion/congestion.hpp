@@ -22,8 +22,13 @@ class CongestionControl {
     ssthresh_ = UINT32_MAX;
   }
   void set_mss(uint32_t mss) { mss_ = mss; }
-  // New data acknowledged outside loss recovery.
-  virtual void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) = 0;
+  // New data acknowledged outside loss recovery: slow start below ssthresh (every
+  // algorithm's, inline: most ACKs of short connections end there), then what lies beyond
+  // it goes to the algorithm's congestion avoidance.
+  void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) {
+    if (cwnd_ < ssthresh_ && (acked = slow_start(acked)) == 0) return;
+    on_ack_avoidance(acked, in_flight, now, srtt);
+  }
   // Loss detected by duplicate ACKs or SACK (entering fast recovery): sets ssthresh
   // and cwnd.
   virtual void on_loss(uint32_t in_flight, Instant now) = 0;
@@ -56,6 +61,9 @@ class CongestionControl {
     cwnd_ += grow;
     return acked - grow;
   }
+
+  // Congestion avoidance for `acked` bytes (at or above ssthresh).
+  virtual void on_ack_avoidance(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) = 0;
 
   uint32_t mss_ = 536;
   uint32_t cwnd_ = 0;

@@ -10,9 +10,9 @@ double Cubic::w_cubic(double t) const {
   return kC * d * d * d + w_max_;
 }
 
-void Cubic::on_ack(uint32_t acked, uint32_t, Instant now, Duration srtt) {
-  // RFC 9438 section 4.10: slow start below ssthresh; what lies beyond it counts here.
-  if (cwnd_ < ssthresh_ && (acked = slow_start(acked)) == 0) return;
+// RFC 9438 section 4.10: slow start below ssthresh (CongestionControl::on_ack); what lies
+// beyond it counts here.
+void Cubic::on_ack_avoidance(uint32_t acked, uint32_t, Instant now, Duration srtt) {
   double mss = static_cast<double>(mss_);
   if (!epoch_valid_) {
     epoch_ = now;

@@ -12,7 +12,6 @@ class Cubic final : public CongestionControl {
   static constexpr double kC = 0.4;     // RFC 9438 section 5
   static constexpr double kBeta = 0.7;  // multiplicative decrease factor
 
-  void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) override;
   void on_loss(uint32_t in_flight, Instant now) override;
   void on_rto(uint32_t in_flight, Instant now) override;
   void restore(uint32_t cwnd, uint32_t ssthresh) override;
@@ -23,6 +22,8 @@ class Cubic final : public CongestionControl {
   double w_max() const { return w_max_; }
 
  private:
+  void on_ack_avoidance(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) override;
+
   double w_max_ = 0;       // segments, before the last reduction
   double prev_w_max_ = 0;  // before the last reduction's update (for undo)
   double k_ = 0;           // seconds

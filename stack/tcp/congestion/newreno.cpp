@@ -7,8 +7,7 @@
 
 namespace ws::tcp {
 
-void NewReno::on_ack(uint32_t acked, uint32_t, Instant, Duration) {
-  if (cwnd_ < ssthresh_ && (acked = slow_start(acked)) == 0) return;
+void NewReno::on_ack_avoidance(uint32_t acked, uint32_t, Instant, Duration) {
   // RFC 5681 (3): about one SMSS per RTT.
   ca_acc_ += acked;
   if (ca_acc_ >= cwnd_) {

@@ -8,10 +8,11 @@ namespace ws::tcp {
 
 class NewReno final : public CongestionControl {
  public:
-  void on_ack(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) override;
   void on_loss(uint32_t in_flight, Instant now) override;
 
  private:
+  void on_ack_avoidance(uint32_t acked, uint32_t in_flight, Instant now, Duration srtt) override;
+
   uint32_t ca_acc_ = 0;  // bytes acked since cwnd last grew in congestion avoidance
 };
 
