@@ -59,4 +59,12 @@ inline bool Stack::alloc_l4_frame(Interface& ifc, uint32_t l3_len, int32_t heade
   return true;
 }
 
+// Inline: every frame sent ends here.
+inline void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
+  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
+  ++counters_.tx_frames;
+  counters_.tx_bytes += buf.len;
+  ifc.io.transmit(buf);
+}
+
 }  // namespace ws
