@@ -227,27 +227,12 @@ void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool al
   fill_l4(ifc.offloads, f, tso, allow_offload);
 }
 
-void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
-  pad_to_min_frame(b);
-  wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
-  ++counters_.ipv4_out;
-}
-
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
   auto r = route(dst);
   send_to_hop(ifc, b, r ? r->next_hop : dst, r && r->broadcast, now);
 }
 
-void Stack::send_to_hop(Interface& ifc, TxBuf& b, Ipv4Addr hop, bool broadcast, Instant now) {
-  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
-  if (broadcast) {
-    transmit_resolved(ifc, b, MacAddr::broadcast());
-    return;
-  }
-  if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
-    transmit_resolved(ifc, b, *mac);
-    return;
-  }
+void Stack::hold_for_arp(Interface& ifc, TxBuf& b, Ipv4Addr hop, Instant now) {
   if (ifc.arp.enqueue(hop, b, now, ifc) == ArpCache::Queued::kQueueFull) {
     drops_.add(DropReason::kArpQueueFull);
     ifc.io.release(b);
