@@ -85,32 +85,10 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
   return find_route<Route>(ifaces_, dst);
 }
 
-bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
-  return begin_frame(src, dst, proto, -1, l4_len, out);
-}
-
-bool Stack::begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
-                         uint32_t l4_len, L4Frame& out) {
-  if (header_len > l4_len || header_len > 60) {
-    drops_.add(DropReason::kFrameTooLong);
-    return false;
-  }
-  return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
-}
-
-void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
-  const TxBuf& b = out.buf;
-  // A gathered frame's first segment may end inside the L4 payload; the rest
-  // of the payload lies in b.segs.
-  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - l4_off);
-  out.l4 = {b.data + l4_off, first};
-  out.more = b.more();
-  out.more_len = l4_len - first;
-  out.payload_summed = false;
-}
-
-bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t header_len,
-                        uint32_t l4_len, L4Frame& out) {
+// Inline into begin() and begin_gather(), its only callers: every frame sent starts here.
+[[gnu::always_inline]] inline bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr,
+                                                      uint8_t proto, int32_t header_len,
+                                                      uint32_t l4_len, L4Frame& out) {
   out.esp = nullptr;
   if (!dst_addr.is_v4())
     return begin_frame6(src_addr, dst_addr.v6(), proto, header_len, l4_len, out);
@@ -140,6 +118,30 @@ bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t
       (proto == wire::kIpProtoTcp && o.tcp_cksum) || (proto == wire::kIpProtoUdp && o.udp_cksum);
   out.sum_payload = header_len >= 0 && !l4_offload;
   return true;
+}
+
+bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
+  return begin_frame(src, dst, proto, -1, l4_len, out);
+}
+
+bool Stack::begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
+                         uint32_t l4_len, L4Frame& out) {
+  if (header_len > l4_len || header_len > 60) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
+}
+
+void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
+  const TxBuf& b = out.buf;
+  // A gathered frame's first segment may end inside the L4 payload; the rest
+  // of the payload lies in b.segs.
+  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - l4_off);
+  out.l4 = {b.data + l4_off, first};
+  out.more = b.more();
+  out.more_len = l4_len - first;
+  out.payload_summed = false;
 }
 
 TsoLimits Stack::tso_limits_to(IpAddr dst_addr) const {
