@@ -327,8 +327,31 @@ FrameEvent FrameDecoder::complete_event(std::span<const uint8_t> data) {
   return ev;
 }
 
+// Inline into next(), its only caller: a call per message cost 16 instructions (echo_cost).
+[[gnu::always_inline]] inline bool FrameDecoder::take_header(std::span<const uint8_t>& input) {
+  if (header_have_ == 0 && input.size() >= kFrameHeaderBytes) {
+    // A whole header in the input (the usual case): read in place.
+    length_ = load_be32(input.data());
+    input = input.subspan(kFrameHeaderBytes);
+    stream_bytes_ += kFrameHeaderBytes;
+    return true;
+  }
+  const size_t n = std::min<size_t>(kFrameHeaderBytes - header_have_, input.size());
+  std::memcpy(header_ + header_have_, input.data(), n);
+  header_have_ = static_cast<uint8_t>(header_have_ + n);
+  input = input.subspan(n);
+  stream_bytes_ += n;
+  if (header_have_ < kFrameHeaderBytes) return false;
+  header_have_ = 0;
+  length_ = load_be32(header_);
+  return true;
+}
+
 FrameEvent FrameDecoder::next(std::span<const uint8_t>& input) {
   FrameEvent ev;
+  // Nothing to consume (the call that ends every feed): only an event already due, a
+  // message's end or an error, comes out; every other state would return kNeedMore below.
+  if (input.empty() && state_ != State::kComplete && state_ != State::kErrorPending) return ev;
   if (state_ == State::kFailed) {
     stream_bytes_ += input.size();
     input = {};
@@ -356,14 +379,7 @@ FrameEvent FrameDecoder::next(std::span<const uint8_t>& input) {
   if (state_ == State::kComplete) return complete_event({});
 
   if (state_ == State::kHeader) {
-    const size_t n = std::min<size_t>(kFrameHeaderBytes - header_have_, input.size());
-    std::memcpy(header_ + header_have_, input.data(), n);
-    header_have_ = static_cast<uint8_t>(header_have_ + n);
-    input = input.subspan(n);
-    stream_bytes_ += n;
-    if (header_have_ < kFrameHeaderBytes) return ev;
-    header_have_ = 0;
-    length_ = load_be32(header_);
+    if (!take_header(input)) return ev;
     offset_ = 0;
     if (length_ > config_.max_message_bytes) {
       state_ = State::kFailed;

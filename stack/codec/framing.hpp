@@ -217,6 +217,10 @@ class FrameDecoder {
   enum class State : uint8_t { kHeader, kPayload, kComplete, kErrorPending, kFailed };
 
   FrameEvent complete_event(std::span<const uint8_t> data);
+  // The next message's length from the front of `input` (advancing it past the header
+  // bytes taken): read in place when the whole header is there, else collected across
+  // calls; false until its last byte arrived.
+  bool take_header(std::span<const uint8_t>& input);
 
   FrameDecoderConfig config_;
   State state_ = State::kHeader;

@@ -176,6 +176,9 @@ class PacketView {
   // 1071 section 2(B), byte order independence), so the result equals the sum
   // of the same bytes laid out contiguously.
   uint32_t csum(uint32_t initial = 0) const {
+    // A view within one segment (every segment TCP verifies that arrived in one buffer):
+    // one csum_partial from `initial`, the same sum.
+    if (head_.size() >= len_) return csum_partial(head_.first(len_), initial);
     uint64_t acc = initial;
     bool odd = false;
     for_each([&](Segment s) {

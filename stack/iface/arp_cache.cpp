@@ -11,16 +11,9 @@ std::optional<MacAddr> ArpCache::lookup(Ipv4Addr ip, Instant now) const {
   return e->mac;
 }
 
-std::optional<MacAddr> ArpCache::lookup_for_send(Ipv4Addr ip, Instant now, ArpActions& act) {
-  Table::Entry* e = table_.find(ip);
-  if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return std::nullopt;
-  // Refresh k (0-based) is due (max_retries - k) retry intervals before the deadline.
-  const auto left = static_cast<int64_t>(cfg_.max_retries) - static_cast<int64_t>(e->probes);
-  if (left > 0 && now >= e->deadline - cfg_.retry_interval * left) {
-    act.send_request(e->ip);
-    ++e->probes;
-  }
-  return e->mac;
+void ArpCache::refresh(Table::Entry& e, ArpActions& act) {
+  act.send_request(e.ip);
+  ++e.probes;
 }
 
 void ArpCache::request(Table::Entry& e, Instant now, ArpActions& act) {

@@ -43,7 +43,16 @@ class ArpCache {
   // resolution (a burst larger than the pending queue would be dropped); one that stops
   // answering still expires on time (RFC 1122 2.3.2.1, the "unicast poll" of Linux's
   // PROBE state, sent as a broadcast request here).
-  std::optional<MacAddr> lookup_for_send(Ipv4Addr ip, Instant now, ArpActions& act);
+  // Inline: every frame sent asks it (tests/bench/echo_cost, http_cost); the refresh
+  // request, once per retry interval at most, is out of line.
+  std::optional<MacAddr> lookup_for_send(Ipv4Addr ip, Instant now, ArpActions& act) {
+    Table::Entry* e = table_.find(ip);
+    if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return std::nullopt;
+    // Refresh k (0-based) is due (max_retries - k) retry intervals before the deadline.
+    const auto left = static_cast<int64_t>(cfg_.max_retries) - static_cast<int64_t>(e->probes);
+    if (left > 0 && now >= e->deadline - cfg_.retry_interval * left) refresh(*e, act);
+    return e->mac;
+  }
 
   // Records ip -> mac (from a reply, or from a request addressed to us: RFC 826
   // "merge" step) and sends the frames that waited for it. `create` says whether
@@ -69,6 +78,8 @@ class ArpCache {
   enum class State : uint8_t { kFree, kIncomplete, kReachable };
   using Table = NeighborTable<Ipv4Addr, State>;
 
+  // lookup_for_send's refresh request for a reachable entry (its deadline unchanged).
+  void refresh(Table::Entry& e, ArpActions& act);
   // Sends a request for e now and sets its retry time.
   void request(Table::Entry& e, Instant now, ArpActions& act);
 

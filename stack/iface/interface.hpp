@@ -59,4 +59,34 @@ inline bool Stack::alloc_l4_frame(Interface& ifc, uint32_t l3_len, int32_t heade
   return true;
 }
 
+// Inline: every frame sent ends here.
+inline void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
+  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
+  ++counters_.tx_frames;
+  counters_.tx_bytes += buf.len;
+  ifc.io.transmit(buf);
+}
+
+// Inline, as are the ARP lookup and transmit_resolved: every IPv4 frame sent goes through
+// them (commit); only a next hop not resolved yet goes out of line.
+inline void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
+  pad_to_min_frame(b);
+  wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
+  ++counters_.ipv4_out;
+}
+
+inline void Stack::send_to_hop(Interface& ifc, TxBuf& b, Ipv4Addr hop, bool broadcast,
+                               Instant now) {
+  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
+  if (broadcast) {
+    transmit_resolved(ifc, b, MacAddr::broadcast());
+    return;
+  }
+  if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
+    transmit_resolved(ifc, b, *mac);
+    return;
+  }
+  hold_for_arp(ifc, b, hop, now);
+}
+
 }  // namespace ws

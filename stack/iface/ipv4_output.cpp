@@ -19,8 +19,12 @@ constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
 // a TxWriter summed while copying the payload is not read again.
 uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
   if (f.payload_summed) {
-    uint32_t s = csum_partial(f.l4.first(f.payload_off), pseudo);
-    return csum_add_at(s, f.payload_sum, f.payload_off);
+    // The header in front of a summed payload: a TCP header (20 to 60 bytes, a multiple
+    // of 4) or UDP's 8, summed inline.
+    const uint32_t h = f.payload_off;
+    uint32_t s = h % 4 == 0 && h <= 60 ? csum_add_at(pseudo, csum_words(f.l4.data(), h), 0)
+                                       : csum_partial(f.l4.first(h), pseudo);
+    return csum_add_at(s, f.payload_sum, h);
   }
   uint32_t s = csum_partial(f.l4, pseudo);
   size_t off = f.l4.size();
@@ -47,38 +51,44 @@ template <class Route, class Ifaces>
   }
   return std::nullopt;
 }
+
+// Stack::fill_l4_checksum, inline for commit (every IPv4 frame sent).
+[[gnu::always_inline]] inline void fill_l4(const TxOffloads& o, L4Frame& f, bool tso,
+                                           bool allow_offload) {
+  TxBuf& b = f.buf;
+  const auto l4_len = static_cast<uint16_t>(f.l4_size());
+  size_t csum_off = 0;
+  bool l4_offload = false;
+  if (f.proto == wire::kIpProtoUdp) {
+    csum_off = wire::UdpView::kChecksumOff;
+    l4_offload = allow_offload && o.udp_cksum;
+    if (l4_offload) b.flags |= kTxUdpCksum;
+  } else if (f.proto == wire::kIpProtoTcp) {
+    csum_off = 16;  // TcpView::kChecksumOff
+    l4_offload = allow_offload && (o.tcp_cksum || tso);
+    if (l4_offload) b.flags |= kTxTcpCksum;
+  }
+  if (csum_off == 0) return;
+  uint32_t pseudo = pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
+  if (l4_offload) {
+    store_be16(f.l4.data() + csum_off, csum_fold_raw(pseudo));
+  } else {
+    uint16_t c = csum_fold(l4_sum(f, pseudo));
+    // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
+    if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
+    store_be16(f.l4.data() + csum_off, c);
+  }
+}
 }  // namespace
 
 std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
   return find_route<Route>(ifaces_, dst);
 }
 
-bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
-  return begin_frame(src, dst, proto, -1, l4_len, out);
-}
-
-bool Stack::begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
-                         uint32_t l4_len, L4Frame& out) {
-  if (header_len > l4_len || header_len > 60) {
-    drops_.add(DropReason::kFrameTooLong);
-    return false;
-  }
-  return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
-}
-
-void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
-  const TxBuf& b = out.buf;
-  // A gathered frame's first segment may end inside the L4 payload; the rest
-  // of the payload lies in b.segs.
-  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - l4_off);
-  out.l4 = {b.data + l4_off, first};
-  out.more = b.more();
-  out.more_len = l4_len - first;
-  out.payload_summed = false;
-}
-
-bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t header_len,
-                        uint32_t l4_len, L4Frame& out) {
+// Inline into begin() and begin_gather(), its only callers: every frame sent starts here.
+[[gnu::always_inline]] inline bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr,
+                                                      uint8_t proto, int32_t header_len,
+                                                      uint32_t l4_len, L4Frame& out) {
   out.esp = nullptr;
   if (!dst_addr.is_v4())
     return begin_frame6(src_addr, dst_addr.v6(), proto, header_len, l4_len, out);
@@ -108,6 +118,30 @@ bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr, uint8_t proto, int32_t
       (proto == wire::kIpProtoTcp && o.tcp_cksum) || (proto == wire::kIpProtoUdp && o.udp_cksum);
   out.sum_payload = header_len >= 0 && !l4_offload;
   return true;
+}
+
+bool Stack::begin(IpAddr src, IpAddr dst, uint8_t proto, uint32_t l4_len, L4Frame& out) {
+  return begin_frame(src, dst, proto, -1, l4_len, out);
+}
+
+bool Stack::begin_gather(IpAddr src, IpAddr dst, uint8_t proto, uint32_t header_len,
+                         uint32_t l4_len, L4Frame& out) {
+  if (header_len > l4_len || header_len > 60) {
+    drops_.add(DropReason::kFrameTooLong);
+    return false;
+  }
+  return begin_frame(src, dst, proto, static_cast<int32_t>(header_len), l4_len, out);
+}
+
+void Stack::lay_out_l4(L4Frame& out, uint32_t l4_len, uint32_t l4_off) {
+  const TxBuf& b = out.buf;
+  // A gathered frame's first segment may end inside the L4 payload; the rest
+  // of the payload lies in b.segs.
+  uint32_t first = b.nsegs == 0 ? l4_len : std::min(l4_len, b.capacity - l4_off);
+  out.l4 = {b.data + l4_off, first};
+  out.more = b.more();
+  out.more_len = l4_len - first;
+  out.payload_summed = false;
 }
 
 TsoLimits Stack::tso_limits_to(IpAddr dst_addr) const {
@@ -184,7 +218,7 @@ void Stack::commit(L4Frame& f, Instant now) {
   bool ip_offload = ifc.offloads.ipv4_cksum || tso;
   wire::emit_ipv4(b.data + kL2, ip, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
-  fill_l4_checksum(ifc, f, tso, true);
+  fill_l4(ifc.offloads, f, tso, true);
   b.l2_len = kL2;
   b.l3_len = kL3;
   finish_frame(ifc, b);
@@ -192,35 +226,7 @@ void Stack::commit(L4Frame& f, Instant now) {
 }
 
 void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
-  TxBuf& b = f.buf;
-  const auto l4_len = static_cast<uint16_t>(f.l4_size());
-  size_t csum_off = 0;
-  bool l4_offload = false;
-  if (f.proto == wire::kIpProtoUdp) {
-    csum_off = wire::UdpView::kChecksumOff;
-    l4_offload = allow_offload && ifc.offloads.udp_cksum;
-    if (l4_offload) b.flags |= kTxUdpCksum;
-  } else if (f.proto == wire::kIpProtoTcp) {
-    csum_off = 16;  // TcpView::kChecksumOff
-    l4_offload = allow_offload && (ifc.offloads.tcp_cksum || tso);
-    if (l4_offload) b.flags |= kTxTcpCksum;
-  }
-  if (csum_off == 0) return;
-  uint32_t pseudo = pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
-  if (l4_offload) {
-    store_be16(f.l4.data() + csum_off, csum_fold_raw(pseudo));
-  } else {
-    uint16_t c = csum_fold(l4_sum(f, pseudo));
-    // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
-    if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
-    store_be16(f.l4.data() + csum_off, c);
-  }
-}
-
-void Stack::finish_frame(const Interface& ifc, TxBuf& b) {
-  pad_to_min_frame(b);
-  wire::emit_ethernet(b.data, MacAddr{}, ifc.cfg.mac, wire::kEtherTypeIpv4);
-  ++counters_.ipv4_out;
+  fill_l4(ifc.offloads, f, tso, allow_offload);
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
@@ -228,16 +234,7 @@ void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {
   send_to_hop(ifc, b, r ? r->next_hop : dst, r && r->broadcast, now);
 }
 
-void Stack::send_to_hop(Interface& ifc, TxBuf& b, Ipv4Addr hop, bool broadcast, Instant now) {
-  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
-  if (broadcast) {
-    transmit_resolved(ifc, b, MacAddr::broadcast());
-    return;
-  }
-  if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
-    transmit_resolved(ifc, b, *mac);
-    return;
-  }
+void Stack::hold_for_arp(Interface& ifc, TxBuf& b, Ipv4Addr hop, Instant now) {
   if (ifc.arp.enqueue(hop, b, now, ifc) == ArpCache::Queued::kQueueFull) {
     drops_.add(DropReason::kArpQueueFull);
     ifc.io.release(b);

@@ -201,13 +201,6 @@ void Stack::Interface::drop_pending(TxBuf& frame) {
   io.release(frame);
 }
 
-void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
-  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
-  ++counters_.tx_frames;
-  counters_.tx_bytes += buf.len;
-  ifc.io.transmit(buf);
-}
-
 Instant Stack::poll(Instant now) {
   flush(now);
   if (now >= arp_deadline_) {

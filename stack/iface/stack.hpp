@@ -340,6 +340,9 @@ class Stack final : public L4Output {
   void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
   // send_routed() with the route already known: to `hop`, or broadcast.
   void send_to_hop(Interface& ifc, TxBuf& buf, Ipv4Addr hop, bool broadcast, Instant now);
+  // send_to_hop() for a next hop not resolved: the frame waits for ARP (or is dropped when
+  // its queue is full).
+  void hold_for_arp(Interface& ifc, TxBuf& buf, Ipv4Addr hop, Instant now);
   // begin() and begin_gather(): `header_len` < 0 asks for one contiguous l4.
   bool begin_frame(IpAddr src, IpAddr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
                    L4Frame& out);

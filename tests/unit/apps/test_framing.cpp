@@ -251,6 +251,30 @@ TEST(FrameDecoder, StopsBetweenEventsForBackpressure) {
   EXPECT_EQ(dec.messages(), 2u);
 }
 
+// An empty input consumes nothing and brings out only an event already due: the end of a
+// message whose payload came before, never a second one, and a header cut in two stays cut.
+TEST(FrameDecoder, EmptyInputGivesOnlyAnEventAlreadyDue) {
+  const Bytes stream = make_stream({3, 2});
+  FrameDecoder dec;
+  std::span<const uint8_t> in = std::span<const uint8_t>(stream).first(7);
+  EXPECT_EQ(dec.next(in).kind, FrameEventKind::kPayload);
+  EXPECT_TRUE(in.empty());
+  EXPECT_EQ(dec.next(in).kind, FrameEventKind::kMessageComplete);
+  EXPECT_EQ(dec.next(in).kind, FrameEventKind::kNeedMore);
+  EXPECT_EQ(dec.messages(), 1u);
+  EXPECT_EQ(dec.stream_bytes(), 7u);
+  in = std::span<const uint8_t>(stream).subspan(7, 2);  // half of the next header
+  EXPECT_EQ(dec.next(in).kind, FrameEventKind::kNeedMore);
+  EXPECT_TRUE(dec.in_message());
+  EXPECT_EQ(dec.next(in).kind, FrameEventKind::kNeedMore);
+  EXPECT_TRUE(dec.in_message());
+  in = std::span<const uint8_t>(stream).subspan(9);
+  const FrameEvent ev = dec.next(in);
+  EXPECT_EQ(ev.kind, FrameEventKind::kPayload);
+  EXPECT_EQ(ev.length, 2u);
+  EXPECT_EQ(dec.stream_bytes(), stream.size());
+}
+
 TEST(FrameDecoder, OversizeLengthIsOneErrorThenSilence) {
   FrameDecoderConfig cfg;
   cfg.max_message_bytes = 1000;

@@ -50,6 +50,9 @@ TEST(PacketView, OneSegmentIsContiguousAndInPlace) {
   EXPECT_EQ(pulled, 0u);
   EXPECT_EQ(v.tail(30).head().data(), b.data() + 30);
   EXPECT_EQ(csum_fold(v.csum()), csum_fold(csum_partial(b)));
+  // A view shorter than its one segment sums its own bytes only, from `initial`.
+  EXPECT_EQ(csum_fold(v.first(33).csum(0x1234)),
+            csum_fold(csum_partial(std::span(b).first(33), 0x1234)));
 }
 
 // Checksums over two and three pieces at every cut equal the contiguous sum,
