@@ -51,6 +51,15 @@ class Topology:
         # Kernel frames leave a veth with CHECKSUM_PARTIAL; af_packet would hand them to
         # the data plane unfinished, so the client side computes its checksums.
         B.sh("ethtool -K wsb-ic0 tx off", ns=C, check=False)
+        # The client's receive work on cpu 1, where the client runs (RPS). Without it, a
+        # frame a server sends into its veth is received by the client's kernel in that
+        # send's softirq, on the server's cpu: with -P 4 the client's TCP answered the ACKs
+        # and sent its next segments there (segmenting, checksumming and copying them into
+        # the af_packet ring on the data plane's core, 84 % of its samples), and four
+        # streams delivered 0.55x of one. With RPS both clients' work stays on cpu 1, as it
+        # would on a machine of its own.
+        for dev in ("wsb-ic0", "wsb-ic1"):
+            B.sh(f"sh -c 'echo 2 > /sys/class/net/{dev}/queues/rx-0/rps_cpus'", ns=C)
         return self
 
     def __exit__(self, *exc):
@@ -175,7 +184,9 @@ def main():
              "(wirespeed: one lcore, `idle: poll`, af_packet PMD on the root end of its veth, "
              f"`{DEVICE}`, whose kernel ring the data plane sizes to 4096 2-KiB frames; the "
              "kernel: `taskset -c 0 iperf3 -s` in its own namespace behind an identical veth, MTU "
-             "1500). The client's kernel does the veth and TCP work for both.")
+             "1500). The client's kernel does the veth and TCP work for both, on cpu 1 (RPS on "
+             "both client veths: without it, the frames a server sends are received by the "
+             "client in the server's `sendto()` softirq, on cpu 0).")
     rep.note("What most likely limits TCP here is the path to the port, not the service (which only counts bytes): the same TCP moves about 3 Gbit/s stack to stack over memif at MTU 1500 (table 2), and between two kernel namespaces a veth carries 64 KiB GSO/GRO super-packets with no per-MTU work, while every 1500-byte frame to wirespeed is segmented by the client's kernel and copied through the af_packet ring (a syscall per TX burst) on a core it shares with that work. Not profiled further. UDP, which the kernel also handles per datagram, is where the two meet on equal terms.")
     rep.note(f"Median of {ctx.reps} runs; ±: (max−min)/median. Load average (1 min) at the start "
              f"{load_before:.1f}, at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: a "
