@@ -1,6 +1,5 @@
 // wirespeed-dataplane: the DPDK primary process. Flags: docs/config.md.
 #include <getopt.h>
-#include <malloc.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
@@ -17,6 +16,7 @@
 #include "control/config/config.hpp"
 #include "control/stats/path.hpp"
 #include "dataplane/eal_args.hpp"
+#include "dataplane/heap.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/pipeline.hpp"
 #include "dataplane/port.hpp"
@@ -174,16 +174,6 @@ void run_pipelines(const ws::config::Config& cfg,
   pipelines.clear();
 }
 
-// The heap keeps what it has grown to. Connection storage (Tcb slots, send and receive
-// rings) comes and goes with the load, beyond the stack's own spare pools under overload;
-// glibc's default gives the heap's top back to the kernel once 128 KiB of it are free and
-// grows it again page fault by page fault, which under a connection overload took a third
-// of the core (malloc's slow path and the faults) and halved the connections it served.
-void keep_heap() {
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 16 << 20);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,7 +190,7 @@ int main(int argc, char** argv) {
     std::printf("%s: ok\n%s\n", config_path.c_str(), ws::config::describe(cfg).c_str());
     return 0;
   }
-  keep_heap();
+  ws::dp::keep_heap();
   if (!start_eal(cfg, argv[0])) return 1;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

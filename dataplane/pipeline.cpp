@@ -12,6 +12,7 @@
 
 #include "control/config/tcp_settings.hpp"
 #include "dataplane/eal_args.hpp"
+#include "dataplane/heap.hpp"
 #include "dataplane/ipsec.hpp"
 #include "dataplane/ipv6_port.hpp"
 #include "dataplane/rx_frame.hpp"
@@ -235,6 +236,7 @@ void Pipeline::run(bool main) {
     attached_ = true;
   }
   if (adaptive_) prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);  // best effort
+  warm_heap(size_t{cfg_.dataplane.heap_reserve_mb} << 20);          // this thread's arena
   while (!stop_.load(std::memory_order_relaxed)) {
     // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
     // (memif's disconnect) waits for the end of this iteration.

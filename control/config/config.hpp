@@ -90,6 +90,7 @@ struct DataplaneConfig {
   uint32_t memory_mb = 512;               // EAL -m
   std::vector<std::string> eal_args;      // passed verbatim, after the generated arguments
   uint32_t stats_interval_ms = 100;       // how often per-core counters are published
+  uint32_t heap_reserve_mb = 32;          // heap each pipeline pre-faults at start
   uint32_t mbufs = 8191;                  // mbuf pool size per port
   Offloads offloads = Offloads::automatic;
   FaultConfig faults;  // testing only

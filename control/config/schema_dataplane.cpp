@@ -100,6 +100,7 @@ void parse_dataplane(const MapView& m, DataplaneConfig& out, Origins& origins) {
   m.uint("memory_mb", 64, 1048576, out.memory_mb);
   if (auto v = m.get("eal_args")) parse_eal_args(d, *v, out.eal_args);
   m.uint("stats_interval_ms", 10, 60000, out.stats_interval_ms);
+  m.uint("heap_reserve_mb", 0, 1024, out.heap_reserve_mb);
   if (m.uint("mbufs", 512, 16777215, out.mbufs)) origins.mbufs = m.get("mbufs")->pos;
   m.enumeration<Offloads>("offloads", out.offloads,
                           {{"auto", Offloads::automatic}, {"software", Offloads::software}});

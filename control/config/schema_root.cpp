@@ -60,7 +60,7 @@ void parse_root(Diagnostics& d, const YAML::Node& root, Config& out, Origins& or
 
   section(m, "dataplane",
           {"lcores", "idle", "file_prefix", "hugepages", "memory_mb", "eal_args",
-           "stats_interval_ms", "mbufs", "offloads", "faults"},
+           "stats_interval_ms", "heap_reserve_mb", "mbufs", "offloads", "faults"},
           [&](const MapView& s) { parse_dataplane(s, out.dataplane, origins); });
 
   if (m.require("ports")) parse_ports(d, *m.get("ports"), out.ports, origins);

@@ -19,6 +19,7 @@ TEST(ConfigDefaults, MinimalConfigTakesEveryDefault) {
   EXPECT_EQ(c.dataplane.memory_mb, 512u);
   EXPECT_TRUE(c.dataplane.eal_args.empty());
   EXPECT_EQ(c.dataplane.stats_interval_ms, 100u);
+  EXPECT_EQ(c.dataplane.heap_reserve_mb, 32u);
   EXPECT_EQ(c.dataplane.mbufs, 8191u);
   EXPECT_EQ(c.dataplane.offloads, Offloads::automatic);
 
