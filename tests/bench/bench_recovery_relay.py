@@ -258,6 +258,10 @@ def main():
                     help="loss rates (%%) of the matrix to run, comma-separated")
     ap.add_argument("--reorder", default=",".join(str(r) for r in REORDER),
                     help="reordering rates (%%) of the matrix to run, comma-separated")
+    ap.add_argument("--shared-cpus", action="store_true",
+                    help="no pinning: every program and softirq where the scheduler puts it "
+                         "(default: CPU 0 for endpoint A and the relay, CPU 1 for the host "
+                         "under test)")
     ap.add_argument("--receive-only", action="store_true",
                     help="only the receive transfers (with --update: keep the sending ones)")
     out = ap.add_mutually_exclusive_group()
@@ -266,6 +270,7 @@ def main():
     ap.add_argument("--baseline", metavar="BUILD_DIR",
                     help="also run wirespeed's transfers with this build's data plane")
     args = ap.parse_args()
+    rn.split_cpus(not args.shared_cpus)
     args.baseline = args.baseline and os.path.abspath(args.baseline)
     if args.baseline and not os.path.exists(
             os.path.join(args.baseline, "dataplane", "wirespeed-dataplane")):
