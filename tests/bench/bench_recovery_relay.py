@@ -14,6 +14,13 @@ Writes docs/results/DATE-recovery-relay.json (the per-cell data, and one record 
 and direction for the recovery table of docs/performance.md: run
 tests/bench/make_performance.py afterwards) and prints a markdown table.
 
+The two CPUs are split as between two machines (relay_net.split_cpus): CPU 0 runs endpoint A,
+the relay and, by RPS, their kernel receive work; CPU 1 the host under test, the data plane's
+lcore or endpoint B's programs and B's kernel receive work. Shared (--shared-cpus), a
+busy-polling data plane and the Linux side's programs competed for both CPUs, which a Linux
+sender, working in softirq while its process sleeps, did not: the nearly clean cells measured
+that more than either stack.
+
 The namespaces have fixed names: each cell runs under the shared integration lock
 (/tmp/ws-integration.lock, taken here), which is released between cells.
 
@@ -39,7 +46,7 @@ compared with its base in the same run, on the same load; they are kept under th
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
            [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
-           [--receive-only] [--baseline BUILD_DIR]
+           [--receive-only] [--baseline BUILD_DIR] [--shared-cpus]
            [--out FILE | --update FILE]
 """
 import argparse
