@@ -7,15 +7,13 @@
 // usually follows within microseconds, and a wakeup costs more than the wait). Then it
 // sleeps, but only briefly (`recent_max_sleep`) while the last work is under `recent`
 // old, so a flow's next flight (an ACK clock of a round trip, a few ms) finds the core
-// awake within microseconds; then in naps of at most `awaited_max_sleep` while it is under
-// `awaited` old, the round trip of a long path (a 40 ms one's ACKs for a flight arrive as a
-// train: a core waking after the train answers it with one burst, where a kernel sender
-// answers its first ACK at once, and a Linux receiver's window autotuning then measures one
-// window-limited flight per round trip and never grows); a core quiet for longer backs off
-// to `max_sleep`, which keeps an idle data plane at a few % of a CPU. Measured on the test
-// VM: naps of 20 us cost about 31 % of a core, of 100 us 10 %, of 1 ms 1 %. Never past the next due
-// time, and never a sleep shorter than `min_sleep` (a wakeup costs about that): a timer due that
-// soon is polled for.
+// awake within microseconds; then in naps of at most `awaited_max_sleep` while it is
+// under `awaited` old (a long path's round trip: a core that wakes only after a whole
+// train of ACKs answers it with one burst, where a kernel sender answers the first ACK at
+// once); a core quiet for longer backs off to `max_sleep`, which keeps an idle data plane
+// at a few % of a CPU (naps of 20 us cost about 31 % of a core on the test VM, of 100 us
+// 10 %, of 1 ms 1 %). Never past the next due time, and never a sleep shorter than
+// `min_sleep` (a wakeup costs about that): a timer due that soon is polled for.
 #pragma once
 
 #include <algorithm>

@@ -59,7 +59,7 @@ class Topology:
         # streams delivered 0.55x of one. With RPS both clients' work stays on cpu 1, as it
         # would on a machine of its own.
         for dev in ("wsb-ic0", "wsb-ic1"):
-            B.sh(f"sh -c 'echo 2 > /sys/class/net/{dev}/queues/rx-0/rps_cpus'", ns=C)
+            B.harness.steer_rx(dev, 0b10, ns=C)
         return self
 
     def __exit__(self, *exc):

@@ -68,6 +68,12 @@ def sh(cmd, check=True, ns=None, capture=True, timeout=60):
     return r
 
 
+def steer_rx(dev, cpu_mask, ns=None):
+    """RPS: the kernel's receive work for veth `dev` runs on the CPUs of `cpu_mask`. A frame
+    sent into a veth is otherwise received in the sender's softirq, on the sender's CPU."""
+    sh(f"sh -c 'echo {cpu_mask:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus'", ns=ns)
+
+
 class Capture:
     """tcpdump writing `pcap` from `iface` in namespace `ns`. Its messages go to a log that
     stop() returns, so an empty or short capture comes with tcpdump's own account of it."""

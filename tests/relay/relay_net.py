@@ -35,22 +35,23 @@ SINK_PORT, RECV_PORT, ECHO_PORT = 9, 5002, 7
 MESSAGE = 65536
 
 # split_cpus(): CPU 0 runs the rest of the world (endpoint A, the relay and their kernel
-# receive work), CPU 1 the host under test (the data plane's lcore, or endpoint B's programs
-# and B's kernel receive work), as if they were two machines. None: no pinning.
-SPLIT = None
+# receive work), CPU 1 the host under test (the data plane's lcore, which the harness puts
+# on CPU 1, or endpoint B's programs and B's kernel receive work), as if they were two
+# machines. Off: no pinning.
 WORLD_CPU, HOST_CPU = 0, 1
+SPLIT = False
 
 
 def split_cpus(on=True):
     global SPLIT
-    SPLIT = (WORLD_CPU, HOST_CPU) if on else None
+    SPLIT = on
 
 
 def _on(ns):
-    """The `taskset` prefix for a program of namespace `ns` under split_cpus()."""
-    if SPLIT is None:
-        return ""
-    return f"taskset -c {SPLIT[1] if ns == NS_B else SPLIT[0]} "
+    """The argv prefix that pins a program of namespace `ns` under split_cpus()."""
+    if not SPLIT:
+        return []
+    return ["taskset", "-c", str(HOST_CPU if ns == NS_B else WORLD_CPU)]
 
 
 def tcp_timeouts(ns):
@@ -96,21 +97,13 @@ class RelayNet:
             h.sh(f"sysctl -qw net.ipv6.conf.{end}.disable_ipv6=1", ns=NS_RELAY)
             h.sh(f"ip link set {end} up", ns=NS_RELAY)
             h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=NS_RELAY)
-        if SPLIT is not None:
-            self._steer_receive_work()
+        if SPLIT:
+            # Each receiving end's kernel work on its own side's CPU (RPS). The data plane's
+            # af_packet port keeps the default: the copy into its ring stands for a NIC's DMA.
+            for ns, end in ((NS_RELAY, "wsr-ra"), (NS_RELAY, "wsr-rb"), (NS_RELAY, RELAY_DP_IF),
+                            (NS_A, "wsr-a"), (NS_B, "wsr-b")):
+                h.steer_rx(end, 1 << (HOST_CPU if ns == NS_B else WORLD_CPU), ns=ns)
         return self
-
-    @staticmethod
-    def _steer_receive_work():
-        """RPS: a frame sent into a veth is received by the kernel in the sender's softirq, on
-        the sender's CPU; each receiving end's kernel work goes to its own side's CPU
-        instead. The data plane's af_packet port keeps the default (the copy into its ring
-        stands for a NIC's DMA)."""
-        world, host = (1 << SPLIT[0]), (1 << SPLIT[1])
-        for ns, end, mask in ((NS_RELAY, "wsr-ra", world), (NS_RELAY, "wsr-rb", world),
-                              (NS_RELAY, RELAY_DP_IF, world), (NS_A, "wsr-a", world),
-                              (NS_B, "wsr-b", host)):
-            h.sh(f"sh -c 'echo {mask:x} > /sys/class/net/{end}/queues/rx-0/rps_cpus'", ns=ns)
 
     def teardown(self):
         for ns in (NS_A, NS_B, NS_RELAY):
@@ -137,7 +130,7 @@ class Relay:
         # data plane on one CPU, a Linux endpoint and the relay on the other would
         # otherwise hold frames in the relay for whole scheduler slices (10 ms seen) beyond
         # their delay, against the data plane only.
-        self.argv = ["ip", "netns", "exec", NS_RELAY] + _on(NS_RELAY).split() + [
+        self.argv = ["ip", "netns", "exec", NS_RELAY] + _on(NS_RELAY) + [
                      "chrt", "-f", "10",
                      WSRELAY, "--a", "wsr-ra", "--b", far_if,
                      "--loss", str(loss), "--delay-ms", str(delay_ms), "--reorder", str(reorder),
@@ -172,7 +165,7 @@ class Receiver:
 
     def __init__(self, ns, ip, count, timeout_s):
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns] + _on(ns).split() + [
+            ["ip", "netns", "exec", ns] + _on(ns) + [
              "/usr/bin/python3", PEER, "recv", ip, str(RECV_PORT),
              str(MESSAGE), str(count), str(timeout_s)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -193,7 +186,8 @@ class Receiver:
 def linux_send(ns, dst, port, count, timeout_s, cc):
     """pattern_peer.py send from `ns` with congestion control `cc`: seconds until the
     receiver's FIN, or an error entry."""
-    r = h.sh(f"{_on(ns)}/usr/bin/python3 {PEER} send {dst} {port} {MESSAGE} {count} {timeout_s} {cc}",
+    pin = "".join(f"{a} " for a in _on(ns))
+    r = h.sh(f"{pin}/usr/bin/python3 {PEER} send {dst} {port} {MESSAGE} {count} {timeout_s} {cc}",
              ns=ns, check=False, timeout=timeout_s + 30)
     try:
         out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -210,7 +204,7 @@ class WsperfSink:
     def __init__(self, timeout_s):
         self.rep = tempfile.NamedTemporaryFile(suffix=".json")
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", NS_B] + _on(NS_B).split() + [
+            ["ip", "netns", "exec", NS_B] + _on(NS_B) + [
              WSPERF, "sink", "--listen", f"{IP_B}:{SINK_PORT}",
              "--verify", "--quiet", "--duration", str(int(timeout_s) + 30), "--report",
              self.rep.name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
