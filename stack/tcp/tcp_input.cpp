@@ -322,7 +322,10 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     // RFC 5681 4.2: ACK at once when a hole is filled (and the next segment after it);
     // otherwise at least every second full-sized segment, and at once during quick-ACK.
     c.unacked_bytes += static_cast<uint32_t>(len);
-    if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
+    if (had_ooo) {
+      c.quickack = std::max<uint32_t>(c.quickack, 2);
+      c.note_loss_sign(now);  // a retransmission filled a hole
+    }
     if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
       if (c.quickack > 0) --c.quickack;
       c.ack_now = true;
@@ -430,9 +433,15 @@ static void process_fin(Tcb& c, Instant now) {
 // Every acceptable segment. One after a silence longer than the RTO is most likely the
 // peer's retransmission after its timer fired, and the peer restarts from a window of one
 // segment, which a delayed ACK would hold for tcp.delayed_ack each round trip of its slow
-// start: the next segments are ACKed at once, as Linux does (tcp_event_data_recv).
+// start: the next segments are ACKed at once, as Linux does (tcp_event_data_recv). Its
+// timer fired because a flight or its ACKs were lost: a sign of loss on the path, so its
+// slow-start flights, often whole in one receive burst, draw an ACK for every second
+// segment, not one for the burst that, lost, would leave it its timer again.
 static void note_arrival(Tcb& c, Instant now) {
-  if (now - c.last_rx > c.rto) c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
+  if (now - c.last_rx > c.rto) {
+    c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
+    c.note_loss_sign(now);
+  }
   c.last_rx = now;
 }
 

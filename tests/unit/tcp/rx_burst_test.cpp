@@ -1,6 +1,7 @@
 // ACKs in a receive burst (TcpStack::begin_rx_burst .. end_rx_burst): in-order data that
 // header prediction took is ACKed once, at the end of the burst; whatever needs an ACK at
-// once (out-of-order data) still gets it within the burst; a connection released inside
+// once (out-of-order data) still gets it within the burst, and so does in-order data after a
+// sign of loss; a connection released inside
 // the burst is not touched at its end; poll() ends a burst its caller left open.
 #include <gtest/gtest.h>
 
@@ -198,8 +199,13 @@ TEST(RxBurst, AfterALossInOrderDataIsAckedEverySecondSegment) {
   t.p.tick(Duration::millis(100));  // a last odd segment: its delayed ACK
   for (const Header& h : t.acks_from_b()) acked = h.ack;
   EXPECT_EQ(acked, end);
-  // An RTO later, with no more loss, the burst's one ACK again.
-  t.p.tick(Duration::seconds(2));
+  // An RTO later, with no more loss (a segment every 100 ms: no silence as long as the
+  // RTO either), the burst's one ACK again.
+  std::vector<uint8_t> one(1448, 0x5a);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(t.client->send(one), one.size());
+    t.p.tick(Duration::millis(100));
+  }
   t.acks_from_b();
   std::vector<uint8_t> data(8 * 1448, 0x5a);
   ASSERT_EQ(t.client->send(data), data.size());
@@ -209,6 +215,24 @@ TEST(RxBurst, AfterALossInOrderDataIsAckedEverySecondSegment) {
   EXPECT_TRUE(t.p.to_a.empty());
   t.p.b.end_rx_burst(t.p.now);
   EXPECT_EQ(t.acks_from_b().size(), 1u);
+}
+
+// A silence longer than the RTO, then data: the sender's timer fired, so a flight or its
+// ACKs were lost, and it restarts in slow start with flights that fit in one burst. They
+// are ACKed every second segment, not once for the burst, as after any other loss sign.
+TEST(RxBurst, AfterTheSendersTimerInOrderDataIsAckedEverySecondSegment) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 8);
+  ASSERT_EQ(segs.size(), 8u);
+  t.p.now += Duration::seconds(2);  // the segments wait on the wire, unACKed
+  t.burst_in(segs);
+  auto acks = t.acks_from_b();
+  EXPECT_GE(acks.size(), 4u) << "8 in-order segments after a silence of 2 s";
+  t.p.b.end_rx_burst(t.p.now);
+  uint32_t acked = 0;
+  for (const Header& h : acks) acked = h.ack;
+  for (const Header& h : t.acks_from_b()) acked = h.ack;
+  EXPECT_EQ(acked, end_of(*segs.back()));
 }
 
 TEST(RxBurst, PollEndsABurstLeftOpen) {
