@@ -198,8 +198,8 @@ class TcpStack {
   // burst ends; then one output() sends the ACK for all of it and arms the timers once,
   // as Linux does for a GRO super-segment: the ACK is as prompt as the burst is short,
   // and every other segment (out of order, a hole filled, a FIN, a duplicate, ...) is
-  // still answered at once (RFC 9293 3.8.6.3, RFC 5681 4.2). Not for an RTO after data
-  // arrived out of order or twice (Tcb::ack_each_until): a sender recovering from loss
+  // still answered at once (RFC 9293 3.8.6.3, RFC 5681 4.2). Not for an RTO after a sign of
+  // loss (Tcb::ack_each_until, note_loss_sign): a sender recovering from loss
   // has a few segments in flight, often a whole window in one burst here, and the one
   // ACK for all of them, lost on a lossy path, left it nothing but its timer; then the
   // data is ACKed at least every second segment, as a receiver without GRO does.
