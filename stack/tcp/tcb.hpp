@@ -393,8 +393,7 @@ class Tcb final : public Connection {
   uint32_t quickack = kQuickAcks;
   // Until then, in-order data is ACKed as it arrives (at least every second segment), not
   // once per receive burst (TcpStack::input): for an RTO after a sign of loss on the path
-  // (note_loss_sign: data out of order or twice, a filled hole, data after a silence
-  // longer than the RTO).
+  // (note_loss_sign: data out of order or twice, data after a silence longer than the RTO).
   Instant ack_each_until;
   void note_loss_sign(Instant now) { ack_each_until = now + rto; }
   // SACK compression while data arrives out of order (ack_out_of_order).

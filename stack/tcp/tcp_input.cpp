@@ -322,10 +322,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
     // RFC 5681 4.2: ACK at once when a hole is filled (and the next segment after it);
     // otherwise at least every second full-sized segment, and at once during quick-ACK.
     c.unacked_bytes += static_cast<uint32_t>(len);
-    if (had_ooo) {
-      c.quickack = std::max<uint32_t>(c.quickack, 2);
-      c.note_loss_sign(now);  // a retransmission filled a hole
-    }
+    if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
     if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
       if (c.quickack > 0) --c.quickack;
       c.ack_now = true;

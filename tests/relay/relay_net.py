@@ -186,8 +186,9 @@ class Receiver:
 def linux_send(ns, dst, port, count, timeout_s, cc):
     """pattern_peer.py send from `ns` with congestion control `cc`: seconds until the
     receiver's FIN, or an error entry."""
-    pin = "".join(f"{a} " for a in _on(ns))
-    r = h.sh(f"{pin}/usr/bin/python3 {PEER} send {dst} {port} {MESSAGE} {count} {timeout_s} {cc}",
+    cmd = _on(ns) + ["/usr/bin/python3", PEER, "send", dst, str(port), str(MESSAGE), str(count),
+                     str(timeout_s), cc]
+    r = h.sh(" ".join(cmd),
              ns=ns, check=False, timeout=timeout_s + 30)
     try:
         out = json.loads(r.stdout.strip().splitlines()[-1])
