@@ -173,7 +173,9 @@ def main():
         with dp, h.Control(cfg, tmp, METRICS_PORT) as ctl:
             start_lines = [l for l in dp.output().splitlines() if "mtu" in l.lower() or "mbuf" in l.lower()]
             print("  data plane at start:", " | ".join(start_lines)[:600])
-            res.check(ctl.value("wirespeed_port_mtu_bytes", port="p0") == MTU,
+            # The control process serves /metrics before the data plane's first export
+            # reaches it: a port's gauges appear within an export interval of the start.
+            res.check(ctl.wait_for(lambda: ctl.value("wirespeed_port_mtu_bytes", port="p0") == MTU),
                       f"wirespeed_port_mtu_bytes is {MTU}")
 
             # --- ping at the MTU and one byte above it.
