@@ -232,17 +232,27 @@ def _entry(seconds, stream_bytes, intact, error=None, **more):
          "ok": ok}
     if error:
         e["error"] = str(error)[-300:]
+    if not ok:  # why it failed: the time it did finish in, if any, and whether all arrived
+        e["intact"] = bool(intact)
+        if seconds is not None:
+            e["finished_s"] = round(seconds, 4)
     e.update(more)
     return e
 
 
 def median_entry(entries):
     """The entry of median transfer time among repeats (one not finished counts as the
-    slowest), with every repeat's seconds under "samples"."""
+    slowest), with every repeat's seconds under "samples" and, for each repeat that failed,
+    its reason under "failed"."""
     key = [(e["seconds"] if e["ok"] else float("inf"), i) for i, e in enumerate(entries)]
     chosen = dict(entries[sorted(key)[len(key) // 2][1]])
     if len(entries) > 1:
         chosen["samples"] = [e["seconds"] for e in entries]
+        # A sample of None says only that a repeat failed: keep each one's reason.
+        failed = [{"repeat": i, **{k: e[k] for k in ("error", "intact", "finished_s") if k in e}}
+                  for i, e in enumerate(entries) if not e["ok"]]
+        if failed:
+            chosen["failed"] = failed
     return chosen
 
 
