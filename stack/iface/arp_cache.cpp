@@ -11,18 +11,28 @@ std::optional<MacAddr> ArpCache::lookup(Ipv4Addr ip, Instant now) const {
   return e->mac;
 }
 
+Instant ArpCache::quiet_until(Ipv4Addr ip, Instant now) const {
+  const Table::Entry* e = table_.find(ip);
+  if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return now;
+  const auto left = static_cast<int64_t>(cfg_.max_retries) - static_cast<int64_t>(e->probes);
+  return left > 0 ? e->deadline - cfg_.retry_interval * left : e->deadline;
+}
+
 void ArpCache::refresh(Table::Entry& e, ArpActions& act) {
+  ++version_;
   act.send_request(e.ip);
   ++e.probes;
 }
 
 void ArpCache::request(Table::Entry& e, Instant now, ArpActions& act) {
+  ++version_;
   act.send_request(e.ip);
   ++e.probes;
   e.deadline = now + cfg_.retry_interval;
 }
 
 void ArpCache::learn(Ipv4Addr ip, const MacAddr& mac, bool create, Instant now, ArpActions& act) {
+  ++version_;
   Table::Entry* e = table_.find(ip);
   if (e == nullptr) {
     if (!create) return;
@@ -37,6 +47,7 @@ void ArpCache::learn(Ipv4Addr ip, const MacAddr& mac, bool create, Instant now, 
 }
 
 ArpCache::Queued ArpCache::enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpActions& act) {
+  ++version_;
   Table::Entry* e = table_.find(ip);
   if (e != nullptr && e->state == State::kReachable) {
     // Expired but still present: resolve again, keeping the entry's slot.
@@ -54,6 +65,7 @@ ArpCache::Queued ArpCache::enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpAc
 }
 
 Instant ArpCache::poll(Instant now, ArpActions& act) {
+  ++version_;
   return table_.sweep(now, [&](Table::Entry& e) {
     if (e.state == State::kReachable) {
       table_.release(e, act);  // aged out (RFC 1122 2.3.2.1: entries must time out)
@@ -68,6 +80,9 @@ Instant ArpCache::poll(Instant now, ArpActions& act) {
   });
 }
 
-void ArpCache::clear(ArpActions& act) { table_.clear(act); }
+void ArpCache::clear(ArpActions& act) {
+  ++version_;
+  table_.clear(act);
+}
 
 }  // namespace ws

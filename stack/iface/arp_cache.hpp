@@ -69,6 +69,13 @@ class ArpCache {
   // Forgets every entry, handing queued frames to act.drop_pending (teardown).
   void clear(ArpActions& act);
 
+  // Counts every change to any entry (learned, expired, queued for, evicted, a request sent):
+  // a MAC address kept from lookup_for_send() (tx_path_cache.hpp) holds while it is unchanged.
+  uint64_t version() const { return version_; }
+  // Until when lookup_for_send(ip) returns the same MAC without sending a refresh: the
+  // entry's next refresh point, or its expiry; never-passed (now) when it is not reachable.
+  Instant quiet_until(Ipv4Addr ip, Instant now) const;
+
   size_t size() const { return table_.live(); }
   uint64_t resolve_failures() const { return table_.failures(); }
 
@@ -85,6 +92,7 @@ class ArpCache {
 
   ArpConfig cfg_;
   Table table_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace ws

@@ -9,6 +9,7 @@
 #include "stack/core/bytes.hpp"
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/iface/ipv4_template.hpp"
 #include "stack/ipsec/esp_layer.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
@@ -29,49 +30,29 @@ uint32_t udp_header_sum(const uint8_t* h) {
   return uint32_t{load_be16(h)} + load_be16(h + 2) + load_be16(h + 4) + load_be16(h + 6);
 }
 
-// What every frame of the burst shares: Ethernet and IPv4 headers with the total
-// length, identification and checksum left zero, and the sums they contribute.
+// What every frame of the burst shares: the Ethernet and IPv4 headers (Ipv4Template) and
+// which checksums the port computes.
 struct BurstTemplate {
-  std::array<uint8_t, kL2 + kL3> hdr{};
-  uint32_t ip_sum = 0;      // the IPv4 header template's sum
-  uint32_t pseudo_sum = 0;  // the UDP pseudo header without its length (RFC 768)
+  Ipv4Template t;
   bool ip_offload = false;
   bool udp_offload = false;
 
   BurstTemplate(const MacAddr& dst_mac, const MacAddr& src_mac, Ipv4Addr src, Ipv4Addr dst,
                 uint8_t ttl, const TxOffloads& o)
       : ip_offload(o.ipv4_cksum), udp_offload(o.udp_cksum) {
-    wire::emit_ethernet(hdr.data(), dst_mac, src_mac, wire::kEtherTypeIpv4);
-    wire::Ipv4Repr ip;
-    ip.src = src;
-    ip.dst = dst;
-    ip.protocol = wire::kIpProtoUdp;
-    ip.ttl = ttl;
-    ip.dont_fragment = false;  // as a kernel socket without PMTU discovery
-    wire::emit_ipv4(hdr.data() + kL2, ip, true);
-    store_be16(hdr.data() + kL2 + wire::Ipv4View::kTotalLenOff, 0);
-    ip_sum = csum_partial({hdr.data() + kL2, kL3});
-    pseudo_sum = ipv4_pseudo_sum(src, dst, wire::kIpProtoUdp, 0);
+    // DF clear, as a kernel socket without PMTU discovery.
+    t.build(dst_mac, src_mac, src, dst, wire::kIpProtoUdp, ttl, false);
   }
 
   // Writes datagram `g` with IPv4 identification `id` into `b`: the frame is complete.
   void write(TxBuf& b, const L4Datagram& g, uint16_t id) const {
     uint8_t* f = b.data;
     const auto l4_len = static_cast<uint16_t>(kUdpHl + g.payload.size());
-    const auto total = static_cast<uint16_t>(kL3 + l4_len);
-    std::memcpy(f, hdr.data(), hdr.size());
-    uint8_t* iph = f + kL2;
-    store_be16(iph + wire::Ipv4View::kTotalLenOff, total);
-    store_be16(iph + wire::Ipv4View::kIdOff, id);
+    const uint32_t pseudo = t.write(f, l4_len, id, ip_offload);
     b.flags = 0;
-    if (ip_offload) {
-      b.flags |= kTxIpv4Cksum;
-    } else {
-      store_be16(iph + wire::Ipv4View::kChecksumOff, csum_fold(ip_sum + total + id));
-    }
-    uint8_t* l4 = iph + kL3;
+    if (ip_offload) b.flags |= kTxIpv4Cksum;
+    uint8_t* l4 = f + kL2 + kL3;
     std::memcpy(l4, g.header.data(), kUdpHl);
-    const uint32_t pseudo = pseudo_sum + l4_len;
     if (udp_offload) {
       // The port sums the UDP header and payload onto the pseudo header's sum.
       // An empty span may hold a null pointer, which memcpy must not be given.
@@ -86,7 +67,7 @@ struct BurstTemplate {
       const uint16_t c = csum_fold(sum);
       store_be16(l4 + wire::UdpView::kChecksumOff, c == 0 ? 0xffff : c);  // RFC 768
     }
-    b.len = kL2 + total;
+    b.len = kL2 + kL3 + l4_len;
     pad_to_min_frame(b);
     b.l2_len = kL2;
     b.l3_len = kL3;

@@ -52,11 +52,11 @@ template <class Route, class Ifaces>
   return std::nullopt;
 }
 
-// Stack::fill_l4_checksum, inline for commit (every IPv4 frame sent).
+// Stack::fill_l4_checksum, inline for commit (every IPv4 frame sent). `pseudo`: the pseudo
+// header's sum, with the L4 length unless `tso`.
 [[gnu::always_inline]] inline void fill_l4(const TxOffloads& o, L4Frame& f, bool tso,
-                                           bool allow_offload) {
+                                           bool allow_offload, uint32_t pseudo) {
   TxBuf& b = f.buf;
-  const auto l4_len = static_cast<uint16_t>(f.l4_size());
   size_t csum_off = 0;
   bool l4_offload = false;
   if (f.proto == wire::kIpProtoUdp) {
@@ -69,7 +69,6 @@ template <class Route, class Ifaces>
     if (l4_offload) b.flags |= kTxTcpCksum;
   }
   if (csum_off == 0) return;
-  uint32_t pseudo = pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len);
   if (l4_offload) {
     store_be16(f.l4.data() + csum_off, csum_fold_raw(pseudo));
   } else {
@@ -99,10 +98,15 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
       return begin_esp_frame(*sa, src, dst, proto, l4_len, out);
     }
   }
-  auto r = find_route<Route>(ifaces_, dst);
-  if (!r) {
-    drops_.add(DropReason::kIpv4NoRoute);
-    return false;
+  std::optional<Route> r;
+  if (const TxPath* p = paths_.find(dst, proto, src)) {
+    r = Route{p->iface, p->next_hop, false};
+  } else {
+    r = find_route<Route>(ifaces_, dst);
+    if (!r) {
+      drops_.add(DropReason::kIpv4NoRoute);
+      return false;
+    }
   }
   Interface& ifc = *ifaces_[r->iface];
   if (!alloc_l4_frame(ifc, kL3, header_len, l4_len, out)) return false;
@@ -191,6 +195,32 @@ bool Stack::begin_tso(IpAddr src, IpAddr dst, uint32_t header_len, uint32_t l4_l
 
 void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
 
+// The headers come from the path's template: what emit_ipv4, finish_frame and the route and
+// ARP lookups would have written, as long as the path holds (tx_path_cache.hpp). Inline
+// into commit(), its only caller.
+[[gnu::always_inline]] inline bool Stack::commit_on_path(Interface& ifc, L4Frame& f, Instant now) {
+  const TxPath* p = paths_.find(f.dst.v4(), f.proto, f.src.v4());
+  if (p == nullptr || p->iface != ifc.index || p->dont_fragment != f.dont_fragment ||
+      p->arp_version != ifc.arp.version() || now >= p->quiet_until) {
+    return false;
+  }
+  TxBuf& b = f.buf;
+  const bool ip_offload = ifc.offloads.ipv4_cksum;
+  const uint32_t pseudo =
+      p->hdr.write(b.data, static_cast<uint16_t>(f.l4_size()), next_ip_id_++, ip_offload);
+  if (ip_offload) b.flags |= kTxIpv4Cksum;
+  fill_l4(ifc.offloads, f, false, true, pseudo);
+  b.l2_len = kL2;
+  b.l3_len = kL3;
+  pad_to_min_frame(b);
+  ++counters_.ipv4_out;
+  ifc.io.seal(b);
+  ++counters_.tx_frames;
+  counters_.tx_bytes += b.len;
+  ifc.io.transmit(b);
+  return true;
+}
+
 void Stack::commit(L4Frame& f, Instant now) {
   if (f.esp != nullptr) {
     commit_esp(f, now);
@@ -202,6 +232,11 @@ void Stack::commit(L4Frame& f, Instant now) {
   }
   Interface& ifc = *ifaces_[f.iface];
   TxBuf& b = f.buf;
+  // A TSO super-segment: the port writes every segment's IPv4 and TCP checksums,
+  // seeded with a pseudo-header sum that leaves the length out (each segment
+  // has its own length).
+  const bool tso = (b.flags & kTxTcpSeg) != 0;
+  if (!tso && !f.broadcast && commit_on_path(ifc, f, now)) return;
   auto l4_len = static_cast<uint16_t>(f.l4_size());
   wire::Ipv4Repr ip;
   ip.src = f.src.v4();
@@ -211,22 +246,47 @@ void Stack::commit(L4Frame& f, Instant now) {
   ip.ident = next_ip_id_++;
   ip.dont_fragment = f.dont_fragment;
   ip.payload_len = l4_len;
-  // A TSO super-segment: the port writes every segment's IPv4 and TCP checksums,
-  // seeded with a pseudo-header sum that leaves the length out (each segment
-  // has its own length).
-  const bool tso = (b.flags & kTxTcpSeg) != 0;
   bool ip_offload = ifc.offloads.ipv4_cksum || tso;
   wire::emit_ipv4(b.data + kL2, ip, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
-  fill_l4(ifc.offloads, f, tso, true);
+  fill_l4(ifc.offloads, f, tso, true, pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
   b.l2_len = kL2;
   b.l3_len = kL3;
   finish_frame(ifc, b);
-  send_to_hop(ifc, b, f.next_hop.v4(), f.broadcast, now);
+  ifc.io.seal(b);  // the frame may wait for ARP: out of any staging area first
+  if (f.broadcast) {
+    transmit_resolved(ifc, b, MacAddr::broadcast());
+    return;
+  }
+  const Ipv4Addr hop = f.next_hop.v4();
+  if (auto mac = ifc.arp.lookup_for_send(hop, now, ifc)) {
+    keep_path(ifc, f, *mac, now);
+    transmit_resolved(ifc, b, *mac);
+    return;
+  }
+  hold_for_arp(ifc, b, hop, now);
+}
+
+void Stack::keep_path(const Interface& ifc, const L4Frame& f, const MacAddr& mac, Instant now) {
+  // Only frames from the interface's own address: a path found for "any source" must be one.
+  const Ipv4Addr src = f.src.v4();
+  if (src != ifc.cfg.address.addr) return;
+  const Ipv4Addr dst = f.dst.v4();
+  TxPath& p = paths_.place(dst, f.proto);
+  p.dst = dst;
+  p.src = src;
+  p.next_hop = f.next_hop.v4();
+  p.proto = f.proto;
+  p.dont_fragment = f.dont_fragment;
+  p.iface = ifc.index;
+  p.arp_version = ifc.arp.version();
+  p.quiet_until = ifc.arp.quiet_until(p.next_hop, now);
+  p.hdr.build(mac, ifc.cfg.mac, src, dst, f.proto, cfg_.default_ttl, f.dont_fragment);
 }
 
 void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
-  fill_l4(ifc.offloads, f, tso, allow_offload);
+  const auto l4_len = static_cast<uint16_t>(f.l4_size());
+  fill_l4(ifc.offloads, f, tso, allow_offload, pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {

@@ -24,6 +24,7 @@
 #include "stack/iface/ipv6_reassembly.hpp"
 #include "stack/iface/neighbor_cache.hpp"
 #include "stack/iface/reassembly.hpp"
+#include "stack/iface/tx_path_cache.hpp"
 #include "stack/udp/udp_table.hpp"
 #include "stack/wire/icmp.hpp"
 #include "stack/wire/icmpv6.hpp"
@@ -343,6 +344,11 @@ class Stack final : public L4Output {
   // send_to_hop() for a next hop not resolved: the frame waits for ARP (or is dropped when
   // its queue is full).
   void hold_for_arp(Interface& ifc, TxBuf& buf, Ipv4Addr hop, Instant now);
+  // commit() of an IPv4 frame whose destination has a path kept: false when the path no
+  // longer holds (nothing written then).
+  bool commit_on_path(Interface& ifc, L4Frame& f, Instant now);
+  // Keeps the path `f` took to a next hop resolved to `mac`.
+  void keep_path(const Interface& ifc, const L4Frame& f, const MacAddr& mac, Instant now);
   // begin() and begin_gather(): `header_len` < 0 asks for one contiguous l4.
   bool begin_frame(IpAddr src, IpAddr dst, uint8_t proto, int32_t header_len, uint32_t l4_len,
                    L4Frame& out);
@@ -402,6 +408,8 @@ class Stack final : public L4Output {
   // While a decrypted packet is delivered: the SA it arrived through (for the policy check).
   ipsec::InboundSa* rx_sa_ = nullptr;
   uint16_t next_ip_id_ = 1;
+  // IPv4 unicast destinations' routes, next-hop MACs and headers (ipv4_output.cpp).
+  TxPathCache paths_;
   TokenBucket icmp_errors_;  // ICMP errors sent (as Linux's icmp_ratelimit)
   Instant arp_deadline_ = Instant::never();
   Instant v6_deadline_ = Instant::never();
