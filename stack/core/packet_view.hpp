@@ -177,8 +177,8 @@ class PacketView {
   // of the same bytes laid out contiguously.
   uint32_t csum(uint32_t initial = 0) const {
     // A view within one segment (every segment TCP verifies that arrived in one buffer):
-    // one csum_partial from `initial`, the same sum.
-    if (head_.size() >= len_) return csum_partial(head_.first(len_), initial);
+    // one csum_partial from `initial`, the same sum (inline for a segment without data).
+    if (head_.size() >= len_) return csum_short(head_.first(len_), initial);
     uint64_t acc = initial;
     bool odd = false;
     for_each([&](Segment s) {

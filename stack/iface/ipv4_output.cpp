@@ -22,11 +22,9 @@ uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
     // The header in front of a summed payload: a TCP header (20 to 60 bytes, a multiple
     // of 4) or UDP's 8, summed inline.
     const uint32_t h = f.payload_off;
-    uint32_t s = h % 4 == 0 && h <= 60 ? csum_add_at(pseudo, csum_words(f.l4.data(), h), 0)
-                                       : csum_partial(f.l4.first(h), pseudo);
-    return csum_add_at(s, f.payload_sum, h);
+    return csum_add_at(csum_short(f.l4.first(h), pseudo), f.payload_sum, h);
   }
-  uint32_t s = csum_partial(f.l4, pseudo);
+  uint32_t s = csum_short(f.l4, pseudo);
   size_t off = f.l4.size();
   for (const TxSeg& g : f.more) {
     s = csum_add_at(s, csum_partial({g.data, g.len}), off);
