@@ -73,7 +73,7 @@ class ArpCache {
   // a MAC address kept from lookup_for_send() (tx_path_cache.hpp) holds while it is unchanged.
   uint64_t version() const { return version_; }
   // Until when lookup_for_send(ip) returns the same MAC without sending a refresh: the
-  // entry's next refresh point, or its expiry; never-passed (now) when it is not reachable.
+  // entry's next refresh point, or its expiry; `now` (already over) when it is not reachable.
   Instant quiet_until(Ipv4Addr ip, Instant now) const;
 
   size_t size() const { return table_.live(); }

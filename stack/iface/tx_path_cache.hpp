@@ -1,8 +1,8 @@
 // What IPv4 output learns about a unicast destination and keeps for its next frames: the
 // route, the next hop's MAC address and the headers laid out (Ipv4Template). A connection
 // sends every segment to one destination, so from its second frame on a hit skips the
-// route lookup, the ARP lookup and the header layout, which cost about as much as the TCP
-// header itself.
+// route lookup, the ARP lookup and the header layout: about 100 instructions a frame
+// (callgrind, tests/bench/http_client_cost).
 //
 // A path is used only while it answers exactly what those lookups would: routes change
 // only when an interface is added (the cache is then emptied), and a next hop's MAC only
