@@ -220,8 +220,9 @@ bool Pipeline::start(std::string& error) {
   return true;
 }
 
-// One iteration: RX, timers, TX, pool housekeeping, reports and stats, then the time
-// spent is booked as busy or idle (an idle core may sleep: idle_wait).
+// One iteration: the clock read once (the span since the last read is booked to the
+// iteration before), RX, timers, TX, pool housekeeping, reports and stats; an idle
+// iteration may end in a sleep (idle_wait), which its span then books as idle.
 void Pipeline::run(bool main) {
   constexpr uint16_t kBurst = 32;
   rte_mbuf* mbufs[kBurst];
@@ -229,19 +230,19 @@ void Pipeline::run(bool main) {
   LoopClock loop;
   loop.stats_every = Duration::millis(cfg_.dataplane.stats_interval_ms);
   loop.next_stats = clock_.now();
-  loop.last_tsc = rte_rdtsc();
-  loop.ns_per_cycle = 1e9 / static_cast<double>(clock_.hz());
   if (auto* m = unmap_guard::attach(core_)) {
     mark_ = m;
     attached_ = true;
   }
   if (adaptive_) prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);  // best effort
   warm_heap(size_t{cfg_.dataplane.heap_reserve_mb} << 20);          // this thread's arena
+  loop.last = clock_.now();
   while (!stop_.load(std::memory_order_relaxed)) {
     // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
     // (memif's disconnect) waits for the end of this iteration.
     mark_->enter();
     const Instant now = clock_.now();
+    book_time(now, loop);
     const uint64_t tx_before = stack_.counters().tx_frames;
     const uint32_t got = poll_rx(now, mbufs, kBurst, segs);
     if (got != 0 || now >= loop.deadline) loop.deadline = run_timers(now);
@@ -255,9 +256,12 @@ void Pipeline::run(bool main) {
     // Work is anything received or sent this iteration (a source with nothing to receive
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
-    const bool worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
-                        loop.deadline <= now || faults_.holding();
-    book_time(now, worked, loop);
+    loop.worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
+                  loop.deadline <= now || faults_.holding();
+    if (loop.worked)
+      idle_.worked(now);
+    else if (adaptive_)
+      idle_wait(now, earliest(loop.deadline, loop.next_stats));
   }
 }
 
@@ -308,18 +312,15 @@ void Pipeline::periodic(Instant now, bool main, LoopClock& loop) {
   }
 }
 
-void Pipeline::book_time(Instant now, bool worked, LoopClock& loop) {
-  uint64_t tsc = rte_rdtsc();
-  auto spent = static_cast<uint64_t>(static_cast<double>(tsc - loop.last_tsc) * loop.ns_per_cycle);
-  loop.last_tsc = tsc;
+// The span from the last iteration's clock read to this one's: that iteration's work, or
+// its idle poll and the sleep that followed it, so a sleep is never booked as busy to the
+// iteration that its wake-up found work in. One clock read serves both the iteration's
+// time and this booking.
+void Pipeline::book_time(Instant now, LoopClock& loop) {
+  const auto spent = static_cast<uint64_t>((now - loop.last).ns());
+  loop.last = now;
   ++sample_.loops;
-  if (worked) {
-    sample_.busy_ns += spent;
-    idle_.worked(now);
-  } else {
-    sample_.idle_ns += spent;
-    if (adaptive_) idle_wait(now, earliest(loop.deadline, loop.next_stats));
-  }
+  (loop.worked ? sample_.busy_ns : sample_.idle_ns) += spent;
 }
 
 // One received frame into the stack. The caller frees `m` afterwards (TCP may keep

@@ -62,8 +62,8 @@ class Pipeline {
     Instant deadline = Instant::from_ns(0);  // the earliest timer of the stack and services
     Instant next_stats;
     Duration stats_every;
-    uint64_t last_tsc = 0;
-    double ns_per_cycle = 0;
+    Instant last;         // the clock read of the iteration before
+    bool worked = false;  // whether that iteration worked
     uint32_t iter = 0;
   };
   // The steps of one iteration of run(), in order after poll_rx: inlined into the loop
@@ -72,7 +72,7 @@ class Pipeline {
   [[gnu::always_inline]] inline bool transmit(Instant now);
   void pool_housekeeping();  // every 256 iterations: a call is fine
   [[gnu::always_inline]] inline void periodic(Instant now, bool main, LoopClock& loop);
-  [[gnu::always_inline]] inline void book_time(Instant now, bool worked, LoopClock& loop);
+  [[gnu::always_inline]] inline void book_time(Instant now, LoopClock& loop);
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
   void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                RxSegments& segs);
