@@ -61,12 +61,12 @@ struct TcpConfig {
   // they start, so the core copes and a shed SYN would only cost its peer a SYN timeout.
   // 0: the budget alone.
   uint32_t syn_shed_half_open = 64;
+  // Connections with a Tcb; those in TIME_WAIT leave it once they are records.
   uint32_t max_connections = 65536;
-  // TIME_WAIT blocks kept at most; a connection that would enter TIME_WAIT beyond it
-  // acknowledges the peer's FIN and closes at once (counted, as Linux's tcp_max_tw_buckets
-  // overflow). TIME_WAIT blocks count in max_connections: without this bound a server that
-  // closes first fills its table with them (max_connections / time_wait connections per
-  // second at most) and then refuses every new connection.
+  // Connections in TIME_WAIT kept at most (records, time_wait.hpp: 104 bytes each); a
+  // connection that would enter TIME_WAIT beyond it acknowledges the peer's FIN and
+  // closes at once (counted, as Linux's tcp_max_tw_buckets overflow). A server that
+  // closes first holds one per connection for `time_wait`.
   uint32_t time_wait_max = 32768;
   uint32_t max_syn_retries = 6;
   uint32_t max_retries = 15;  // RTO retransmissions of one segment before giving up

@@ -3,24 +3,11 @@
 #include <algorithm>
 
 #include "stack/tcp/mss.hpp"
+#include "stack/tcp/paws.hpp"
 #include "stack/tcp/tcb.hpp"
 #include "stack/tcp/tcp_stack.hpp"
 
 namespace ws::tcp {
-
-namespace {
-// RFC 7323 section 5.5: ts_recent older than 24 days is invalid.
-constexpr Duration kPawsIdle = Duration::seconds(24LL * 24 * 3600);
-// PAWS lets a segment through whose timestamp is at most one tick older than TS.Recent
-// (as Linux TCP_PAWS_WINDOW). With a 1 ms clock, a segment that reordering held back by a
-// millisecond behind a retransmission would otherwise be dropped although its data is new,
-// and sent a third time. One tick is far below any sequence-space wrap time (RFC 7323 5.5).
-constexpr int32_t kPawsWindowTicks = 1;
-
-bool paws_old(uint32_t ts_val, uint32_t ts_recent) {
-  return static_cast<int32_t>(ts_recent - ts_val) > kPawsWindowTicks;
-}
-}  // namespace
 
 static void syn_sent_input(Tcb& c, Segment& s, Instant now) {
   TcpStack& st = c.stack;

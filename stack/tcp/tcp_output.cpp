@@ -327,6 +327,17 @@ void Tcb::set_pressured(Instant now) {
   pressure_at = now + Duration::millis(1);
 }
 
+// TIME-WAIT and CLOSED send an ACK at most. With nothing owed any more, TIME-WAIT goes on
+// as a record (TcpStack::park_time_wait) and the Tcb is free.
+static void output_closed(Tcb& c, Instant now) {
+  if (c.ack_now) c.send_ack(now);
+  if (c.state == TcpState::kTimeWait && !c.ack_now) {
+    c.stack.park_time_wait(c);
+    return;
+  }
+  c.stack.schedule(&c);  // an ACK that found no buffer is retried (retry_at)
+}
+
 void Tcb::output(Instant now) {
   if (std::exchange(output_queued, false)) stack.conn_output_done(this);  // goes out now
   if (released) return;
@@ -335,8 +346,7 @@ void Tcb::output(Instant now) {
     return;
   }
   if (state == TcpState::kTimeWait || state == TcpState::kClosed) {
-    if (ack_now) send_ack(now);
-    stack.schedule(this);  // an ACK that found no buffer is retried (retry_at)
+    output_closed(*this, now);
     return;
   }
   update_pressure(*this, now);

@@ -31,7 +31,8 @@ TcpStack::TcpStack(L4Output& out, DropCounters& drops, TcpConfig cfg)
       isn_(cfg_.isn_secret),
       cookies_(cfg_.isn_secret),
       rst_bucket_(cfg_.rst_rate_limit, std::max<uint32_t>(1, cfg_.rst_rate_limit / 10)),
-      conns_(table_key(isn_)) {
+      conns_(table_key(isn_)),
+      time_waits_(table_key(isn_)) {
   if (cfg_.ephemeral_high < cfg_.ephemeral_low) std::swap(cfg_.ephemeral_low, cfg_.ephemeral_high);
   // The window scale we offer: enough to express the largest buffer (RFC 7323 2.3).
   const uint32_t maxbuf = cfg_.recv_buffer ? cfg_.recv_buffer : cfg_.buffer_max;
@@ -295,21 +296,7 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
   FourTuple t{dst, src, v->dst_port(), v->src_port()};
   if (Tcb* tcb = find_conn(t); tcb != nullptr) {
     ++ctr_.family.segments_in[tcb->fam];
-    // RFC 6191: a new SYN may take over a TIME_WAIT tuple when its timestamp (or,
-    // without timestamps, its sequence number) shows it is not an old duplicate.
-    if (tcb->state == TcpState::kTimeWait && s.syn() && !s.has_ack()) {
-      bool newer = tcb->ts_ok && s.opts.ts_val
-                       ? static_cast<int32_t>(*s.opts.ts_val - tcb->ts_recent) > 0
-                       : s.seq > tcb->rcv_nxt;
-      Listener* l = newer ? listener_for(t) : nullptr;
-      if (l != nullptr) {
-        ++ctr_.time_wait_reused;
-        tcb->set_state(TcpState::kClosed);
-        release(tcb);
-        listen_input(*l, t, s, now);
-        return;
-      }
-    }
+    if (tcb->state == TcpState::kTimeWait && syn_takes_over(*tcb, t, s, now)) return;
     const bool in_order = tcb->input(s, now);
     if (tcb->released) return;
     if (in_order) {
@@ -326,6 +313,10 @@ void TcpStack::input(IpAddr src, IpAddr dst, const PacketView& seg, bool csum_ve
     return;
   }
   ++ctr_.family.segments_in[family_index(src)];
+  if (TimeWaitRecord* w = time_waits_.find(t)) {
+    time_wait_input(*w, t, s, now);
+    return;
+  }
   if (Listener* l = listener_for(t)) {
     listen_input(*l, t, s, now);
     return;
@@ -466,15 +457,15 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
   tcb->send_syn(now);
 }
 
-Tcb* TcpStack::new_tcb(const FourTuple& t) {
+Tcb* TcpStack::new_tcb(const FourTuple& t, const IsnGenerator::Initial* init, uint64_t hash) {
   TcbSlot* slot = take_slot();
   Tcb* tcb = new (slot->mem) Tcb(*this, t);
   tcb->slot = slot;
   tcb->id = next_id_++;
   slot->id = tcb->id;
-  tcb->table_hash = conns_.insert(t, tcb);
+  tcb->table_hash = hash != 0 ? conns_.insert(t, tcb, hash) : conns_.insert(t, tcb);
   peak_live_ = std::max(peak_live_, conns_.size());
-  init_tcb(*tcb);
+  init_tcb(*tcb, init);
   return tcb;
 }
 
@@ -513,38 +504,6 @@ void TcpStack::init_tcb(Tcb& c, const IsnGenerator::Initial* given) {
   tcb->rcv_buf_target = rb;
   tcb->snd_buf_limit = cfg_.send_buffer ? cfg_.send_buffer : cfg_.buffer_initial;
   tally_.snd_limit += tcb->snd_buf_limit;
-}
-
-// What release() and destroy() do to the TIME_WAIT block, and new_tcb() for the new
-// connection, less the table's erase and insert of the same tuple and the slot's trip
-// through the free list. The slot's timer entries wake the new connection (early at worst,
-// which a popped entry re-checks). A block that some pass holds a pointer to (the
-// transmit-queue turns, the burst's output) goes the long way, so that such a pass never
-// mistakes the new connection for the old one.
-Tcb* TcpStack::take_over_time_wait(Tcb* tw) {
-  const FourTuple t = tw->t;
-  if (tw->tx_waiting || tw->burst_output || tw->output_queued) {
-    release(tw);
-    return new_tcb(t);
-  }
-  tw->set_state(TcpState::kClosed);
-  --ctr_.state[static_cast<size_t>(TcpState::kClosed)];
-  --ctr_.family.state[static_cast<size_t>(TcpState::kClosed)][tw->fam];
-  tally_.snd_limit -= tw->snd_buf_limit;
-  if (last_flow_ == tw) last_flow_ = nullptr;
-  recycle_rings(*tw);
-  TcbSlot* slot = tw->slot;
-  // The same tuple: the block's hash serves again (RFC 6528's F depends on nothing else).
-  const IsnGenerator::Initial init = IsnGenerator::again({0, tw->ts_offset, tw->isn_f}, now_);
-  const uint64_t table_hash = tw->table_hash;
-  tw->~Tcb();
-  Tcb* tcb = new (slot->mem) Tcb(*this, t);
-  tcb->slot = slot;
-  tcb->table_hash = table_hash;
-  tcb->id = next_id_++;
-  slot->id = tcb->id;
-  init_tcb(*tcb, &init);
-  return tcb;
 }
 
 void TcpStack::release(Tcb* t) {
@@ -648,22 +607,7 @@ void TcpStack::unlisten(uint16_t port) {
   listeners_.erase(it);
 }
 
-bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw) {
-  tw = nullptr;
-  Tcb* tcb = conns_.find(t);
-  if (tcb == nullptr) return true;
-  // Like Linux tcp_tw_reuse: with timestamps, PAWS on the peer rejects old duplicates
-  // once both timestamp clocks have moved on (TcpConfig::time_wait_reuse, 1 s default).
-  if (tcb->state == TcpState::kTimeWait && tcb->ts_ok &&
-      now - tcb->ts_recent_time >= cfg_.time_wait_reuse) {
-    ++ctr_.time_wait_reused;
-    tw = tcb;
-    return true;
-  }
-  return false;
-}
-
-uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw) {
+uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, TimeWaitRecord*& tw) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
   // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
@@ -698,7 +642,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t loc
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tw = nullptr;
+  TimeWaitRecord* tw = nullptr;
   if (local_port == 0) {
     local_port = pick_port(laddr, remote, now_, tw);
   } else if (!reuse_time_wait({laddr, remote.addr, local_port, remote.port}, now_, tw)) {
@@ -708,7 +652,7 @@ Connection* TcpStack::connect(Endpoint remote, ConnCallbacks&& cbs, uint16_t loc
     ++ctr_.connect_failed;
     return nullptr;
   }
-  Tcb* tcb = tw != nullptr ? take_over_time_wait(tw)
+  Tcb* tcb = tw != nullptr ? take_over_time_wait(*tw)
                            : new_tcb({laddr, remote.addr, local_port, remote.port});
   tcb->cb.swap(cbs);  // a new Tcb's are empty
   tcb->app_visible = true;
@@ -791,6 +735,7 @@ Instant TcpStack::poll(Instant now) {
   rx_burst_open_ = false;  // a burst the caller did not end is over
   flush_burst_output();
   serve_tx_waiters(now_);
+  expire_time_waits(now_);
   // Each entry due now runs once per call: one that a handler pushes back due (a deadline
   // it left in the past, which is a bug) waits for the next poll, so such a bug costs a
   // busy core, not a core stuck in this loop.
@@ -805,7 +750,8 @@ Instant TcpStack::poll(Instant now) {
     if (c->next_deadline() <= now_) c->on_timers(now_);
     schedule(c);
   }
-  return timers_.empty() ? Instant::never() : timers_.front().at;
+  return std::min(timers_.empty() ? Instant::never() : timers_.front().at,
+                  time_waits_.next_deadline());
 }
 
 void TcpStack::shutdown_all(Instant now) {
@@ -818,11 +764,13 @@ void TcpStack::shutdown_all(Instant now) {
     if (c->state != TcpState::kTimeWait) c->send_rst(now_);
     c->finish(CloseReason::kStackShutdown);
   }
+  while (TimeWaitRecord* w = time_waits_.oldest()) drop_time_wait(*w);
 }
 
 TcpTableSizes TcpStack::table_sizes() const {
   TcpTableSizes z;
   z.connections = conns_.size();
+  z.time_wait = time_waits_.size();
   z.table_buckets = conns_.capacity();
   z.timer_entries = timers_.size();
   z.timer_capacity = timers_.capacity();
@@ -852,9 +800,10 @@ TcpCounters TcpStack::counters() const {
   c.snd_buffer_sum = tally_.snd_limit;
   c.bytes_buffered = tally_.rcv.bytes + tally_.snd.bytes + tally_.held;
   c.memory_bytes = tally_.rcv.allocated + tally_.snd.allocated + tally_.heap;
-  // Slots (live and free), the spare rings and the connection table are memory the stack
-  // holds as well.
-  c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes() + tally_.spare.allocated;
+  // Slots (live and free), the spare rings, the connection table and the TIME-WAIT
+  // records are memory the stack holds as well.
+  c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes() +
+                    time_waits_.memory_bytes() + tally_.spare.allocated;
   return c;
 }
 
@@ -872,8 +821,13 @@ TcpCounters TcpStack::counters_walked() const {
     c.memory_bytes += t->rcvbuf.allocated() + t->sndbuf.allocated();
     c.memory_bytes += t->txlog.heap_bytes() + t->ooo.heap_bytes();
   });
+  time_waits_.for_each([&c](const TimeWaitRecord* w) {
+    ++c.state[static_cast<size_t>(TcpState::kTimeWait)];
+    ++c.family.state[static_cast<size_t>(TcpState::kTimeWait)][w->fam];
+  });
   c.rx_held_pieces = held_pool_.in_use();
-  c.memory_bytes += slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes();
+  c.memory_bytes +=
+      slot_count_ * sizeof(TcbSlot) + conns_.memory_bytes() + time_waits_.memory_bytes();
   for (const SparePool* pool : {&spare_rcv_, &spare_snd_})
     c.memory_bytes += pool->buffers.size() * pool->size;
   return c;

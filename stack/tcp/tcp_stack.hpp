@@ -23,6 +23,7 @@
 #include "stack/tcp/pmtu_cache.hpp"
 #include "stack/tcp/syncookie.hpp"
 #include "stack/tcp/tcb.hpp"
+#include "stack/tcp/time_wait.hpp"
 
 namespace ws::tcp {
 
@@ -115,7 +116,8 @@ struct TcpCounters {
 // Sizes of the stack's own tables, for tests and benchmarks that check that they return
 // to a baseline under connection churn (docs/tcp.md, "Memory and timers").
 struct TcpTableSizes {
-  size_t connections = 0;    // entries in the connection table (TIME_WAIT included)
+  size_t connections = 0;    // entries in the connection table
+  size_t time_wait = 0;      // TIME-WAIT records (TimeWaitTable), not in the table
   size_t table_buckets = 0;  // entries of the connection table's array (ConnTable)
   size_t timer_entries = 0;  // queued timer entries, stale ones included
   size_t timer_capacity = 0;
@@ -241,7 +243,8 @@ class TcpStack {
   // memory sums) recomputed by a walk over every connection, as they were once kept.
   TcpCounters counters_walked() const;
   const TcpConfig& config() const { return cfg_; }
-  size_t connection_count() const { return conns_.size(); }
+  // Connections held, those in TIME-WAIT (records) included.
+  size_t connection_count() const { return conns_.size() + time_waits_.size(); }
   // Connections in state `s` now (kept up to date by every state change: no walk).
   uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
   // Receive-burst prefetch (prefetch.cpp): whether the connection table has outgrown the
@@ -268,6 +271,9 @@ class TcpStack {
   Instant last_now() const { return now_; }
   bool in_stack() const { return depth_ > 0; }
   void release(Tcb* t);  // remove from the table; freed at the end of the call
+  // `c`, in TIME-WAIT with its last ACK sent, goes on as a record and its Tcb is released
+  // (time_wait_input.cpp).
+  void park_time_wait(Tcb& c);
   // Makes sure a timer entry exists no later than t's next deadline. Inline: every
   // output() ends here, and mostly an entry early enough is queued already (half of the
   // calls under churn), which then costs no call.
@@ -373,19 +379,29 @@ class TcpStack {
   void send_syn_cookie(Listener& l, const FourTuple& t, const Segment& s, Instant now);
   bool accept_cookie(Listener& l, const FourTuple& t, Segment& s, Instant now);
   uint8_t offered_wscale() const { return offered_wscale_; }  // what our SYN,ACKs offer
-  Tcb* new_tcb(const FourTuple& t);
+  // A Tcb for `t` in a free slot, in the table; `init` as for init_tcb; `hash`, t's hash
+  // when known (a TIME-WAIT record's: the same key), else 0.
+  Tcb* new_tcb(const FourTuple& t, const IsnGenerator::Initial* init = nullptr, uint64_t hash = 0);
   // The set-up every new Tcb gets once it has its slot, id and table entry; `init`, the
   // ISN and timestamp offset (from its tuple's hash when not given).
   void init_tcb(Tcb& tcb, const IsnGenerator::Initial* init = nullptr);
-  // A local port whose tuple is free, or held by a TIME_WAIT block that may be taken
+  // A local port whose tuple is free, or held by a TIME-WAIT record that may be taken
   // over (left in `tw`, see reuse_time_wait); 0 when there is none.
-  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now, Tcb*& tw);
-  // Whether `t` may be used for a new connection: no Tcb holds it, or a TIME_WAIT block
-  // that may be reused (timestamps, RFC 6191), returned in `tw` (else nullptr).
-  bool reuse_time_wait(const FourTuple& t, Instant now, Tcb*& tw);
-  // The new connection's Tcb for the tuple of `tw`, a TIME_WAIT block reuse_time_wait
-  // allowed: rebuilt in tw's slot, keeping its table entry (same tuple, same address).
-  Tcb* take_over_time_wait(Tcb* tw);
+  uint16_t pick_port(IpAddr laddr, Endpoint remote, Instant now, TimeWaitRecord*& tw);
+  // Whether `t` may be used for a new connection: no Tcb holds it, and no TIME-WAIT record
+  // or one that may be reused (timestamps, as Linux's tcp_tw_reuse), returned in `tw`.
+  bool reuse_time_wait(const FourTuple& t, Instant now, TimeWaitRecord*& tw);
+  // The new connection's Tcb for the tuple of `tw`, a record reuse_time_wait allowed,
+  // with the tuple's ISN and timestamp offset worked out again from the record.
+  Tcb* take_over_time_wait(TimeWaitRecord& tw);
+  // TIME-WAIT as records (time_wait.hpp, time_wait_input.cpp).
+  void time_wait_input(TimeWaitRecord& w, const FourTuple& t, Segment& s, Instant now);
+  // A SYN to `tw`, a Tcb still in TIME-WAIT (its last ACK not out yet), that RFC 6191 lets
+  // take the tuple over: true when it did (the Tcb released, the SYN given to the listener).
+  bool syn_takes_over(Tcb& tw, const FourTuple& t, Segment& s, Instant now);
+  void time_wait_ack(const TimeWaitRecord& w, Instant now);
+  void drop_time_wait(TimeWaitRecord& w);
+  void expire_time_waits(Instant now);
 
   L4Output& out_;
   DropCounters& drops_;
@@ -398,6 +414,7 @@ class TcpStack {
   BufferTally tally_;
   PmtuCache pmtu_cache_;
   ConnTable conns_;
+  TimeWaitTable time_waits_;  // TIME-WAIT connections whose Tcb was released
   // The connection the last segment went to: the segments of a burst mostly belong to
   // one flow, and a tuple compare costs less than the table's hash and probe. Cleared
   // when that connection leaves the table (release()).

@@ -315,6 +315,7 @@ TEST(TimeWait, RstDoesNotAssassinate) {
   EXPECT_EQ(s.drops.get(DropReason::kTcpTimeWaitRst), 2u);
   EXPECT_EQ(s.pending(), 0u);
   EXPECT_EQ(s.s.connection_count(), 1u);
+  EXPECT_EQ(s.s.table_sizes().time_wait, 1u);  // a record: its Tcb went once the ACK was out
 }
 
 // tcp.max_connections: a SYN (or a valid cookie) beyond it is refused and counted.

@@ -136,7 +136,9 @@ TEST(HeaderPrediction, FinAcknowledgingEverything) {
   e.server->close();
   e.p.settle();
   EXPECT_EQ(e.p.a.ctr().rx_predicted, at_client + 1);
-  EXPECT_EQ(e.client->state(), tcp::TcpState::kTimeWait);
+  // The client's Tcb is gone (on_closed told its application so): TIME_WAIT is a record.
+  EXPECT_EQ(e.p.a.count_in(tcp::TcpState::kTimeWait), 1u);
+  EXPECT_EQ(e.p.a.table_sizes().time_wait, 1u);
   EXPECT_EQ(e.p.b.count_in(tcp::TcpState::kLastAck), 0u);
   EXPECT_EQ(e.p.b.connection_count(), 0u);
 }
