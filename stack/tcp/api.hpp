@@ -63,7 +63,7 @@ struct TcpConfig {
   uint32_t syn_shed_half_open = 64;
   // Connections with a Tcb; those in TIME_WAIT leave it once they are records.
   uint32_t max_connections = 65536;
-  // Connections in TIME_WAIT kept at most (records, time_wait.hpp: 104 bytes each); a
+  // Connections in TIME_WAIT kept at most (records, time_wait.hpp: 112 bytes each); a
   // connection that would enter TIME_WAIT beyond it acknowledges the peer's FIN and
   // closes at once (counted, as Linux's tcp_max_tw_buckets overflow). A server that
   // closes first holds one per connection for `time_wait`.

@@ -101,12 +101,12 @@ TEST(TimeWait, AckThatFoundNoBufferIsRetried) {
 // record whose wait starts over goes last.
 TEST(TimeWaitTable, DeadlineOrderAndRemovalFromAnywhere) {
   tcp::TimeWaitTable tw({1, 2, 3, 4});
-  tcp::ConnTable same_key({1, 2, 3, 4});
+  const tcp::TupleHash hash({1, 2, 3, 4});
   auto tuple = [](uint16_t port) { return tcp::FourTuple{kAddrA, kAddrB, port, 80}; };
   const Instant t0 = Instant::from_ns(1'000'000'000);
   std::vector<tcp::TimeWaitRecord*> r;
   for (uint16_t p = 1; p <= 700; ++p)  // more than a chunk
-    r.push_back(&tw.add(tuple(p), same_key.hash(tuple(p)), t0 + Duration::millis(p)));
+    r.push_back(&tw.add(tuple(p), hash(tuple(p)), t0 + Duration::millis(p)));
   EXPECT_EQ(tw.size(), 700u);
   EXPECT_EQ(tw.find(tuple(350)), r[349]);
   EXPECT_EQ(tw.find(tuple(701)), nullptr);
@@ -129,7 +129,7 @@ TEST(TimeWaitTable, DeadlineOrderAndRemovalFromAnywhere) {
   // A freed record is the next one used.
   tcp::TimeWaitRecord* freed = r[699];
   tw.remove(*freed);
-  EXPECT_EQ(&tw.add(tuple(9000), same_key.hash(tuple(9000)), t0), freed);
+  EXPECT_EQ(&tw.add(tuple(9000), hash(tuple(9000)), t0), freed);
   EXPECT_EQ(tw.find(tuple(9000)), freed);
 }
 
