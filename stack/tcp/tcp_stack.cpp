@@ -387,7 +387,8 @@ bool TcpStack::handshakes_piled_up(Listener& l, Instant now) const {
   return cfg_.syn_shed_half_open == 0 || l.syn_queue > l.handshakes.recent(now);
 }
 
-void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now) {
+void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now,
+                            const IsnGenerator::Initial* init, uint64_t hash) {
   // RFC 9293 3.10.7.2, LISTEN state.
   if (s.rst()) {
     drops_.add(DropReason::kTcpNoConnection);
@@ -423,7 +424,7 @@ void TcpStack::listen_input(Listener& l, const FourTuple& t, Segment& s, Instant
     drops_.add(DropReason::kTcpMaxConnections);
     return;
   }
-  Tcb* tcb = new_tcb(t);
+  Tcb* tcb = new_tcb(t, init, hash);
   tcb->passive = true;
   tcb->listener = &l;
   ++l.syn_queue;

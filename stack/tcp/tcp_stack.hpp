@@ -371,7 +371,10 @@ class TcpStack {
   void compact_timers();
   // Queues an entry for `t` at `d`, before its earliest one (schedule()).
   void push_timer(Tcb* t, Instant d);
-  void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now);
+  // `init` and `hash`: a TIME_WAIT record's values for `t` when it takes one over (the
+  // ISN and offset without the SipHash, the table's hash), as for new_tcb.
+  void listen_input(Listener& l, const FourTuple& t, Segment& s, Instant now,
+                    const IsnGenerator::Initial* init = nullptr, uint64_t hash = 0);
   bool handshakes_piled_up(Listener& l, Instant now) const;
   // SYN cookies (syncookie_listen.cpp): whether this SYN gets a cookie, the SYN,ACK
   // that carries it, and the ACK that may return one (true: handled).

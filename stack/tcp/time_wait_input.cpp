@@ -64,8 +64,11 @@ void TcpStack::time_wait_input(TimeWaitRecord& w, const FourTuple& t, Segment& s
   if (s.syn() && !s.has_ack() && syn_is_newer(s, w.ts_ok, w.ts_recent, w.rcv_nxt)) {
     if (Listener* l = listener_for(t)) {
       ++ctr_.time_wait_reused;
+      // The same tuple: F and the offset serve again (RFC 6528's F depends on nothing else).
+      const IsnGenerator::Initial init = IsnGenerator::again({0, w.ts_offset, w.isn_f}, now);
+      const uint64_t hash = w.hash;
       drop_time_wait(w);
-      listen_input(*l, t, s, now);
+      listen_input(*l, t, s, now, &init, hash);
       return;
     }
   }

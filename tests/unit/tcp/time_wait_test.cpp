@@ -9,6 +9,7 @@
 #include <deque>
 #include <vector>
 
+#include "stack/tcp/isn.hpp"
 #include "stack/wire/tcp.hpp"
 #include "tests/support/tcp_pair.hpp"
 
@@ -225,6 +226,45 @@ TEST(TimeWait, RecordAnswersWhatTheStateSays) {
   EXPECT_EQ(p.da.get(DropReason::kTcpPawsRejected), paws + 1);
   EXPECT_EQ(p.to_b.size(), 2u);
   EXPECT_EQ(p.a.table_sizes().time_wait, 1u);  // none of these ended it
+}
+
+// B closes first and keeps TIME_WAIT as a record; A opens again from the same port, with a
+// newer timestamp: the SYN takes the record over (RFC 6191), and B's SYN,ACK carries the
+// ISN a fresh hash of the tuple gives (RFC 6528), taken from the record's F.
+TEST(TimeWait, SynTakingARecordOverGetsTheTuplesIsn) {
+  tcp::TcpConfig cb = bench_config(2);
+  cb.time_wait = Duration::seconds(60);
+  Pair p(bench_config(1), cb);
+  tcp::Connection* served = nullptr;
+  tcp::ListenCallbacks l;
+  l.on_accept = [&served](tcp::Connection& c) {
+    served = &c;
+    return true;
+  };
+  ASSERT_TRUE(p.b.listen(kPort, std::move(l)));
+  constexpr uint16_t kClientPort = 40000;
+  tcp::ConnCallbacks ca;
+  ca.on_peer_closed = [](tcp::Connection& c) { c.close(); };
+  ASSERT_NE(p.a.connect({kAddrB, kPort}, std::move(ca), kClientPort, p.now), nullptr);
+  p.settle();
+  ASSERT_NE(served, nullptr);
+  served->close();
+  p.settle();
+  ASSERT_EQ(p.b.table_sizes().time_wait, 1u);
+  ASSERT_EQ(p.a.connection_count(), 0u);
+
+  p.now += Duration::millis(10);
+  ASSERT_NE(p.a.connect({kAddrB, kPort}, tcp::ConnCallbacks{}, kClientPort, p.now), nullptr);
+  deliver(p.to_b, p.b, p.wa, p.now);
+  EXPECT_EQ(p.b.counters().time_wait_reused, 1u);
+  EXPECT_EQ(p.b.table_sizes().time_wait, 0u);
+  ASSERT_EQ(p.to_a.size(), 1u);
+  const Seen syn_ack = seen(*p.to_a.front());
+  ASSERT_EQ(syn_ack.flags, wire::tcpflag::kSyn | wire::tcpflag::kAck);
+  const tcp::IsnGenerator fresh(cb.isn_secret);
+  EXPECT_EQ(syn_ack.seq.raw(), fresh.initial({kAddrB, kPort}, {kAddrA, kClientPort}, p.now).isn);
+  p.settle();
+  EXPECT_EQ(in_state(p.b, tcp::TcpState::kEstablished), 1u);
 }
 
 }  // namespace
