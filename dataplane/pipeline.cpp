@@ -236,7 +236,7 @@ void Pipeline::run(bool main) {
   }
   if (adaptive_) prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);  // best effort
   warm_heap(size_t{cfg_.dataplane.heap_reserve_mb} << 20);          // this thread's arena
-  loop.last = clock_.now();
+  loop.time.last = clock_.now();
   while (!stop_.load(std::memory_order_relaxed)) {
     // From here to leave() the core may be in a PMD burst: a thread that unmaps memory
     // (memif's disconnect) waits for the end of this iteration.
@@ -256,9 +256,9 @@ void Pipeline::run(bool main) {
     // Work is anything received or sent this iteration (a source with nothing to receive
     // still sends: its frames may have gone out in full bursts inside the poll), and a
     // deadline already due: such a core must not sleep.
-    loop.worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
-                  loop.deadline <= now || faults_.holding();
-    if (loop.worked)
+    loop.time.worked = got != 0 || sent || stack_.counters().tx_frames != tx_before ||
+                       loop.deadline <= now || faults_.holding();
+    if (loop.time.worked)
       idle_.worked(now);
     else if (adaptive_)
       idle_wait(now, earliest(loop.deadline, loop.next_stats));
@@ -317,10 +317,8 @@ void Pipeline::periodic(Instant now, bool main, LoopClock& loop) {
 // iteration that its wake-up found work in. One clock read serves both the iteration's
 // time and this booking.
 void Pipeline::book_time(Instant now, LoopClock& loop) {
-  const auto spent = static_cast<uint64_t>((now - loop.last).ns());
-  loop.last = now;
   ++sample_.loops;
-  (loop.worked ? sample_.busy_ns : sample_.idle_ns) += spent;
+  loop.time.book(now, sample_.busy_ns, sample_.idle_ns);
 }
 
 // One received frame into the stack. The caller frees `m` afterwards (TCP may keep

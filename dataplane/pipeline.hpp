@@ -13,6 +13,7 @@
 #include "dataplane/clock.hpp"
 #include "dataplane/faults.hpp"
 #include "dataplane/idle_policy.hpp"
+#include "dataplane/loop_time.hpp"
 #include "dataplane/mbuf_io.hpp"
 #include "dataplane/metrics.hpp"
 #include "dataplane/port.hpp"
@@ -62,8 +63,7 @@ class Pipeline {
     Instant deadline = Instant::from_ns(0);  // the earliest timer of the stack and services
     Instant next_stats;
     Duration stats_every;
-    Instant last;         // the clock read of the iteration before
-    bool worked = false;  // whether that iteration worked
+    LoopTime time;  // the clock read and the work of the iteration before
     uint32_t iter = 0;
   };
   // The steps of one iteration of run(), in order after poll_rx: inlined into the loop

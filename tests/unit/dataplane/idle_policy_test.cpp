@@ -1,13 +1,16 @@
 // The sleep decision of `idle: adaptive` (dataplane/idle_policy.hpp) on a virtual clock:
 // a core with work never sleeps, a due timer is never slept past, a flow's next segment
 // finds the core awake within microseconds (a long path's within one short nap), and an
-// idle core stays under 5% of a CPU.
+// idle core stays under 5% of a CPU. And how the loop books its time around those sleeps
+// (dataplane/loop_time.hpp).
 #include "dataplane/idle_policy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "dataplane/loop_time.hpp"
 
 namespace ws::dp {
 namespace {
@@ -122,6 +125,25 @@ TEST(IdlePolicy, ALongPathsNextFlightWaitsAtMostANap) {
 TEST(IdlePolicy, AnIdleCoreStaysUnderFivePercent) {
   SimResult r = simulate(Duration::millis(1), Duration::seconds(2), false);
   EXPECT_LT(r.busy_share, 0.05) << r.busy_share;
+}
+
+// A core sleeps 1 ms, wakes to find a ping, answers it in 40 µs, then sleeps again: the
+// sleep is booked idle and only the answer busy. Booked to the iteration that read the
+// clock after it (the one that found the ping), the sleep made a sparse ping cost 320-500
+// µs of busy time on a real core.
+TEST(LoopTime, ASleepIsIdleAndTheWorkAfterItBusy) {
+  LoopTime t;
+  uint64_t busy = 0, idle = 0;
+  t.last = at_us(0);
+  t.book(at_us(0), busy, idle);  // the first iteration: finds nothing, sleeps 1 ms
+  t.worked = false;
+  t.book(at_us(1000), busy, idle);  // after the sleep: finds the ping, answers it
+  t.worked = true;
+  t.book(at_us(1040), busy, idle);  // finds nothing, sleeps
+  t.worked = false;
+  t.book(at_us(2040), busy, idle);
+  EXPECT_EQ(busy, 40'000u);
+  EXPECT_EQ(idle, 2'000'000u);
 }
 
 }  // namespace
