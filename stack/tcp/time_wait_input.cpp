@@ -20,6 +20,12 @@ uint16_t kept_window(const Tcb& c) {
   const uint8_t shift = c.ws_ok ? c.rcv_wscale : 0;
   return static_cast<uint16_t>(std::min<uint32_t>((left + (1u << shift) - 1) >> shift, 65535));
 }
+
+// The ISN and timestamp offset of the tuple's next connection at `now`: F and the offset
+// serve again (RFC 6528's F depends on the tuple and the secret only).
+IsnGenerator::Initial next_initial(const TimeWaitRecord& w, Instant now) {
+  return IsnGenerator::again({0, w.ts_offset, w.isn_f}, now);
+}
 }  // namespace
 
 void TcpStack::park_time_wait(Tcb& c) {
@@ -64,8 +70,7 @@ void TcpStack::time_wait_input(TimeWaitRecord& w, const FourTuple& t, Segment& s
   if (s.syn() && !s.has_ack() && syn_is_newer(s, w.ts_ok, w.ts_recent, w.rcv_nxt)) {
     if (Listener* l = listener_for(t)) {
       ++ctr_.time_wait_reused;
-      // The same tuple: F and the offset serve again (RFC 6528's F depends on nothing else).
-      const IsnGenerator::Initial init = IsnGenerator::again({0, w.ts_offset, w.isn_f}, now);
+      const IsnGenerator::Initial init = next_initial(w, now);
       const uint64_t hash = w.hash;
       drop_time_wait(w);
       listen_input(*l, t, s, now, &init, hash);
@@ -142,8 +147,7 @@ bool TcpStack::reuse_time_wait(const FourTuple& t, Instant now, TimeWaitRecord*&
 
 Tcb* TcpStack::take_over_time_wait(TimeWaitRecord& tw) {
   const FourTuple t = tw.t;
-  // The same tuple: F and the offset serve again (RFC 6528's F depends on nothing else).
-  const IsnGenerator::Initial init = IsnGenerator::again({0, tw.ts_offset, tw.isn_f}, now_);
+  const IsnGenerator::Initial init = next_initial(tw, now_);
   const uint64_t hash = tw.hash;
   drop_time_wait(tw);
   return new_tcb(t, &init, hash);
