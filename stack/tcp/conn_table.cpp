@@ -1,5 +1,6 @@
 #include "stack/tcp/conn_table.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace ws::tcp {
@@ -17,11 +18,15 @@ bool ConnTable::erase(const FourTuple& t, const Tcb* c, uint64_t h) {
       [](const Entry& e) { return e.hash; });
   slots_[i] = Entry{};
   --size_;
-  if (capacity() > kMinCapacity && 8 * size_ < capacity()) {
-    size_t cap = kMinCapacity;
-    while (cap < 4 * size_) cap *= 2;
-    rebuild(cap);
-  }
+  return true;
+}
+
+bool ConnTable::shrink_for(size_t peak) {
+  const size_t need = std::max(peak, size_);
+  if (capacity() <= kMinCapacity || 8 * need >= capacity()) return false;
+  size_t cap = kMinCapacity;
+  while (cap < 4 * need) cap *= 2;
+  rebuild(cap);
   return true;
 }
 

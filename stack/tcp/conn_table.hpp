@@ -109,9 +109,17 @@ class ConnTable {
   }
 
   // Removes `t` if it maps to `c`; true if it did. `h`: hash(t), as insert() returned it
-  // (the stack keeps it in the Tcb: no second hashing of the tuple).
+  // (the stack keeps it in the Tcb: no second hashing of the tuple). Never resizes: see
+  // shrink_for().
   bool erase(const FourTuple& t, const Tcb* c, uint64_t h);
   bool erase(const FourTuple& t, const Tcb* c) { return erase(t, c, hash(t)); }
+
+  // Halves the array (or more) while `peak`, the most entries held lately, and the entries
+  // held now would fill less than 1/8 of it, to a load of at most 1/4. The stack calls it
+  // now and then, not on every erase: a population that swings between a few and a few
+  // hundred connections (a burst of short ones) would otherwise shrink and regrow the
+  // array on every swing. True if it shrank.
+  bool shrink_for(size_t peak);
 
   // Calls f(Tcb*) for every entry; f must not insert or erase.
   template <class F>

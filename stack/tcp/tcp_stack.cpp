@@ -705,10 +705,12 @@ void TcpStack::compact_timers() {
   // Only now may a free slot go back to malloc: no entry refers to one any more. What a
   // burst of connections left behind is trimmed here, at the next churn: slots and spare
   // rings are kept for the largest live population seen since the last compaction (at
-  // least kMinSpare, at most the fixed bounds), so an overload's storage is returned once
-  // the load drops instead of being held for ever.
+  // least kMinSpare, at most the fixed bounds), and the connection table's array for it
+  // too, so an overload's storage is returned once the load drops instead of being held
+  // for ever.
   // The oldest free slots go: the newest are the ones still in cache.
   const size_t live = conns_.size();
+  conns_.shrink_for(peak_live_);
   const size_t want = std::max(kMinSpare, peak_live_);
   const size_t keep = want > live ? want - live : 0;
   peak_live_ = live;

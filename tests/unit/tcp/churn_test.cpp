@@ -313,7 +313,9 @@ TEST(TcpChurn, OverloadReturnsToBaseline) {
   // Equal up to the turnover of a connection or two (1/8 of slack: before the fix the
   // overload left 4x the slots and rings, and every echo state of the burst).
   auto near = [](uint64_t base) { return base + base / 8; };
-  EXPECT_LE(after.table_capacity, baseline.table_capacity);
+  // The table's array: the trim keeps up to 8 entries per connection of the recent peak
+  // (ConnTable::shrink_for), which the 64 connections' baseline never grew into.
+  EXPECT_LE(after.table_capacity, std::max<size_t>(baseline.table_capacity, 8 * 64));
   EXPECT_LE(after.slots, near(baseline.slots));
   EXPECT_LE(after.spare_rings, near(baseline.spare_rings));
   // The queue's array: back to the baseline's, or to what compaction sizes it for (the

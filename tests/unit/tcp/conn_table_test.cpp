@@ -67,9 +67,11 @@ TEST(ConnTable, MatchesAReferenceMapUnderRandomChurn) {
       ref.erase(tuple(k));
     }
     ASSERT_EQ(t.size(), ref.size());
-    // The load stays in [1/8, 1/2] above the minimum capacity.
+    // With the stack's trim after every change, the load stays in [1/8, 1/2] above the
+    // minimum capacity.
+    if (step % 2 == 0) t.shrink_for(t.size());
     ASSERT_LE(2 * t.size(), t.capacity());
-    if (t.capacity() > ConnTable::kMinCapacity) {
+    if (t.capacity() > ConnTable::kMinCapacity && step % 2 == 0) {
       ASSERT_GE(8 * t.size(), t.capacity());
     }
     if (step % 997 == 0) {
@@ -91,10 +93,30 @@ TEST(ConnTable, GrowsWithTheBurstAndShrinksBackWhenItIsOver) {
   EXPECT_EQ(t.capacity(), 16384u);  // first power of two with a load of at most 1/2
   for (uint32_t i = 64; i < 5000; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
   EXPECT_EQ(t.size(), 64u);
-  EXPECT_EQ(t.capacity(), 512u);  // halved while the load was below 1/8
+  EXPECT_EQ(t.capacity(), 16384u);   // erase never resizes
+  EXPECT_FALSE(t.shrink_for(5000));  // the burst's peak still fills more than 1/8
+  EXPECT_TRUE(t.shrink_for(100));    // a peak of 100: a load of at most 1/4
+  EXPECT_EQ(t.capacity(), 512u);
+  EXPECT_FALSE(t.shrink_for(t.size()));  // 64 fill 1/8 of 512: kept
   for (uint32_t i = 32; i < 64; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
+  EXPECT_TRUE(t.shrink_for(t.size()));
   EXPECT_EQ(t.capacity(), ConnTable::kMinCapacity);
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(t.find(tuple(i)), f.at(i));
+}
+
+// A population that swings between a few entries and a few hundred (short connections
+// in bursts) keeps its array: erase does not shrink it, so it is not rebuilt per swing.
+TEST(ConnTable, SwingsOfThePopulationKeepTheArray) {
+  ConnTable t;
+  Fakes f(300);
+  for (int round = 0; round < 20; ++round) {
+    for (uint32_t i = 0; i < 300; ++i) t.insert(tuple(i), f.at(i));
+    EXPECT_EQ(t.capacity(), 1024u);
+    for (uint32_t i = 10; i < 300; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
+    EXPECT_EQ(t.capacity(), 1024u);
+    EXPECT_FALSE(t.shrink_for(300));  // the round's peak
+    for (uint32_t i = 0; i < 10; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i)));
+  }
 }
 
 TEST(ConnTable, EraseOnlyTheConnectionNamed) {
@@ -119,9 +141,11 @@ TEST(ConnTable, EraseWithTheHashInsertReturned) {
     h[i] = t.insert(tuple(i), f.at(i));
     ASSERT_EQ(h[i], t.hash(tuple(i)));
   }
-  for (uint32_t i = 0; i < 5000; ++i) ASSERT_TRUE(t.erase(tuple(i), f.at(i), h[i]));
+  for (uint32_t i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(t.erase(tuple(i), f.at(i), h[i]));
+    if (i % 500 == 0) t.shrink_for(t.size());
+  }
   EXPECT_EQ(t.size(), 0u);
-  EXPECT_EQ(t.capacity(), ConnTable::kMinCapacity);
 }
 
 // Keys whose home slots collide and wrap around the end of the array: deleting from the
