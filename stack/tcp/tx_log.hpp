@@ -143,6 +143,10 @@ void TxLog::ack(SeqNum una, Fn&& fn) {
     }
     break;
   }
+  // Empty: the next entry goes to the ring's start again, so a connection with one
+  // segment in flight at a time (requests and responses) keeps writing the same cache
+  // line instead of a new one of the ring's six per segment.
+  if (n_ == 0) head_ = 0;
 }
 
 template <class Fn>
