@@ -130,7 +130,7 @@ static void challenge_ack(Tcb& c, Instant now) {
     int32_t data_acked = s.ack - c.snd_buf_seq;
     if (data_acked > 0) {
       size_t n = std::min<size_t>(static_cast<size_t>(data_acked), c.sndbuf.size());
-      c.sndbuf.pop(n);
+      c.sndbuf.consume(n);
       c.snd_buf_seq += static_cast<uint32_t>(n);
     }
     c.snd_una = s.ack;

@@ -65,6 +65,26 @@ TEST(ByteRing, WrapsAndKeepsOutOfOrderBytesOnResize) {
   EXPECT_EQ(o[2], 9);
 }
 
+// The send ring, emptied by an ACK, writes the next message where the last one began (the
+// same cache line); the receive ring's pop() keeps moving, since out-of-order bytes past
+// its end are addressed from its head.
+TEST(ByteRing, AnEmptiedSendRingStartsAgainAtItsFirstByte) {
+  ByteRing b;
+  b.resize(64);
+  uint8_t d[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  ASSERT_EQ(b.push(d), 10u);
+  const uint8_t* first = b.contiguous(0, 10).data();
+  b.consume(10);
+  ASSERT_EQ(b.push(d), 10u);
+  EXPECT_EQ(b.contiguous(0, 10).data(), first);
+  b.consume(4);  // not empty: the head moves on
+  EXPECT_EQ(b.contiguous(0, 6).data(), first + 4);
+  EXPECT_EQ(b.contiguous(0, 6)[0], 5);
+  b.pop(6);
+  ASSERT_EQ(b.push(d), 10u);
+  EXPECT_EQ(b.contiguous(0, 10).data(), first + 10);
+}
+
 // Spare storage goes from one connection's ring to the next one's (TcpStack's spare pools):
 // the ring that adopts it counts its size and storage in its own tally, the storage source
 // is left empty, and a ring that released or surrendered its storage can adopt again.
