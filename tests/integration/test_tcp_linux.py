@@ -191,7 +191,11 @@ def main():
             data_all = tshark(f"tcp.len > 0 && ip.src == {DP_IP}")
             res.check(len(data_all) > 0 and len(data_ts) == len(data_all),
                       f"every data segment from the data plane carries timestamps ({len(data_ts)}/{len(data_all)})")
-            bad = tshark("_ws.malformed || tcp.checksum.status == 0 || ip.checksum.status == 0")
+            # Each bad frame with its direction and what tshark found, so that a failure says
+            # whose frame it was (the capture itself goes with the test's directory).
+            bad = tshark("_ws.malformed || tcp.checksum.status == 0 || ip.checksum.status == 0",
+                         "frame.number -e ip.src -e ip.len -e tcp.len -e tcp.checksum.status "
+                         "-e ip.checksum.status -e _ws.expert.message")
             n_total = len(tshark("frame"))
             res.check(not bad and n_total > 1000,
                       f"tshark: no malformed segment or bad checksum in {n_total} captured frames",
