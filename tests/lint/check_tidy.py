@@ -95,7 +95,7 @@ def self_test():
         with open(os.path.join(tmp, "compile_commands.json"), "w") as f:
             json.dump([{"directory": tmp, "file": "stack/planted.cpp",
                         # a GCC-only option, as meson.build adds: clang must not see it
-                        "command": "c++ -std=c++20 -mmemset-strategy=vector_loop:256:noalign,"
+                        "command": f"c++ -std=c++20 {GCC_ONLY[0]}vector_loop:256:noalign,"
                                    "libcall:-1:noalign -c stack/planted.cpp"}], f)
         if run(tmp, tmp, 1) == 0:
             print("self-test: planted warnings passed")
