@@ -50,7 +50,7 @@ compared with its base in the same run, on the same load; they are kept under th
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
            [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
-           [--receive-only] [--baseline BUILD_DIR] [--shared-cpus]
+           [--receive-only] [--baseline BUILD_DIR] [--shared-cpus] [--capture DIR]
            [--out FILE | --update FILE]
 """
 import argparse
@@ -62,6 +62,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -159,7 +160,7 @@ def run_cell(loss, delay, reorder, args, tmp):
     imp = dict(loss=loss, delay_ms=delay, reorder=reorder, seed=args.seed)
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        with rn.RelayNet():
+        with rn.RelayNet(), capture(args.capture, imp):
             base = None
             if args.receive_only:
                 linux, ws, base = receive_only(imp, args, tmp)
@@ -170,6 +171,34 @@ def run_cell(loss, delay, reorder, args, tmp):
     if base:
         cell["baseline"] = {"build": args.baseline, **base}
     return cell
+
+
+@contextlib.contextmanager
+def capture(directory, imp):
+    """With --capture DIR: the cell's TCP headers at Linux endpoint A's interface, where
+    A sends to either receiver and receives from either sender (tcpdump in namespace A,
+    100 bytes a frame), to DIR/cell-LOSS-DELAY-REORDER.pcap; tests/relay/sender_stalls.py
+    reads it. Nothing without."""
+    if not directory:
+        yield
+        return
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "cell-%g-%g-%g.pcap" % (imp["loss"], imp["delay_ms"],
+                                                           imp["reorder"]))
+    dump = subprocess.Popen(["ip", "netns", "exec", rn.NS_A] + rn._on(rn.NS_A) +
+                            ["tcpdump", "-i", "wsr-a", "-s", "100", "-B", "16384", "-U", "-w",
+                             path, "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        yield
+    finally:
+        # What the kernel holds for tcpdump and it has not read yet is lost when it stops:
+        # a moment to drain (it ran behind a busy-polling data plane's last transfer).
+        time.sleep(2)
+        dump.terminate()
+        err = dump.communicate(timeout=10)[1].decode(errors="replace")
+        print(f"capture: {path}: {err.strip().splitlines()[-1] if err.strip() else 'done'}",
+              flush=True)
 
 
 def goodput(entry, bytes_, timeout):
@@ -285,6 +314,8 @@ def main():
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")
+    ap.add_argument("--capture", metavar="DIR",
+                    help="each cell's TCP headers at Linux endpoint A into DIR (see capture())")
     ap.add_argument("--baseline", metavar="BUILD_DIR",
                     help="also run wirespeed's transfers with this build's data plane")
     args = ap.parse_args()

@@ -248,6 +248,10 @@ def median_entry(entries):
     chosen = dict(entries[sorted(key)[len(key) // 2][1]])
     if len(entries) > 1:
         chosen["samples"] = [e["seconds"] for e in entries]
+        # Each repeat's sender timeouts beside its seconds: a long transfer is most often a
+        # chain of backed-off timeouts, and the median entry's count alone does not show it.
+        if all("sender_timeouts" in e for e in entries):
+            chosen["timeouts_samples"] = [e["sender_timeouts"] for e in entries]
         # A sample of None says only that a repeat failed: keep each one's reason.
         failed = [{"repeat": i, **{k: e[k] for k in ("error", "intact", "finished_s") if k in e}}
                   for i, e in enumerate(entries) if not e["ok"]]

@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""What a lossy transfer's time is made of, from a capture of its TCP headers.
+
+    sender_stalls.py CAPTURE.pcap [--gap-ms 100] [--answer-ms 50]
+    sender_stalls.py --self-test
+
+For every TCP connection in the capture (bench_recovery_relay.py --capture writes one per
+cell, taken at Linux endpoint A), the side that sent payload is the sender. Printed per
+connection: its length, the sender's data segments and retransmissions (tshark's
+analysis), the ACKs the other side sent per data segment, and the sender's silences: gaps
+of more than --gap-ms between two data segments, with their number, their summed length
+and how many fell in each length class (0.2 s, 0.4 s, ...: a retransmission timeout backs
+off by doubling, RFC 6298 5.5). A silence ended by a retransmission is a timeout; the share
+of those retransmissions that drew no ACK within --answer-ms shows whether the receiver
+answers them (a segment and its ACK each lost with probability p leave 1 - (1 - p)^2
+unanswered; a receiver that holds its ACK leaves more).
+
+On a path with 10 % loss and a 1 ms delay the silences are most of a transfer's time, and
+the receiver's part is the unanswered share and the ACKs per segment: docs/performance.md,
+"Loss recovery against Linux".
+"""
+import argparse
+import bisect
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+
+FIELDS = ("frame.time_relative", "tcp.stream", "ip.src", "ip.dst", "tcp.len",
+          "tcp.analysis.retransmission")
+
+
+def read(pcap):
+    """Per TCP stream, its frames in order as (time, source, destination, length, resent)."""
+    cmd = ["tshark", "-r", pcap, "-Y", "tcp", "-T", "fields", "-E", "separator=|"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    streams = collections.defaultdict(list)
+    for line in out.splitlines():
+        t, stream, src, dst, length, resent = line.split("|")
+        streams[int(stream)].append((float(t), src, dst, int(length or 0), bool(resent)))
+    return streams
+
+
+def analyse(frames, gap_s, answer_s):
+    """The figures of one connection (see the module's description); None without data."""
+    sent = collections.Counter(f[1] for f in frames if f[3] > 0)
+    if not sent:
+        return None
+    sender = sent.most_common(1)[0][0]
+    data = [f for f in frames if f[1] == sender and f[3] > 0]
+    acks = [f[0] for f in frames if f[1] != sender]
+    silences, unanswered = [], 0
+    for before, after in zip(data, data[1:]):
+        gap = after[0] - before[0]
+        if gap <= gap_s:
+            continue
+        silences.append(gap)
+        i = bisect.bisect_right(acks, after[0])
+        if not (i < len(acks) and acks[i] <= after[0] + answer_s):
+            unanswered += 1
+    classes = collections.Counter(round(g, 1) for g in silences)
+    return {"sender": sender, "receiver": data[0][2], "seconds": frames[-1][0] - frames[0][0],
+            "data": len(data), "resent": sum(1 for f in data if f[4]),
+            "acks_per_segment": len(acks) / len(data), "silences": len(silences),
+            "silent_s": sum(silences), "classes": sorted(classes.items()),
+            "unanswered": unanswered}
+
+
+def report(streams, gap_s, answer_s):
+    lines = []
+    for n, frames in sorted(streams.items()):
+        a = analyse(frames, gap_s, answer_s)
+        if a is None:
+            continue
+        share = a["unanswered"] / a["silences"] if a["silences"] else 0.0
+        lines.append(
+            f"stream {n}: {a['sender']} -> {a['receiver']}, {a['seconds']:.1f} s, "
+            f"{a['data']} data segments ({a['resent']} resent), "
+            f"{a['acks_per_segment']:.2f} ACKs per segment; {a['silences']} silences over "
+            f"{gap_s * 1000:.0f} ms, {a['silent_s']:.1f} s in all "
+            f"({', '.join(f'{c:.1f} s x{k}' for c, k in a['classes'])}); "
+            f"{a['unanswered']} of the retransmissions ending them ({share:.2f}) drew no ACK "
+            f"within {answer_s * 1000:.0f} ms")
+    return lines
+
+
+def self_test():
+    """A made-up transfer: data every millisecond, ACKed, with a 0.2 s silence whose
+    retransmission is answered and a 0.4 s one whose retransmission is not."""
+    from scapy.all import IP, TCP, Ether, wrpcap  # noqa: PLC0415 (Debian's scapy, self-test only)
+
+    pkts, t, seq = [], 1000.0, 1
+
+    def data(resent=False):
+        nonlocal seq
+        s = seq - 100 if resent else seq
+        p = Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=5000, dport=9, seq=s,
+                                                                flags="A") / (b"x" * 100)
+        p.time = t
+        pkts.append(p)
+        if not resent:
+            seq += 100
+
+    def ack(at):
+        p = Ether() / IP(src="10.0.0.2", dst="10.0.0.1") / TCP(sport=9, dport=5000, ack=seq,
+                                                                flags="A")
+        p.time = at
+        pkts.append(p)
+
+    for _ in range(10):
+        data()
+        ack(t + 0.0005)
+        t += 0.001
+    t += 0.2
+    data(resent=True)
+    ack(t + 0.001)
+    t += 0.4
+    data(resent=True)
+    t += 0.001
+    data()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "made-up.pcap")
+        wrpcap(path, pkts)
+        a = analyse(read(path)[0], 0.1, 0.05)
+    want = {"sender": "10.0.0.1", "data": 13, "silences": 2, "unanswered": 1,
+            "classes": [(0.2, 1), (0.4, 1)]}
+    got = {k: a[k] for k in want}
+    if got != want or abs(a["silent_s"] - 0.601) > 0.01:
+        print(f"sender_stalls self-test: FAILED: {got}, silent {a['silent_s']:.3f} s")
+        return 1
+    print("sender_stalls self-test: ok (two silences, one retransmission unanswered)")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("pcap", nargs="?")
+    ap.add_argument("--gap-ms", type=float, default=100)
+    ap.add_argument("--answer-ms", type=float, default=50)
+    ap.add_argument("--self-test", action="store_true")
+    args = ap.parse_args()
+    if args.self_test:
+        return self_test()
+    if not args.pcap:
+        ap.error("a capture, or --self-test")
+    if not os.path.exists(args.pcap):
+        print(f"sender_stalls: no such capture: {args.pcap}")
+        return 2
+    for line in report(read(args.pcap), args.gap_ms / 1000, args.answer_ms / 1000):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
