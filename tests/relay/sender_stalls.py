@@ -36,7 +36,10 @@ def read(pcap):
     cmd = ["tshark", "-r", pcap, "-Y", "tcp", "-T", "fields", "-E", "separator=|"]
     for f in FIELDS:
         cmd += ["-e", f]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    run = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise ValueError(f"tshark cannot read {pcap}: {run.stderr.strip()[-300:]}")
+    out = run.stdout
     streams = collections.defaultdict(list)
     for line in out.splitlines():
         t, stream, src, dst, length, resent = line.split("|")
@@ -89,7 +92,8 @@ def report(streams, gap_s, answer_s):
 
 def self_test():
     """A made-up transfer: data every millisecond, ACKed, with a 0.2 s silence whose
-    retransmission is answered and a 0.4 s one whose retransmission is not."""
+    retransmission is answered and a 0.4 s one whose retransmission is not; and a file that
+    is no capture, refused."""
     from scapy.all import IP, TCP, Ether, wrpcap  # noqa: PLC0415 (Debian's scapy, self-test only)
 
     pkts, t, seq = [], 1000.0, 1
@@ -125,6 +129,15 @@ def self_test():
         path = os.path.join(d, "made-up.pcap")
         wrpcap(path, pkts)
         a = analyse(read(path)[0], 0.1, 0.05)
+        bad = os.path.join(d, "not-a-capture.pcap")
+        with open(bad, "w") as f:
+            f.write("not a capture\n")
+        try:
+            read(bad)
+            print("sender_stalls self-test: FAILED: a file that is no capture was read")
+            return 1
+        except ValueError:
+            pass
     want = {"sender": "10.0.0.1", "data": 13, "silences": 2, "unanswered": 1,
             "classes": [(0.2, 1), (0.4, 1)]}
     got = {k: a[k] for k in want}
@@ -149,8 +162,16 @@ def main():
     if not os.path.exists(args.pcap):
         print(f"sender_stalls: no such capture: {args.pcap}")
         return 2
-    for line in report(read(args.pcap), args.gap_ms / 1000, args.answer_ms / 1000):
+    try:
+        streams = read(args.pcap)
+    except ValueError as e:
+        print(f"sender_stalls: {e}")
+        return 2
+    lines = report(streams, args.gap_ms / 1000, args.answer_ms / 1000)
+    for line in lines:
         print(line)
+    if not lines:
+        print(f"sender_stalls: no TCP connection carrying data in {args.pcap}")
     return 0
 
 
