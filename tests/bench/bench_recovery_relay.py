@@ -62,7 +62,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -176,29 +175,23 @@ def run_cell(loss, delay, reorder, args, tmp):
 @contextlib.contextmanager
 def capture(directory, imp):
     """With --capture DIR: the cell's TCP headers at Linux endpoint A's interface, where
-    A sends to either receiver and receives from either sender (tcpdump in namespace A,
-    100 bytes a frame), to DIR/cell-LOSS-DELAY-REORDER.pcap; tests/relay/sender_stalls.py
-    reads it. Nothing without."""
+    A sends to either receiver and receives from either sender (harness.Capture in namespace
+    A, 100 bytes a frame, on A's CPU), to DIR/cell-LOSS-DELAY-REORDER.pcap;
+    tests/relay/sender_stalls.py reads it. Nothing without."""
     if not directory:
         yield
         return
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "cell-%g-%g-%g.pcap" % (imp["loss"], imp["delay_ms"],
                                                            imp["reorder"]))
-    dump = subprocess.Popen(["ip", "netns", "exec", rn.NS_A] + rn._on(rn.NS_A) +
-                            ["tcpdump", "-i", "wsr-a", "-s", "100", "-B", "16384", "-U", "-w",
-                             path, "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
+    with h.Capture(rn.NS_A, "wsr-a", path, ["-s", "100", "-U", "--immediate-mode", "tcp"]) as dump:
+        pin = rn._on(rn.NS_A)  # ["taskset", "-c", CPU] when the CPUs are split
+        if pin:
+            subprocess.run(["taskset", "-pc", pin[-1], str(dump.proc.pid)], check=True,
+                           stdout=subprocess.DEVNULL)
         yield
-    finally:
-        # What the kernel holds for tcpdump and it has not read yet is lost when it stops:
-        # a moment to drain (it ran behind a busy-polling data plane's last transfer).
-        time.sleep(2)
-        dump.terminate()
-        err = dump.communicate(timeout=10)[1].decode(errors="replace")
-        print(f"capture: {path}: {err.strip().splitlines()[-1] if err.strip() else 'done'}",
-              flush=True)
+        dump.settle()
+        print(f"capture: {path}: {dump.stop()}", flush=True)
 
 
 def goodput(entry, bytes_, timeout):

@@ -39,9 +39,8 @@ def read(pcap):
     run = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise ValueError(f"tshark cannot read {pcap}: {run.stderr.strip()[-300:]}")
-    out = run.stdout
     streams = collections.defaultdict(list)
-    for line in out.splitlines():
+    for line in run.stdout.splitlines():
         t, stream, src, dst, length, resent = line.split("|")
         streams[int(stream)].append((float(t), src, dst, int(length or 0), bool(resent)))
     return streams
@@ -55,12 +54,15 @@ def analyse(frames, gap_s, answer_s):
     sender = sent.most_common(1)[0][0]
     data = [f for f in frames if f[1] == sender and f[3] > 0]
     acks = [f[0] for f in frames if f[1] != sender]
-    silences, unanswered = [], 0
+    silences, timeouts, unanswered = [], 0, 0
     for before, after in zip(data, data[1:]):
         gap = after[0] - before[0]
         if gap <= gap_s:
             continue
         silences.append(gap)
+        if not after[4]:  # ended by new data: not a timeout's retransmission
+            continue
+        timeouts += 1
         i = bisect.bisect_right(acks, after[0])
         if not (i < len(acks) and acks[i] <= after[0] + answer_s):
             unanswered += 1
@@ -69,7 +71,7 @@ def analyse(frames, gap_s, answer_s):
             "data": len(data), "resent": sum(1 for f in data if f[4]),
             "acks_per_segment": len(acks) / len(data), "silences": len(silences),
             "silent_s": sum(silences), "classes": sorted(classes.items()),
-            "unanswered": unanswered}
+            "timeouts": timeouts, "unanswered": unanswered}
 
 
 def report(streams, gap_s, answer_s):
@@ -78,22 +80,23 @@ def report(streams, gap_s, answer_s):
         a = analyse(frames, gap_s, answer_s)
         if a is None:
             continue
-        share = a["unanswered"] / a["silences"] if a["silences"] else 0.0
+        share = a["unanswered"] / a["timeouts"] if a["timeouts"] else 0.0
         lines.append(
             f"stream {n}: {a['sender']} -> {a['receiver']}, {a['seconds']:.1f} s, "
             f"{a['data']} data segments ({a['resent']} resent), "
             f"{a['acks_per_segment']:.2f} ACKs per segment; {a['silences']} silences over "
             f"{gap_s * 1000:.0f} ms, {a['silent_s']:.1f} s in all "
-            f"({', '.join(f'{c:.1f} s x{k}' for c, k in a['classes'])}); "
-            f"{a['unanswered']} of the retransmissions ending them ({share:.2f}) drew no ACK "
-            f"within {answer_s * 1000:.0f} ms")
+            f"({', '.join(f'{c:.1f} s x{k}' for c, k in a['classes'])}), "
+            f"{a['timeouts']} ended by a retransmission, {a['unanswered']} of those "
+            f"({share:.2f}) drew no ACK within {answer_s * 1000:.0f} ms")
     return lines
 
 
 def self_test():
     """A made-up transfer: data every millisecond, ACKed, with a 0.2 s silence whose
-    retransmission is answered and a 0.4 s one whose retransmission is not; and a file that
-    is no capture, refused."""
+    retransmission is answered, a 0.4 s one whose retransmission is not and a 0.3 s one
+    ended by new data, unanswered too but no timeout; and a file that is no capture,
+    refused."""
     from scapy.all import IP, TCP, Ether, wrpcap  # noqa: PLC0415 (Debian's scapy, self-test only)
 
     pkts, t, seq = [], 1000.0, 1
@@ -123,6 +126,8 @@ def self_test():
     ack(t + 0.001)
     t += 0.4
     data(resent=True)
+    t += 0.3
+    data()
     t += 0.001
     data()
     with tempfile.TemporaryDirectory() as d:
@@ -138,13 +143,13 @@ def self_test():
             return 1
         except ValueError:
             pass
-    want = {"sender": "10.0.0.1", "data": 13, "silences": 2, "unanswered": 1,
-            "classes": [(0.2, 1), (0.4, 1)]}
+    want = {"sender": "10.0.0.1", "data": 14, "silences": 3, "timeouts": 2, "unanswered": 1,
+            "classes": [(0.2, 1), (0.3, 1), (0.4, 1)]}
     got = {k: a[k] for k in want}
-    if got != want or abs(a["silent_s"] - 0.601) > 0.01:
+    if got != want or abs(a["silent_s"] - 0.901) > 0.01:
         print(f"sender_stalls self-test: FAILED: {got}, silent {a['silent_s']:.3f} s")
         return 1
-    print("sender_stalls self-test: ok (two silences, one retransmission unanswered)")
+    print("sender_stalls self-test: ok (three silences, two timeouts, one unanswered)")
     return 0
 
 
