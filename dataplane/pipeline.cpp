@@ -397,16 +397,18 @@ void Pipeline::deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch,
 void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                            RxSegments& segs) {
   if (n == 0) return;
-  // A large connection table: every frame's slot requested first, then each frame's
-  // connection a few frames ahead of its turn (stack/tcp/prefetch.cpp).
-  const bool ahead = tcp_.prefetch_wanted();
+  // A large connection table (or many TIME-WAIT records): every frame's slot requested
+  // first, then each frame's connection (or record) a few frames ahead of its turn
+  // (stack/tcp/prefetch.cpp).
+  const tcp::TcpStack::PrefetchPlan plan = tcp_.prefetch_plan();
+  const bool ahead = plan.any();
   if (ahead) {
-    for (uint16_t i = 0; i < n; ++i) tcp_.prefetch_frame(first_segment(mbufs[i]));
+    for (uint16_t i = 0; i < n; ++i) tcp_.prefetch_frame(first_segment(mbufs[i]), plan);
   }
   stack_.begin_rx_burst();
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
-    if (ahead && i + kConnAhead < n) tcp_.prefetch_conn(first_segment(mbufs[i + kConnAhead]));
+    if (ahead && i + kConnAhead < n) tcp_.prefetch_conn(first_segment(mbufs[i + kConnAhead]), plan);
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
     if (watch) [[unlikely]] {
       receive_watched(m, iface_of_port_[m->port], queue, now, segs);

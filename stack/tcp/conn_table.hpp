@@ -87,7 +87,8 @@ class ConnTable {
   uint64_t hash(const FourTuple& t) const { return hash_(t); }
 
   // Starts loading the home slot of `t` into the cache, for a find() shortly after.
-  void prefetch(const FourTuple& t) const { __builtin_prefetch(&slots_[hash(t) & mask_]); }
+  void prefetch(const FourTuple& t) const { prefetch_hash(hash(t)); }
+  void prefetch_hash(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
 
   Tcb* find(const FourTuple& t) const {
     const uint64_t h = hash(t);

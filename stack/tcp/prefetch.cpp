@@ -18,20 +18,38 @@
 namespace ws::tcp {
 
 namespace {
-// Above this the table (56-byte entries) no longer fits a core's share of the caches;
-// below it the slots are cached already and the prefetch would only cost its parsing.
+// Above this the table (56-byte entries), or the TIME-WAIT records (112 bytes each), no
+// longer fit a core's share of the caches; below it they are cached already and the
+// prefetch would only cost its parsing.
 constexpr size_t kPrefetchTableBytes = size_t{1} << 20;
-constexpr size_t kPortsLen = 4;  // source and destination port, the TCP header's start
+constexpr size_t kPortsLen = 4;   // source and destination port, the TCP header's start
+constexpr size_t kFlagsEnd = 14;  // the TCP header up to its flags byte
+constexpr size_t kFlagsOffset = 13;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kTcbLinesAhead = 4;
 }  // namespace
 
-bool TcpStack::prefetch_wanted() const { return conns_.memory_bytes() > kPrefetchTableBytes; }
+TcpStack::PrefetchPlan TcpStack::prefetch_plan() const {
+  return {conns_.memory_bytes() > kPrefetchTableBytes,
+          time_waits_.size() * sizeof(TimeWaitRecord) > kPrefetchTableBytes};
+}
 
 namespace {
-// The flow of an Ethernet frame carrying TCP, as the table keys it (local side first), or
-// nothing when the frame is not one (or is cut short).
-std::optional<FourTuple> frame_tuple(std::span<const uint8_t> frame) {
+// The flow of an Ethernet frame carrying TCP, as the table keys it (local side first), and
+// whether it is a bare SYN (the only segment that looks for a TIME-WAIT record to take
+// over); nothing when the frame is not TCP (or is cut short).
+struct FrameFlow {
+  FourTuple t;
+  bool syn = false;
+};
+
+bool bare_syn(std::span<const uint8_t> l4) {
+  using namespace wire::tcpflag;
+  if (l4.size() < kFlagsEnd) return false;
+  return (l4[kFlagsOffset] & (kSyn | kAck | kRst | kFin)) == kSyn;
+}
+
+std::optional<FrameFlow> frame_flow(std::span<const uint8_t> frame) {
   const auto eth = wire::EthernetView::parse(frame);
   if (!eth) return std::nullopt;
   const auto l3 = frame.subspan(eth->header_len());
@@ -40,8 +58,9 @@ std::optional<FourTuple> frame_tuple(std::span<const uint8_t> frame) {
     if (!ip || ip->protocol() != wire::kIpProtoTcp || ip->is_fragment() ||
         ip->header_len() + kPortsLen > l3.size())
       return std::nullopt;
-    const uint8_t* p = l3.data() + ip->header_len();
-    return FourTuple{ip->dst(), ip->src(), load_be16(p + 2), load_be16(p)};
+    const auto l4 = l3.subspan(ip->header_len());
+    const uint8_t* p = l4.data();
+    return FrameFlow{{ip->dst(), ip->src(), load_be16(p + 2), load_be16(p)}, bare_syn(l4)};
   }
   if (eth->ethertype() == wire::kEtherTypeIpv6) {
     // Only a TCP header right after the fixed header (extension headers are rare on the
@@ -50,21 +69,33 @@ std::optional<FourTuple> frame_tuple(std::span<const uint8_t> frame) {
     if (!ip || ip->next_header() != wire::kIpProtoTcp ||
         wire::Ipv6View::kHeaderLen + kPortsLen > l3.size())
       return std::nullopt;
-    const uint8_t* p = l3.data() + wire::Ipv6View::kHeaderLen;
-    return FourTuple{ip->dst(), ip->src(), load_be16(p + 2), load_be16(p)};
+    const auto l4 = l3.subspan(wire::Ipv6View::kHeaderLen);
+    const uint8_t* p = l4.data();
+    return FrameFlow{{ip->dst(), ip->src(), load_be16(p + 2), load_be16(p)}, bare_syn(l4)};
   }
   return std::nullopt;
 }
 }  // namespace
 
-void TcpStack::prefetch_frame(std::span<const uint8_t> frame) const {
-  if (const auto t = frame_tuple(frame)) conns_.prefetch(*t);
+void TcpStack::prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const {
+  const auto f = frame_flow(frame);
+  if (!f || (!plan.conns && !f->syn)) return;
+  // One hash for both: the TIME-WAIT index is keyed as the connection table is.
+  const uint64_t h = conns_.hash(f->t);
+  if (plan.conns) conns_.prefetch_hash(h);
+  if (plan.time_waits && f->syn) time_waits_.prefetch_slot(h);
 }
 
-void TcpStack::prefetch_conn(std::span<const uint8_t> frame) const {
-  const auto t = frame_tuple(frame);
-  if (!t) return;
-  const Tcb* c = conns_.find(*t);
+void TcpStack::prefetch_conn(std::span<const uint8_t> frame, PrefetchPlan plan) const {
+  const auto f = frame_flow(frame);
+  if (!f) return;
+  if (f->syn) {
+    // A new connection's SYN: no Tcb to load, but maybe a record to take over.
+    if (plan.time_waits) time_waits_.prefetch_record(conns_.hash(f->t));
+    return;
+  }
+  if (!plan.conns) return;
+  const Tcb* c = conns_.find(f->t);
   if (c == nullptr) return;
   // The lines that the segment's first steps read: the tuple, the state, the sequence
   // variables and the timers' fields near the top of the Tcb.

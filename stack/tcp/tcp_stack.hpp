@@ -247,12 +247,19 @@ class TcpStack {
   size_t connection_count() const { return conns_.size() + time_waits_.size(); }
   // Connections in state `s` now (kept up to date by every state change: no walk).
   uint64_t count_in(TcpState s) const { return ctr_.state[static_cast<size_t>(s)]; }
-  // Receive-burst prefetch (prefetch.cpp): whether the connection table has outgrown the
-  // caches; the table slot of a received Ethernet frame's TCP flow started into them; and,
-  // a few frames later (the slot arrived meanwhile), the first lines of its connection.
-  bool prefetch_wanted() const;
-  void prefetch_frame(std::span<const uint8_t> frame) const;
-  void prefetch_conn(std::span<const uint8_t> frame) const;
+  // Receive-burst prefetch (prefetch.cpp): which tables have outgrown the caches (the
+  // connection table, the TIME-WAIT records); the table slot of a received Ethernet frame's
+  // TCP flow started into them (for a bare SYN, the TIME-WAIT index slot); and, a few
+  // frames later (the slot arrived meanwhile), the first lines of its connection (for a
+  // bare SYN, the record it may take over).
+  struct PrefetchPlan {
+    bool conns = false;
+    bool time_waits = false;
+    bool any() const { return conns || time_waits; }
+  };
+  PrefetchPlan prefetch_plan() const;
+  void prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
+  void prefetch_conn(std::span<const uint8_t> frame, PrefetchPlan plan) const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative

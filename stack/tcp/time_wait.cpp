@@ -29,6 +29,21 @@ TimeWaitRecord& TimeWaitTable::add(const FourTuple& t, uint64_t hash, Instant un
   return *r;
 }
 
+void TimeWaitTable::prefetch_record(uint64_t h) const {
+  if (size_ == 0) return;
+  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    const Slot s = slots_[i];
+    if (s.num == 0) return;
+    if (s.tag != static_cast<uint32_t>(h)) continue;
+    // A record spans two or three cache lines, wherever its 112 bytes fall.
+    const auto* b = reinterpret_cast<const char*>(at(s.num));
+    __builtin_prefetch(b);
+    __builtin_prefetch(b + sizeof(TimeWaitRecord) / 2);
+    __builtin_prefetch(b + sizeof(TimeWaitRecord) - 1);
+    return;
+  }
+}
+
 void TimeWaitTable::remove(TimeWaitRecord& r) {
   erase_slot(r);
   unlink(r);

@@ -74,7 +74,10 @@ class TimeWaitTable {
   // Empty (most segments of most stacks): no hashing.
   TimeWaitRecord* find(const FourTuple& t) const {
     if (size_ == 0) return nullptr;
-    const uint64_t h = hash_(t);
+    return find(t, hash_(t));
+  }
+  // The same with `h`, the tuple's hash under this table's key, known already.
+  TimeWaitRecord* find(const FourTuple& t, uint64_t h) const {
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot s = slots_[i];
       if (s.num == 0) return nullptr;
@@ -83,6 +86,15 @@ class TimeWaitTable {
       if (r->t == t) return r;
     }
   }
+  // A receive burst's prefetch (prefetch.cpp), for a SYN whose tuple hashes to `h`: first
+  // the index slot where its search starts; a few frames later, once that slot is in the
+  // cache, the lines of the record whose tag matches (the tuple is not compared: a hint).
+  // A SYN that takes a record over otherwise waits for both in turn, since the records of
+  // a busy server's TIME-WAIT outgrow a core's cache.
+  void prefetch_slot(uint64_t h) const {
+    if (size_ != 0) __builtin_prefetch(&slots_[h & mask_]);
+  }
+  void prefetch_record(uint64_t h) const;
   // A record for `t`, which must not be held yet, last in the deadline order with
   // `until`; `hash`: TupleHash of `t` under this table's key. Its other fields are the
   // caller's to set (none is cleared).

@@ -214,28 +214,54 @@ std::vector<uint8_t> tcp_frame(bool v6) {
 }
 
 // The receive-burst prefetch reads only inside the frame it is given, whatever it is cut to
-// or holds (ASan runs these suites too), and a small table is not prefetched at all.
+// or holds (ASan runs these suites too), for a segment of a live connection and for a bare
+// SYN to a tuple in TIME-WAIT, and a small table is not prefetched at all.
+void prefetch_every_cut(const tcp::TcpStack& s, const std::vector<uint8_t>& full) {
+  const tcp::TcpStack::PrefetchPlan all{true, true};
+  for (size_t n = 0; n <= full.size(); ++n) {
+    // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
+    std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+    s.prefetch_frame(cut, all);
+    s.prefetch_conn(cut, all);
+  }
+}
+
 TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   Pair p;
-  EXPECT_FALSE(p.b.prefetch_wanted());
-  // A connection from A's port 40000 to B's port 80, so that one frame below finds it.
-  ASSERT_TRUE(p.b.listen(80, {[](tcp::Connection&) { return true; }}));
-  ASSERT_NE(p.a.connect({kAddrB, 80}, {}, 40000, p.now), nullptr);
+  EXPECT_FALSE(p.b.prefetch_plan().any());
+  // A connection from A's port 40000 to B's port 80, so that one frame below finds it, and
+  // later its TIME-WAIT record at B (B closes first).
+  tcp::Connection* server = nullptr;
+  ASSERT_TRUE(p.b.listen(80, {[&](tcp::Connection& c) {
+                           server = &c;
+                           return true;
+                         }}));
+  tcp::Connection* client = p.a.connect({kAddrB, 80}, {}, 40000, p.now);
+  ASSERT_NE(client, nullptr);
   p.settle();
   ASSERT_EQ(p.b.connection_count(), 1u);
-  for (bool v6 : {false, true}) {
-    std::vector<uint8_t> full = tcp_frame(v6);
-    if (!v6) {
-      store_be32(full.data() + 14 + 12, kAddrA.v);
-      store_be32(full.data() + 14 + 16, kAddrB.v);
-      store_be16(full.data() + 34, 40000);
-      store_be16(full.data() + 36, 80);
+  ASSERT_NE(server, nullptr);
+  for (bool time_wait : {false, true}) {
+    if (time_wait) {
+      server->close();
+      p.settle();
+      client->close();
+      p.settle();
+      ASSERT_EQ(p.b.table_sizes().time_wait, 1u);
     }
-    for (size_t n = 0; n <= full.size(); ++n) {
-      // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
-      std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
-      p.b.prefetch_frame(cut);
-      p.b.prefetch_conn(cut);
+    for (bool v6 : {false, true}) {
+      std::vector<uint8_t> full = tcp_frame(v6);
+      if (!v6) {
+        store_be32(full.data() + 14 + 12, kAddrA.v);
+        store_be32(full.data() + 14 + 16, kAddrB.v);
+        store_be16(full.data() + 34, 40000);
+        store_be16(full.data() + 36, 80);
+      }
+      const size_t flags = full.size() - 20 + 13;
+      for (uint8_t f : {uint8_t{0x10}, uint8_t{0x02}}) {  // ACK; a bare SYN
+        full[flags] = f;
+        prefetch_every_cut(p.b, full);
+      }
     }
   }
   std::vector<uint8_t> junk(64);
@@ -245,11 +271,7 @@ TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   junk[14 + 9] = 6;
   junk[14 + 6] = 0;
   junk[14 + 7] = 0;
-  for (size_t n = 0; n <= junk.size(); ++n) {
-    std::vector<uint8_t> cut(junk.begin(), junk.begin() + static_cast<std::ptrdiff_t>(n));
-    p.b.prefetch_frame(cut);
-    p.b.prefetch_conn(cut);
-  }
+  prefetch_every_cut(p.b, junk);
 }
 
 }  // namespace
