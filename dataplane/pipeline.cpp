@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "control/config/tcp_settings.hpp"
@@ -30,6 +31,8 @@ constexpr uint16_t kHandedOverQueue = 0xffff;
 // How many frames ahead of its turn a frame's connection is prefetched: its table slot,
 // requested before the burst, has arrived by then, and the connection arrives in time.
 constexpr uint16_t kConnAhead = 4;
+// The most frames one rx_burst asks for (and receive_all takes).
+constexpr uint16_t kMaxRxBurst = 32;
 
 // A received frame's first segment: where its headers are.
 std::span<const uint8_t> first_segment(const rte_mbuf* m) {
@@ -224,7 +227,7 @@ bool Pipeline::start(std::string& error) {
 // iteration before), RX, timers, TX, pool housekeeping, reports and stats; an idle
 // iteration may end in a sleep (idle_wait), which its span then books as idle.
 void Pipeline::run(bool main) {
-  constexpr uint16_t kBurst = 32;
+  constexpr uint16_t kBurst = kMaxRxBurst;
   rte_mbuf* mbufs[kBurst];
   RxSegments segs;
   LoopClock loop;
@@ -402,13 +405,16 @@ void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool wa
   // (stack/tcp/prefetch.cpp).
   const tcp::TcpStack::PrefetchPlan plan = tcp_.prefetch_plan();
   const bool ahead = plan.any();
+  std::array<tcp::TcpStack::FlowHint, kMaxRxBurst> hints;
+  const uint16_t hinted = std::min(n, kMaxRxBurst);
   if (ahead) {
-    for (uint16_t i = 0; i < n; ++i) tcp_.prefetch_frame(first_segment(mbufs[i]), plan);
+    for (uint16_t i = 0; i < hinted; ++i)
+      hints[i] = tcp_.prefetch_frame(first_segment(mbufs[i]), plan);
   }
   stack_.begin_rx_burst();
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
-    if (ahead && i + kConnAhead < n) tcp_.prefetch_conn(first_segment(mbufs[i + kConnAhead]), plan);
+    if (ahead && i + kConnAhead < hinted) tcp_.prefetch_conn(hints[i + kConnAhead], plan);
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 1], void*));
     if (watch) [[unlikely]] {
       receive_watched(m, iface_of_port_[m->port], queue, now, segs);

@@ -89,4 +89,22 @@ inline void Stack::send_to_hop(Interface& ifc, TxBuf& b, Ipv4Addr hop, bool broa
   hold_for_arp(ifc, b, hop, now);
 }
 
+// Directly connected subnets first (RFC 1122 3.3.1.1), then the first gateway. Defined here,
+// inline, for every frame sent and for TCP's per-segment questions (the MTU, the source
+// address, the TSO limits): called out of line, its optional came back through the stack
+// as narrow stores read back as one wide load, a store-forwarding stall.
+inline std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
+  for (const auto& ifc : ifaces_) {
+    const auto& a = ifc->cfg.address;
+    if (dst.is_broadcast() || (a.prefix_len < 31 && dst == a.directed_broadcast())) {
+      return Route{ifc->index, dst, true};
+    }
+    if (a.contains(dst)) return Route{ifc->index, dst, false};
+  }
+  for (const auto& ifc : ifaces_) {
+    if (ifc->cfg.gateway) return Route{ifc->index, *ifc->cfg.gateway, false};
+  }
+  return std::nullopt;
+}
+
 }  // namespace ws

@@ -33,23 +33,6 @@ uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
   return s;
 }
 
-// Stack::route's lookup, inline for begin_frame (every frame sent).
-template <class Route, class Ifaces>
-[[gnu::always_inline]] inline std::optional<Route> find_route(const Ifaces& ifaces, Ipv4Addr dst) {
-  // Directly connected subnets first (RFC 1122 3.3.1.1), then the first gateway.
-  for (const auto& ifc : ifaces) {
-    const auto& a = ifc->cfg.address;
-    if (dst.is_broadcast() || (a.prefix_len < 31 && dst == a.directed_broadcast())) {
-      return Route{ifc->index, dst, true};
-    }
-    if (a.contains(dst)) return Route{ifc->index, dst, false};
-  }
-  for (const auto& ifc : ifaces) {
-    if (ifc->cfg.gateway) return Route{ifc->index, *ifc->cfg.gateway, false};
-  }
-  return std::nullopt;
-}
-
 // Stack::fill_l4_checksum, inline for commit (every IPv4 frame sent). `pseudo`: the pseudo
 // header's sum, with the L4 length unless `tso`.
 [[gnu::always_inline]] inline void fill_l4(const TxOffloads& o, L4Frame& f, bool tso,
@@ -78,10 +61,6 @@ template <class Route, class Ifaces>
 }
 }  // namespace
 
-std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
-  return find_route<Route>(ifaces_, dst);
-}
-
 // Inline into begin() and begin_gather(), its only callers: every frame sent starts here.
 [[gnu::always_inline]] inline bool Stack::begin_frame(IpAddr src_addr, IpAddr dst_addr,
                                                       uint8_t proto, int32_t header_len,
@@ -100,7 +79,7 @@ std::optional<Stack::Route> Stack::route(Ipv4Addr dst) const {
   if (const TxPath* p = paths_.find(dst, proto, src)) {
     r = Route{p->iface, p->next_hop, false};
   } else {
-    r = find_route<Route>(ifaces_, dst);
+    r = route(dst);
     if (!r) {
       drops_.add(DropReason::kIpv4NoRoute);
       return false;

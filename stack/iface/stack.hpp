@@ -330,6 +330,7 @@ class Stack final : public L4Output {
   // (counted); for the consumers that need contiguous bytes (reassembly, UDP
   // payloads, ICMP echo data). Valid until the next call.
   std::span<const uint8_t> linearize(const PacketView& v);
+  // The route to `dst` (interface.hpp, inline).
   std::optional<Route> route(Ipv4Addr dst) const;
   bool is_local(Ipv4Addr a, bool& broadcast) const;
   uint64_t l4_checksum_drops() const {

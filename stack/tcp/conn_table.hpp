@@ -90,6 +90,14 @@ class ConnTable {
   void prefetch(const FourTuple& t) const { prefetch_hash(hash(t)); }
   void prefetch_hash(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
 
+  // The first connection whose hash is `h`, its tuple not compared: for a prefetch's hint.
+  const Tcb* find_hashed(uint64_t h) const {
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Entry& e = slots_[i];
+      if (e.tcb == nullptr || e.hash == h) return e.tcb;
+    }
+  }
+
   Tcb* find(const FourTuple& t) const {
     const uint64_t h = hash(t);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {

@@ -77,25 +77,28 @@ std::optional<FrameFlow> frame_flow(std::span<const uint8_t> frame) {
 }
 }  // namespace
 
-void TcpStack::prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const {
+TcpStack::FlowHint TcpStack::prefetch_frame(std::span<const uint8_t> frame,
+                                            PrefetchPlan plan) const {
   const auto f = frame_flow(frame);
-  if (!f || (!plan.conns && !f->syn)) return;
+  if (!f || (!plan.conns && !f->syn)) return {};
   // One hash for both: the TIME-WAIT index is keyed as the connection table is.
   const uint64_t h = conns_.hash(f->t);
-  if (plan.conns) conns_.prefetch_hash(h);
-  if (plan.time_waits && f->syn) time_waits_.prefetch_slot(h);
+  if (f->syn) {
+    if (plan.time_waits) time_waits_.prefetch_slot(h);
+    return {h, FlowHint::Kind::kSyn};
+  }
+  conns_.prefetch_hash(h);
+  return {h, FlowHint::Kind::kSegment};
 }
 
-void TcpStack::prefetch_conn(std::span<const uint8_t> frame, PrefetchPlan plan) const {
-  const auto f = frame_flow(frame);
-  if (!f) return;
-  if (f->syn) {
+void TcpStack::prefetch_conn(FlowHint hint, PrefetchPlan plan) const {
+  if (hint.kind == FlowHint::Kind::kSyn) {
     // A new connection's SYN: no Tcb to load, but maybe a record to take over.
-    if (plan.time_waits) time_waits_.prefetch_record(conns_.hash(f->t));
+    if (plan.time_waits) time_waits_.prefetch_record(hint.hash);
     return;
   }
-  if (!plan.conns) return;
-  const Tcb* c = conns_.find(f->t);
+  if (hint.kind != FlowHint::Kind::kSegment || !plan.conns) return;
+  const Tcb* c = conns_.find_hashed(hint.hash);
   if (c == nullptr) return;
   // The lines that the segment's first steps read: the tuple, the state, the sequence
   // variables and the timers' fields near the top of the Tcb.

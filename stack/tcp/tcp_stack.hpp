@@ -258,8 +258,15 @@ class TcpStack {
     bool any() const { return conns || time_waits; }
   };
   PrefetchPlan prefetch_plan() const;
-  void prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
-  void prefetch_conn(std::span<const uint8_t> frame, PrefetchPlan plan) const;
+  // What the first step learnt of a frame, for the second: its flow's hash and whether it
+  // is a bare SYN (the frame is not parsed twice).
+  struct FlowHint {
+    enum class Kind : uint8_t { kNone, kSegment, kSyn };
+    uint64_t hash = 0;
+    Kind kind = Kind::kNone;
+  };
+  FlowHint prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
+  void prefetch_conn(FlowHint hint, PrefetchPlan plan) const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative

@@ -216,14 +216,18 @@ std::vector<uint8_t> tcp_frame(bool v6) {
 // The receive-burst prefetch reads only inside the frame it is given, whatever it is cut to
 // or holds (ASan runs these suites too), for a segment of a live connection and for a bare
 // SYN to a tuple in TIME-WAIT, and a small table is not prefetched at all.
-void prefetch_every_cut(const tcp::TcpStack& s, const std::vector<uint8_t>& full) {
+// Returns what the whole frame was taken for.
+tcp::TcpStack::FlowHint::Kind prefetch_every_cut(const tcp::TcpStack& s,
+                                                 const std::vector<uint8_t>& full) {
   const tcp::TcpStack::PrefetchPlan all{true, true};
+  tcp::TcpStack::FlowHint h;
   for (size_t n = 0; n <= full.size(); ++n) {
     // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
     std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
-    s.prefetch_frame(cut, all);
-    s.prefetch_conn(cut, all);
+    h = s.prefetch_frame(cut, all);
+    s.prefetch_conn(h, all);
   }
+  return h.kind;
 }
 
 TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
@@ -258,10 +262,13 @@ TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
         store_be16(full.data() + 36, 80);
       }
       const size_t flags = full.size() - 20 + 13;
-      for (uint8_t f : {uint8_t{0x10}, uint8_t{0x02}}) {  // ACK; a bare SYN
-        full[flags] = f;
-        prefetch_every_cut(p.b, full);
-      }
+      using Kind = tcp::TcpStack::FlowHint::Kind;
+      full[flags] = 0x10;  // ACK
+      EXPECT_EQ(prefetch_every_cut(p.b, full), Kind::kSegment);
+      full[flags] = 0x02;  // a bare SYN
+      EXPECT_EQ(prefetch_every_cut(p.b, full), Kind::kSyn);
+      full[flags] = 0x12;  // SYN,ACK: a segment of a connection
+      EXPECT_EQ(prefetch_every_cut(p.b, full), Kind::kSegment);
     }
   }
   std::vector<uint8_t> junk(64);
@@ -271,7 +278,7 @@ TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   junk[14 + 9] = 6;
   junk[14 + 6] = 0;
   junk[14 + 7] = 0;
-  prefetch_every_cut(p.b, junk);
+  EXPECT_EQ(prefetch_every_cut(p.b, junk), tcp::TcpStack::FlowHint::Kind::kNone);
 }
 
 }  // namespace
