@@ -405,6 +405,7 @@ void Pipeline::receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool wa
   // (stack/tcp/prefetch.cpp).
   const tcp::TcpStack::PrefetchPlan plan = tcp_.prefetch_plan();
   const bool ahead = plan.any();
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): filled below before it is read
   std::array<tcp::TcpStack::FlowHint, kMaxRxBurst> hints;
   const uint16_t hinted = std::min(n, kMaxRxBurst);
   if (ahead) {

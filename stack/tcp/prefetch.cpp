@@ -80,7 +80,7 @@ std::optional<FrameFlow> frame_flow(std::span<const uint8_t> frame) {
 TcpStack::FlowHint TcpStack::prefetch_frame(std::span<const uint8_t> frame,
                                             PrefetchPlan plan) const {
   const auto f = frame_flow(frame);
-  if (!f || (!plan.conns && !f->syn)) return {};
+  if (!f || (!plan.conns && !f->syn)) return {0, FlowHint::Kind::kNone};
   // One hash for both: the TIME-WAIT index is keyed as the connection table is.
   const uint64_t h = conns_.hash(f->t);
   if (f->syn) {

@@ -259,11 +259,12 @@ class TcpStack {
   };
   PrefetchPlan prefetch_plan() const;
   // What the first step learnt of a frame, for the second: its flow's hash and whether it
-  // is a bare SYN (the frame is not parsed twice).
+  // is a bare SYN (the frame is not parsed twice). No member initializers: a burst's array
+  // of them is filled before it is read, and is not cleared when no prefetch runs.
   struct FlowHint {
     enum class Kind : uint8_t { kNone, kSegment, kSyn };
-    uint64_t hash = 0;
-    Kind kind = Kind::kNone;
+    uint64_t hash;
+    Kind kind;
   };
   FlowHint prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
   void prefetch_conn(FlowHint hint, PrefetchPlan plan) const;

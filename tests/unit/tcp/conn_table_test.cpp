@@ -220,7 +220,7 @@ std::vector<uint8_t> tcp_frame(bool v6) {
 tcp::TcpStack::FlowHint::Kind prefetch_every_cut(const tcp::TcpStack& s,
                                                  const std::vector<uint8_t>& full) {
   const tcp::TcpStack::PrefetchPlan all{true, true};
-  tcp::TcpStack::FlowHint h;
+  tcp::TcpStack::FlowHint h{0, tcp::TcpStack::FlowHint::Kind::kNone};
   for (size_t n = 0; n <= full.size(); ++n) {
     // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
     std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
