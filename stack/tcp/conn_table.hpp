@@ -86,8 +86,7 @@ class ConnTable {
   // The keyed hash of `t` (its home slot is hash & (capacity - 1)).
   uint64_t hash(const FourTuple& t) const { return hash_(t); }
 
-  // Starts loading the home slot of `t` into the cache, for a find() shortly after.
-  void prefetch(const FourTuple& t) const { prefetch_hash(hash(t)); }
+  // Starts loading the home slot of hash `h` into the cache, for a find() shortly after.
   void prefetch_hash(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
 
   // The first connection whose hash is `h`, its tuple not compared: for a prefetch's hint.

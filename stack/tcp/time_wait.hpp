@@ -74,10 +74,7 @@ class TimeWaitTable {
   // Empty (most segments of most stacks): no hashing.
   TimeWaitRecord* find(const FourTuple& t) const {
     if (size_ == 0) return nullptr;
-    return find(t, hash_(t));
-  }
-  // The same with `h`, the tuple's hash under this table's key, known already.
-  TimeWaitRecord* find(const FourTuple& t, uint64_t h) const {
+    const uint64_t h = hash_(t);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot s = slots_[i];
       if (s.num == 0) return nullptr;

@@ -213,16 +213,14 @@ std::vector<uint8_t> tcp_frame(bool v6) {
   return f;
 }
 
-// The receive-burst prefetch reads only inside the frame it is given, whatever it is cut to
-// or holds (ASan runs these suites too), for a segment of a live connection and for a bare
-// SYN to a tuple in TIME-WAIT, and a small table is not prefetched at all.
-// Returns what the whole frame was taken for.
+// Both prefetch steps on `full` cut to every length from none to whole (each cut a heap
+// copy of exactly its bytes, so that a read past it is a heap overflow under ASan); returns
+// what the whole frame was taken for.
 tcp::TcpStack::FlowHint::Kind prefetch_every_cut(const tcp::TcpStack& s,
                                                  const std::vector<uint8_t>& full) {
   const tcp::TcpStack::PrefetchPlan all{true, true};
   tcp::TcpStack::FlowHint h{0, tcp::TcpStack::FlowHint::Kind::kNone};
   for (size_t n = 0; n <= full.size(); ++n) {
-    // A copy of exactly n bytes on the heap: a read past it is a heap overflow.
     std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
     h = s.prefetch_frame(cut, all);
     s.prefetch_conn(h, all);
@@ -230,6 +228,9 @@ tcp::TcpStack::FlowHint::Kind prefetch_every_cut(const tcp::TcpStack& s,
   return h.kind;
 }
 
+// The receive-burst prefetch reads only inside the frame it is given, whatever it is cut to
+// or holds (ASan runs these suites too), for a segment of a live connection and for a bare
+// SYN to a tuple in TIME-WAIT, and a small table is not prefetched at all.
 TEST(ConnTablePrefetch, ReadsOnlyInsideTheFrame) {
   Pair p;
   EXPECT_FALSE(p.b.prefetch_plan().any());
