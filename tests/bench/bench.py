@@ -694,6 +694,30 @@ def pick(samples, f):
     return [None if s is None else f(s) for s in samples]
 
 
+# The points every latency table reports, as (label, key of a report's rtt_us).
+LATENCY_POINTS = (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999"), ("max", "max"))
+
+
+def rtt(sample, key):
+    """A client report's (wirespeed's or wsperf's) round-trip point `key`, in µs."""
+    return sample["rtt_us"].get(key)
+
+
+def latency_rows(label, ours, peers):
+    """One row per latency point, `label` formatted with the point's name: our median, then
+    each peer's median and the ratio (peer ÷ ours). `ours` are rtt_us reports; each peer is
+    (samples, get) with get(sample, key) the point or None."""
+    rows = []
+    for name, key in LATENCY_POINTS:
+        mine = pick(ours, lambda s, k=key: rtt(s, k))
+        row = [label.format(name), fmt_ms(mine, "µs")]
+        for samples, get in peers:
+            theirs = pick(samples, lambda s, k=key, g=get: g(s, k))
+            row += [fmt_ms(theirs, "µs"), ratio(mine, theirs, lower_is_better=True)]
+        rows.append(row)
+    return rows
+
+
 def gbps(r):
     return r["bits_per_second"] / 1e9
 
@@ -814,15 +838,10 @@ def bench_udp(ctx):
         sh(f"ip addr del {dp_ip}/24 dev {dp_if}", check=False)
 
     rows = []
-    p50 = lambda s: s["rtt_us"]["p50"]
-    p99 = lambda s: s["rtt_us"]["p99"]
     mps = lambda s: s["messages_per_second"]
     rows.append(["UDP echo round trips/s (64 B, 1 outstanding)", fmt_ms(pick(ws_ping, mps), "/s"),
                  fmt_ms(pick(k_ping, mps), "/s"), ratio(pick(ws_ping, mps), pick(k_ping, mps))])
-    rows.append(["UDP echo RTT p50", fmt_ms(pick(ws_ping, p50), "µs"), fmt_ms(pick(k_ping, p50), "µs"),
-                 ratio(pick(ws_ping, p50), pick(k_ping, p50), lower_is_better=True)])
-    rows.append(["UDP echo RTT p99", fmt_ms(pick(ws_ping, p99), "µs"), fmt_ms(pick(k_ping, p99), "µs"),
-                 ratio(pick(ws_ping, p99), pick(k_ping, p99), lower_is_better=True)])
+    rows += latency_rows("UDP echo RTT {}", ws_ping, [(k_ping, rtt)])
     rows.append(["64 B datagrams received by the sink /s", fmt_ms(ws_sink, "pps"), fmt_ms(k_sink, "pps"),
                  ratio(ws_sink, k_sink)])
     rows.append(["  (offered by wsperf source /s)", fmt_ms(ws_sent, "pps"), fmt_ms(k_sent, "pps"), ""])
@@ -924,7 +943,7 @@ def kernel_ping_echo(ctx, kp, size, tag, errors, dur=None):
 
 
 def sockperf_pp(ctx, kp, errors):
-    """sockperf ping-pong, 64 B over TCP, full round-trip times; returns [{p50,p99}]"""
+    """sockperf ping-pong, 64 B over TCP, full round-trip times; returns [{p50,p99,p999,max}]"""
 
     def run():
         srv = spawn(["taskset", "-c", "1", "sockperf", "sr", "--tcp", "-i", kp.IP_B, "-p", "11111"],
@@ -944,7 +963,9 @@ def sockperf_pp(ctx, kp, errors):
             vt = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)", text)
             if rc != 0 or 50.0 not in vals:
                 raise Failure(f"sockperf pp rc={rc}: {tail(log, 3).strip()}")
-            out = {"p50": vals[50.0], "p99": vals.get(99.0), "text_tail": tail(log, 20)}
+            top = re.search(r"--->\s+<MAX> observation\s+=\s+([\d.]+)", text)
+            out = {"p50": vals[50.0], "p99": vals.get(99.0), "p999": vals.get(99.9),
+                   "max": float(top.group(1)) if top else None, "text_tail": tail(log, 20)}
             if vt:
                 out["round_trips_per_second"] = int(vt.group(3)) / float(vt.group(1))
             del rate, obs
@@ -1083,16 +1104,8 @@ def bench_tcp_rtt(ctx):
     with KernelPair(1500, offloads=True) as kp:
         sp = sockperf_pp(ctx, kp, errors)
         kw = kernel_ping_echo(ctx, kp, 64, "rtt", errors)
-    p50 = lambda s: s["rtt_us"]["p50"]
-    p99 = lambda s: s["rtt_us"]["p99"]
     mps = lambda s: s["messages_per_second"]
-    rows = [
-        ["p50 round trip", fmt_ms(pick(ws, p50), "µs"), fmt_ms(pick(sp, lambda s: s["p50"]), "µs"),
-         ratio(pick(ws, p50), pick(sp, lambda s: s["p50"]), True), fmt_ms(pick(kw, p50), "µs"),
-         ratio(pick(ws, p50), pick(kw, p50), True)],
-        ["p99 round trip", fmt_ms(pick(ws, p99), "µs"), fmt_ms(pick(sp, lambda s: s["p99"]), "µs"),
-         ratio(pick(ws, p99), pick(sp, lambda s: s["p99"]), True), fmt_ms(pick(kw, p99), "µs"),
-         ratio(pick(ws, p99), pick(kw, p99), True)],
+    rows = latency_rows("{} round trip", ws, [(sp, lambda s, k: s.get(k)), (kw, rtt)]) + [
         ["round trips/s (1 outstanding)", fmt_ms(pick(ws, mps), "/s"),
          fmt_ms(pick(sp, lambda s: s.get("round_trips_per_second")), "/s"),
          ratio(pick(ws, mps), pick(sp, lambda s: s.get("round_trips_per_second"))),

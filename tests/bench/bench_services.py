@@ -43,7 +43,8 @@ BODY = 438  # bytes of "/" on both servers
 
 
 def parse_wrk(text):
-    """requests/s, latency p50/p90/p99 in µs, socket errors, non-2xx from wrk --latency."""
+    """requests/s, latency p50/p90/p99 in µs (p99.9 and the maximum from wrk_tail.lua),
+    socket errors, non-2xx from wrk --latency."""
     out = {}
     m = re.search(r"Requests/sec:\s+([\d.]+)", text)
     if not m:
@@ -54,6 +55,10 @@ def parse_wrk(text):
         m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
         if m:
             out[f"p{pct}_us"] = float(m.group(1)) * units[m.group(2)]
+    for key, name in (("p999_us", "p99.9"), ("max_us", "max")):
+        m = re.search(rf"^tail {re.escape(name)} (\d+) us$", text, re.M)
+        if m:
+            out[key] = float(m.group(1))
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     out["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
     out["socket_error_detail"] = m.group(0) if m else ""
@@ -67,7 +72,9 @@ def parse_wrk(text):
 def run_wrk(ns, url, conns, dur, close=False):
     hdr = ' -H "Connection: close"' if close else ""
     threads = 1
-    cmd = (f"taskset -c 1 wrk -t{threads} -c{conns} -d{dur}s --timeout 2s --latency{hdr} {url}")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk_tail.lua")
+    cmd = (f"taskset -c 1 wrk -t{threads} -c{conns} -d{dur}s --timeout 2s --latency{hdr} "
+           f"-s {script} {url}")
     r = B.sh(cmd, ns=ns, check=False, timeout=dur + 30)
     if r.returncode != 0:
         raise B.Failure(f"wrk exit {r.returncode}: {(r.stdout + r.stderr).strip()[-300:]}")
@@ -201,8 +208,8 @@ def bench_http(ctx):
         rows.append([f"requests/s, {c} connection{'s' if c > 1 else ''}",
                      B.fmt_ms(B.pick(ws[c], rps), "/s"), B.fmt_ms(B.pick(ng[c], rps), "/s"),
                      B.ratio(B.pick(ws[c], rps), B.pick(ng[c], rps))])
-        for p in ("p50", "p99"):
-            f = lambda s, p=p: s.get(f"{p}_us")  # noqa: E731
+        for p, key in B.LATENCY_POINTS:
+            f = lambda s, key=key: s.get(f"{key}_us")  # noqa: E731
             rows.append([f"  latency {p}, {c} conn", B.fmt_ms(B.pick(ws[c], f), "µs"),
                          B.fmt_ms(B.pick(ng[c], f), "µs"),
                          B.ratio(B.pick(ws[c], f), B.pick(ng[c], f), True)])
@@ -268,19 +275,13 @@ def bench_connrate(ctx):
         B.stop(srv)
     cps = lambda s: s.get("connections_per_second") or s.get("messages_per_second")  # noqa: E731
     mps = lambda s: s["messages_per_second"]  # noqa: E731
-    p50 = lambda s: s["rtt_us"]["p50"]  # noqa: E731
-    p99 = lambda s: s["rtt_us"]["p99"]  # noqa: E731
     rows = [
         ["connections/s (`ping` reconnect, 64 at once)", B.fmt_ms(B.pick(ws_cr, cps), "/s"),
          B.fmt_ms(B.pick(k_cr, cps), "/s"), B.ratio(B.pick(ws_cr, cps), B.pick(k_cr, cps))],
-        ["  connect+round trip p50", B.fmt_ms(B.pick(ws_cr, p50), "µs"), B.fmt_ms(B.pick(k_cr, p50), "µs"),
-         B.ratio(B.pick(ws_cr, p50), B.pick(k_cr, p50), True)],
+        *B.latency_rows("  connect+round trip {}", ws_cr, [(k_cr, B.rtt)]),
         ["round trips/s (64 kept-alive connections)", B.fmt_ms(B.pick(ws_rt, mps), "/s"),
          B.fmt_ms(B.pick(k_rt, mps), "/s"), B.ratio(B.pick(ws_rt, mps), B.pick(k_rt, mps))],
-        ["  round trip p50", B.fmt_ms(B.pick(ws_rt, p50), "µs"), B.fmt_ms(B.pick(k_rt, p50), "µs"),
-         B.ratio(B.pick(ws_rt, p50), B.pick(k_rt, p50), True)],
-        ["  round trip p99", B.fmt_ms(B.pick(ws_rt, p99), "µs"), B.fmt_ms(B.pick(k_rt, p99), "µs"),
-         B.ratio(B.pick(ws_rt, p99), B.pick(k_rt, p99), True)],
+        *B.latency_rows("  round trip {}", ws_rt, [(k_rt, B.rtt)]),
     ]
     rep.add_table("", ["figure", "wirespeed ping → echo (memif)", "wsperf ping → echo (Linux veth)",
                        "ratio"], rows)
