@@ -1616,9 +1616,14 @@ def bench_ipv6(ctx):
     def get(key, fam, f):
         return pick(runs.get((key, fam), [None]), f)
 
-    p50 = lambda s: s["rtt_us"]["p50"]  # noqa: E731
-    p99 = lambda s: s["rtt_us"]["p99"]  # noqa: E731
     mps = lambda s: s["messages_per_second"]  # noqa: E731
+
+    def tail(conns):
+        # Every latency point of the round trips with `conns` connections.
+        return [(f"rtt{conns}-{key}", f"64 B TCP round trip {name}, {conns} connection"
+                 f"{'s' if conns > 1 else ''}", f"rtt{conns}",
+                 lambda s, k=key: rtt(s, k), "µs", "lower") for name, key in LATENCY_POINTS]
+
     figures = [  # (id, figure, key, sample -> value, unit, better)
         ("bulk-1500", "TCP bulk, 1 MiB messages, MTU 1500 (2nd half of run)", "bulk1500",
          steady_gbps, "Gbit/s", "higher"),
@@ -1629,10 +1634,9 @@ def bench_ipv6(ctx):
         ("bulk-9000-whole", "TCP bulk, 1 MiB messages, MTU 9000 (whole run)", "bulk9000", gbps,
          "Gbit/s", "higher"),
         ("rtt1-rate", "64 B TCP round trips/s, 1 connection", "rtt1", mps, "/s", "higher"),
-        ("rtt1-p50", "64 B TCP round trip p50, 1 connection", "rtt1", p50, "µs", "lower"),
-        ("rtt1-p99", "64 B TCP round trip p99, 1 connection", "rtt1", p99, "µs", "lower"),
+        *tail(1),
         ("rtt64-rate", "64 B TCP round trips/s, 64 connections", "rtt64", mps, "/s", "higher"),
-        ("rtt64-p50", "64 B TCP round trip p50, 64 connections", "rtt64", p50, "µs", "lower"),
+        *tail(64),
     ]
     rows, medians = [], {}
     for rid, figure, key, f, unit, better in figures:
