@@ -222,7 +222,7 @@ def bench_http(ctx):
     rep.note("Ratios >1 mean wirespeed is better (latency: nginx ÷ wirespeed). Goal: ≥ 2× "
              "nginx's requests/s at 32 connections. The kernel's client (wrk, one thread pinned to "
              "cpu 1) bounds this path: both servers get one core (cpu 0; wirespeed busy-polls it).")
-    rep.note(f"`wrk -t1 -c N -d {ctx.dur}s --latency` for GET / ({BODY}-byte body) over a veth at MTU "
+    rep.note(f"`wrk -t1 -c N -d {ctx.dur}s --latency -s tests/bench/wrk_tail.lua` (the script prints p99.9 and the maximum) for GET / ({BODY}-byte body) over a veth at MTU "
              "1500. wirespeed: af_packet PMD on the root end; nginx: the same kind of veth into its "
              "own namespace, `worker_processes 1`, access log off, keep-alive.")
     rep.note(f"Median of {ctx.reps} runs; ±: (max−min)/median.")
