@@ -1196,7 +1196,6 @@ def bench_sweep(ctx):
             k_ping[s] = kernel_ping_echo(ctx, kp, s, f"sweep-{s}", errors, dur=ctx.ping_dur)
     mps = lambda r: r["messages_per_second"]
     p50 = lambda r: r["rtt_us"]["p50"]
-    p99 = lambda r: r["rtt_us"]["p99"]
     rows1, rows2, rows3, rows4 = [], [], [], []
     for s in sizes:
         w, k = jumbo_src.get(s, [None]), k_jumbo[s]
@@ -1212,10 +1211,10 @@ def bench_sweep(ctx):
                       fmt_ms(pick(w, steady_gbps), "Gbit/s"), fmt_ms(pick(k, gbps), "Gbit/s"),
                       pair_ratio(w, k, steady_gbps, gbps), loss_summary(w)])
         w, k = ws_ping["default"].get(s, [None]), k_ping[s]
-        rows2.append([f"{s}", fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(k, p50), "µs"),
-                      ratio(pick(w, p50), pick(k, p50), True), fmt_ms(pick(w, p99), "µs"),
-                      fmt_ms(pick(k, p99), "µs"), ratio(pick(w, p99), pick(k, p99), True),
-                      fmt_ms(pick(w, mps), "/s"), fmt_ms(pick(k, mps), "/s")])
+        # The four latency points as columns: wirespeed, Linux, ratio for each.
+        cols = latency_rows("{}", w, [(k, rtt)])
+        rows2.append([f"{s}"] + [c for r in cols for c in r[1:]] +
+                     [fmt_ms(pick(w, mps), "/s"), fmt_ms(pick(k, mps), "/s")])
         row = [f"{s}"]
         for variant, _ in SWEEP_VARIANTS:
             w = ws_src[variant].get(s, [None])
@@ -1233,8 +1232,9 @@ def bench_sweep(ctx):
                    "ratio whole / 2nd half", "wirespeed Gbit/s, 2nd half", "Linux Gbit/s", "ratio",
                    "sender tx_queue_full drops / retransmits"], rows4)
     rep.add_table("Round trip, ping → echo, one connection, one message outstanding:",
-                  ["message B", "wirespeed p50", "Linux p50", "ratio", "wirespeed p99", "Linux p99",
-                   "ratio", "wirespeed round trips/s", "Linux round trips/s"], rows2)
+                  ["message B"] + [f"{who} {name}" if who else "ratio" for name, _ in LATENCY_POINTS
+                                   for who in ("wirespeed", "Linux", "")] +
+                  ["wirespeed round trips/s", "Linux round trips/s"], rows2)
     heads = ["message B"]
     for variant, _ in SWEEP_VARIANTS:
         heads += [f"{variant}: msg/s", f"{variant}: Gbit/s"]
@@ -1280,7 +1280,7 @@ BACKOFF_SOURCES = [8, 1024, 65536]
 
 def bench_backoff(ctx):
     """For each backoff_us: 8 B, 1 KiB and 64 KiB sources (msg/s and Gbit/s over the 2nd half
-    of the run) and a 64-byte ping (p50/p99), wirespeed over memif. One server; the client
+    of the run) and a 64-byte ping (p50/p99/p99.9/max), wirespeed over memif. One server; the client
     process gets the backoff (a sink has no pipeline, and a one-outstanding ping never
     batches, so the server's value does not matter). The values are interleaved, forward in
     odd rounds and backward in even ones, so a load that drifts during the run does not
@@ -1310,8 +1310,6 @@ def bench_backoff(ctx):
                 print(f"  round {rnd + 1}/{rounds} done", flush=True)
     except Failure as e:
         errors.append(str(e))
-    p50 = lambda r: r["rtt_us"]["p50"]
-    p99 = lambda r: r["rtt_us"]["p99"]
     rows = []
     summary = {}
     for b in BACKOFF_US:
@@ -1322,7 +1320,7 @@ def bench_backoff(ctx):
             if size == 65536:
                 row.append(fmt_ms(pick(w, steady_gbps), "Gbit/s"))
         w = ping[b] or [None]
-        row += [fmt_ms(pick(w, p50), "µs"), fmt_ms(pick(w, p99), "µs")]
+        row += [fmt_ms(pick(w, lambda r, k=key: rtt(r, k)), "µs") for _, key in LATENCY_POINTS]
         rows.append(row)
         summary[b] = {size: med([x for x in pick(src[b][size] or [None], steady_mps) if x is not None] or [0])
                       for size in BACKOFF_SOURCES}
@@ -1334,7 +1332,7 @@ def bench_backoff(ctx):
     rep.add_table("Source → sink (one connection, msg/s over the 2nd half of the run) and 64-byte "
                   "ping → echo, wirespeed over memif, `backoff_us` set in the client process:",
                   ["backoff_us", "8 B msg/s", "1 KiB msg/s", "64 KiB msg/s", "64 KiB Gbit/s",
-                   "ping 64 B p50", "ping 64 B p99"], rows)
+                  ] + [f"ping 64 B {name}" for name, _ in LATENCY_POINTS], rows)
     rep.note("Score per backoff: the lowest, over the three source sizes, of its msg/s divided by "
              "the best msg/s of that size; " + ", ".join(f"{b}: {score[b]:.2f}" for b in BACKOFF_US) +
              f". Highest score (ties to the smaller backoff): **{pick_b} µs**.")
