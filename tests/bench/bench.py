@@ -1616,7 +1616,7 @@ def bench_ipv6(ctx):
 
     mps = lambda s: s["messages_per_second"]  # noqa: E731
 
-    def tail(conns):
+    def latency_figures(conns):
         # Every latency point of the round trips with `conns` connections.
         return [(f"rtt{conns}-{key}", f"64 B TCP round trip {name}, {conns} connection"
                  f"{'s' if conns > 1 else ''}", f"rtt{conns}",
@@ -1632,9 +1632,9 @@ def bench_ipv6(ctx):
         ("bulk-9000-whole", "TCP bulk, 1 MiB messages, MTU 9000 (whole run)", "bulk9000", gbps,
          "Gbit/s", "higher"),
         ("rtt1-rate", "64 B TCP round trips/s, 1 connection", "rtt1", mps, "/s", "higher"),
-        *tail(1),
+        *latency_figures(1),
         ("rtt64-rate", "64 B TCP round trips/s, 64 connections", "rtt64", mps, "/s", "higher"),
-        *tail(64),
+        *latency_figures(64),
     ]
     rows, medians = [], {}
     for rid, figure, key, f, unit, better in figures:
