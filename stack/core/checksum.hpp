@@ -100,11 +100,16 @@ inline uint32_t ipv4_pseudo_sum(Ipv4Addr src, Ipv4Addr dst, uint8_t proto, uint1
 // ICMPv6, UDP and TCP.
 inline uint32_t pseudo_sum(const IpAddr& src, const IpAddr& dst, uint8_t proto, uint32_t l4_len) {
   if (src.is_v4()) return ipv4_pseudo_sum(src.v4(), dst.v4(), proto, static_cast<uint16_t>(l4_len));
-  auto words16 = [](uint64_t w) {
-    return (w >> 48) + ((w >> 32) & 0xffff) + ((w >> 16) & 0xffff) + (w & 0xffff);
+  // The addresses summed as 64-bit words with end-around carry: 2^16, 2^32 and 2^64 are all
+  // 1 modulo 0xffff, so once folded this equals the sum of their 16-bit words (RFC 1071
+  // section 2(C), summing in wider words).
+  auto add = [](uint64_t a, uint64_t b) {
+    const uint64_t r = a + b;
+    return r + static_cast<uint64_t>(r < a);
   };
-  uint64_t s = (l4_len >> 16) + (l4_len & 0xffff) + proto + words16(src.hi) + words16(src.lo) +
-               words16(dst.hi) + words16(dst.lo);
+  uint64_t s = add(add(src.hi, src.lo), add(dst.hi, dst.lo));
+  s = add(s, uint64_t{l4_len} + proto);
+  s = (s & 0xffffffff) + (s >> 32);
   s = (s & 0xffffffff) + (s >> 32);
   return static_cast<uint32_t>(s);
 }

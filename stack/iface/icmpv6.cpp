@@ -257,11 +257,12 @@ std::optional<Ipv6Addr> Stack::source_for6(const Interface& ifc, const Ipv6Addr&
   return std::nullopt;
 }
 
-void Stack::send_routed6(Interface& ifc, TxBuf& b, const Ipv6Addr& dst, Instant now) {
+std::optional<Stack::ResolvedHop6> Stack::send_routed6(Interface& ifc, TxBuf& b,
+                                                       const Ipv6Addr& dst, Instant now) {
   ifc.io.seal(b);  // the frame may wait for resolution: out of any staging area first
   if (dst.is_multicast()) {
     transmit_resolved(ifc, b, dst.multicast_mac());  // RFC 2464 section 7
-    return;
+    return std::nullopt;
   }
   // RFC 4861 5.2: on-link destinations directly, the rest through the default router.
   Ipv6Addr hop = dst;
@@ -270,7 +271,7 @@ void Stack::send_routed6(Interface& ifc, TxBuf& b, const Ipv6Addr& dst, Instant 
     if (!router) {
       drops_.add(DropReason::kIpv6NoRoute);
       ifc.io.release(b);
-      return;
+      return std::nullopt;
     }
     hop = *router;
   }
@@ -278,13 +279,14 @@ void Stack::send_routed6(Interface& ifc, TxBuf& b, const Ipv6Addr& dst, Instant 
     // Sending may have moved a STALE entry to DELAY, whose timer runs out sooner.
     v6_deadline_ = std::min(v6_deadline_, now + cfg_.ndp.delay_first_probe);
     transmit_resolved(ifc, b, *mac);
-    return;
+    return ResolvedHop6{hop, *mac};
   }
   if (ifc.v6->nd.enqueue(hop, b, now, *ifc.v6) == NeighborCache::Queued::kQueueFull) {
     drops_.add(DropReason::kNdpQueueFull);
     ifc.io.release(b);
   }
   v6_deadline_ = Instant::from_ns(0);  // a solicitation went out: re-evaluate timers
+  return std::nullopt;
 }
 
 }  // namespace ws

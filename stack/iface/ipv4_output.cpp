@@ -4,6 +4,7 @@
 
 #include "stack/core/checksum.hpp"
 #include "stack/iface/interface.hpp"
+#include "stack/iface/l4_checksum.hpp"
 #include "stack/ipsec/esp_layer.hpp"
 #include "stack/wire/ethernet.hpp"
 #include "stack/wire/ipv4.hpp"
@@ -15,50 +16,6 @@ namespace {
 constexpr uint32_t kL2 = wire::EthernetView::kHeaderLen;
 constexpr uint32_t kL3 = wire::Ipv4View::kMinHeaderLen;
 
-// Software L4 checksum input: the pseudo-header sum plus every L4 byte. The part
-// a TxWriter summed while copying the payload is not read again.
-uint32_t l4_sum(const L4Frame& f, uint32_t pseudo) {
-  if (f.payload_summed) {
-    // The header in front of a summed payload: a TCP header (20 to 60 bytes, a multiple
-    // of 4) or UDP's 8, summed inline.
-    const uint32_t h = f.payload_off;
-    return csum_add_at(csum_short(f.l4.first(h), pseudo), f.payload_sum, h);
-  }
-  uint32_t s = csum_short(f.l4, pseudo);
-  size_t off = f.l4.size();
-  for (const TxSeg& g : f.more) {
-    s = csum_add_at(s, csum_partial({g.data, g.len}), off);
-    off += g.len;
-  }
-  return s;
-}
-
-// Stack::fill_l4_checksum, inline for commit (every IPv4 frame sent). `pseudo`: the pseudo
-// header's sum, with the L4 length unless `tso`.
-[[gnu::always_inline]] inline void fill_l4(const TxOffloads& o, L4Frame& f, bool tso,
-                                           bool allow_offload, uint32_t pseudo) {
-  TxBuf& b = f.buf;
-  size_t csum_off = 0;
-  bool l4_offload = false;
-  if (f.proto == wire::kIpProtoUdp) {
-    csum_off = wire::UdpView::kChecksumOff;
-    l4_offload = allow_offload && o.udp_cksum;
-    if (l4_offload) b.flags |= kTxUdpCksum;
-  } else if (f.proto == wire::kIpProtoTcp) {
-    csum_off = 16;  // TcpView::kChecksumOff
-    l4_offload = allow_offload && (o.tcp_cksum || tso);
-    if (l4_offload) b.flags |= kTxTcpCksum;
-  }
-  if (csum_off == 0) return;
-  if (l4_offload) {
-    store_be16(f.l4.data() + csum_off, csum_fold_raw(pseudo));
-  } else {
-    uint16_t c = csum_fold(l4_sum(f, pseudo));
-    // RFC 768: a computed zero is sent as all ones (zero means "no checksum").
-    if (c == 0 && f.proto == wire::kIpProtoUdp) c = 0xffff;
-    store_be16(f.l4.data() + csum_off, c);
-  }
-}
 }  // namespace
 
 // Inline into begin() and begin_gather(), its only callers: every frame sent starts here.
@@ -186,7 +143,7 @@ void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
   const uint32_t pseudo =
       p->hdr.write(b.data, static_cast<uint16_t>(f.l4_size()), next_ip_id_++, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
-  fill_l4(ifc.offloads, f, false, true, pseudo);
+  detail::fill_l4(ifc.offloads, f, false, true, pseudo);
   b.l2_len = kL2;
   b.l3_len = kL3;
   pad_to_min_frame(b);
@@ -226,7 +183,7 @@ void Stack::commit(L4Frame& f, Instant now) {
   bool ip_offload = ifc.offloads.ipv4_cksum || tso;
   wire::emit_ipv4(b.data + kL2, ip, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
-  fill_l4(ifc.offloads, f, tso, true, pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
+  detail::fill_l4(ifc.offloads, f, tso, true, pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
   b.l2_len = kL2;
   b.l3_len = kL3;
   finish_frame(ifc, b);
@@ -263,7 +220,8 @@ void Stack::keep_path(const Interface& ifc, const L4Frame& f, const MacAddr& mac
 
 void Stack::fill_l4_checksum(const Interface& ifc, L4Frame& f, bool tso, bool allow_offload) {
   const auto l4_len = static_cast<uint16_t>(f.l4_size());
-  fill_l4(ifc.offloads, f, tso, allow_offload, pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
+  detail::fill_l4(ifc.offloads, f, tso, allow_offload,
+                  pseudo_sum(f.src, f.dst, f.proto, tso ? 0 : l4_len));
 }
 
 void Stack::send_routed(Interface& ifc, TxBuf& b, Ipv4Addr dst, Instant now) {

@@ -75,6 +75,12 @@ void Stack::ipv6_input(Interface& ifc, const PacketView& frame_pkt, Instant now)
 void Stack::ipv6_deliver(Interface& ifc, const PacketView& pkt, const wire::Ipv6View& ip,
                          bool to_tentative, bool reassembled, Instant now) {
   const PacketView payload = pkt.tail(wire::Ipv6View::kHeaderLen);
+  // Most packets carry TCP or UDP right behind the fixed header: no chain to walk.
+  const uint8_t next = ip.next_header();
+  if ((next == wire::kIpProtoTcp || next == wire::kIpProtoUdp) && !to_tentative &&
+      l4_input6(ifc, pkt, ip, next, payload, now)) {
+    return;
+  }
   wire::Ipv6Chain chain;
   if (auto r = wire::walk_ipv6_chain(payload, ip.next_header(), ip.dst().is_multicast(), chain)) {
     drops_.add(*r);

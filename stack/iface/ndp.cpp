@@ -215,6 +215,7 @@ void Stack::address_duplicate(Interface& ifc, const Ipv6Addr& addr) {
   Ipv6Iface::Address* a = ifc.v6->find(addr);
   if (a == nullptr || a->state == Ipv6AddrState::kDuplicate) return;
   a->state = Ipv6AddrState::kDuplicate;
+  paths6_.clear();  // a kept path may have this source
   ++counters_.ndp_dad_duplicates;
   if (cfg_.on_duplicate_address) cfg_.on_duplicate_address(ifc.index, addr);
 }
@@ -228,6 +229,7 @@ void Stack::start_ipv6(Interface& ifc, Instant now) {
   ifc.v6->rs_sent = 0;
   ifc.v6->rs_at = now;
   ifc.v6->ra_heard = false;
+  paths6_.clear();  // every address is tentative again
   start_mld(ifc, now);
   v6_deadline_ = Instant::from_ns(0);
 }
@@ -249,6 +251,7 @@ Instant Stack::poll_ipv6(Instant now) {
           a.dad_at = now + retrans;
         } else {
           a.state = Ipv6AddrState::kPreferred;
+          paths6_.clear();  // a better source for some destinations
           continue;
         }
       }

@@ -15,7 +15,18 @@ std::optional<NeighborCache::State> NeighborCache::state_of(const Ipv6Addr& ip) 
   return e->state;
 }
 
+Instant NeighborCache::quiet_until(const Ipv6Addr& ip, Instant now) const {
+  const Entry* e = table_.find(ip);
+  // resolve() moves a REACHABLE entry once its time is over, and any STALE one; DELAY and
+  // PROBE change only by poll() at their deadline (RFC 4861 7.3.3), which counts a version.
+  if (e == nullptr || now >= e->deadline) return now;
+  const bool quiet =
+      e->state == State::kReachable || e->state == State::kDelay || e->state == State::kProbe;
+  return quiet ? e->deadline : now;
+}
+
 void NeighborCache::set(Entry& e, State s, Instant deadline) {
+  ++version_;
   e.state = s;
   e.deadline = deadline;
   e.probes = 0;
@@ -33,6 +44,7 @@ std::optional<MacAddr> NeighborCache::resolve(const Ipv6Addr& ip, Instant now) {
 
 NeighborCache::Queued NeighborCache::enqueue(const Ipv6Addr& ip, TxBuf& frame, Instant now,
                                              NeighborActions& act) {
+  ++version_;
   Entry* e = table_.find(ip);
   if (e == nullptr) {
     e = table_.allocate(ip, now, act);
@@ -55,6 +67,7 @@ NeighborCache::Queued NeighborCache::enqueue(const Ipv6Addr& ip, TxBuf& frame, I
 bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>& tll,
                                bool solicited, bool override_flag, Instant now,
                                NeighborActions& act) {
+  ++version_;
   Entry* e = table_.find(ip);
   if (e == nullptr) return false;
   const Instant reachable = now + cfg_.reachable_time;
@@ -84,6 +97,7 @@ bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>&
 
 void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant now,
                                  NeighborActions& act) {
+  ++version_;
   Entry* e = table_.find(ip);
   if (e == nullptr) {
     e = table_.allocate(ip, now, act);
@@ -145,9 +159,13 @@ bool NeighborCache::expire(Entry& e, Instant now, NeighborActions& act) {
 }
 
 Instant NeighborCache::poll(Instant now, NeighborActions& act) {
+  ++version_;
   return table_.sweep(now, [&](Entry& e) { return expire(e, now, act); });
 }
 
-void NeighborCache::clear(NeighborActions& act) { table_.clear(act); }
+void NeighborCache::clear(NeighborActions& act) {
+  ++version_;
+  table_.clear(act);
+}
 
 }  // namespace ws

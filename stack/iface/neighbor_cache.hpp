@@ -71,6 +71,12 @@ class NeighborCache {
   void clear(NeighborActions& act);
 
   std::optional<State> state_of(const Ipv6Addr& ip) const;
+  // Counts every change to any entry (state, link address, created or freed): a link address
+  // kept from resolve() (tx_path_cache.hpp) holds while this is unchanged.
+  uint64_t version() const { return version_; }
+  // Until when resolve(ip) returns the same address and moves nothing: the entry's deadline
+  // in REACHABLE, DELAY and PROBE; `now` (already over) otherwise.
+  Instant quiet_until(const Ipv6Addr& ip, Instant now) const;
   size_t size() const { return table_.live(); }
   uint64_t resolve_failures() const { return table_.failures(); }
 
@@ -85,6 +91,7 @@ class NeighborCache {
 
   NeighborConfig cfg_;
   Table table_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace ws

@@ -53,7 +53,10 @@ void Stack::ra_learn(Interface& ifc, const Ipv6Addr& router, std::span<const uin
   Ipv6Iface& v6 = *ifc.v6;
   // RFC 4861 6.3.4: the Router Lifetime (seconds) adds, refreshes or withdraws the router.
   const auto lifetime = Duration::seconds(load_be16(msg.data() + wire::kRaRouterLifetimeOff));
-  v6.routers.advertised(router, lifetime, now);
+  const auto change = v6.routers.advertised(router, lifetime, now);
+  if (change == DefaultRouters::Change::kAdded || change == DefaultRouters::Change::kWithdrawn) {
+    paths6_.clear();  // off-link destinations may take another router
+  }
   if (lifetime != Duration::zero()) v6.ra_heard = true;  // 6.3.7: stop soliciting
   // The router's link address: a STALE neighbour entry, as a solicitation's (7.2.3).
   if (opts.source_link) v6.nd.solicited_by(router, *opts.source_link, now, v6);
@@ -64,7 +67,9 @@ void Stack::ra_learn(Interface& ifc, const Ipv6Addr& router, std::span<const uin
 
 Instant Stack::poll_routers(Interface& ifc, Instant now) {
   Ipv6Iface& v6 = *ifc.v6;
+  const size_t routers = v6.routers.size();
   Instant next = v6.routers.poll(now);
+  if (v6.routers.size() != routers) paths6_.clear();  // a router's lifetime ran out
   if (!ifc.cfg.accept_ra || v6.ra_heard || v6.rs_sent >= cfg_.ndp.max_rtr_solicitations) {
     return next;
   }

@@ -34,6 +34,7 @@ uint16_t Stack::add_interface(const InterfaceConfig& cfg, PacketIo& io) {
   auto idx = static_cast<uint16_t>(ifaces_.size());
   ifaces_.push_back(std::make_unique<Interface>(*this, idx, cfg, io, cfg_.arp));
   paths_.clear();  // a new interface may change routes
+  paths6_.clear();
   return idx;
 }
 

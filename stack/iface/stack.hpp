@@ -278,8 +278,15 @@ class Stack final : public L4Output {
   // RFC 8200 4.5: time exceeded (reassembly) for a packet that expired with its first
   // fragment (`first`: the rebuilt unfragmentable part and that fragment's data).
   void reassembly_expired6(std::span<uint8_t> first, Instant now);
-  // Sends a built IPv6 frame (Ethernet source and type written) towards its next hop.
-  void send_routed6(Interface& ifc, TxBuf& buf, const Ipv6Addr& dst, Instant now);
+  // A unicast next hop and the link address a frame went to.
+  struct ResolvedHop6 {
+    Ipv6Addr ip;
+    MacAddr mac;
+  };
+  // Sends a built IPv6 frame (Ethernet source and type written) towards its next hop;
+  // returns that hop when the frame went out at once to a unicast neighbour.
+  std::optional<ResolvedHop6> send_routed6(Interface& ifc, TxBuf& buf, const Ipv6Addr& dst,
+                                           Instant now);
   // The preferred address of `ifc` to send to `dst` from (RFC 6724 reduced to scope
   // and prefix match); none while every candidate is tentative or duplicate.
   std::optional<Ipv6Addr> source_for6(const Interface& ifc, const Ipv6Addr& dst) const;
@@ -291,6 +298,11 @@ class Stack final : public L4Output {
   bool begin_frame6(const IpAddr& src, const Ipv6Addr& dst, uint8_t proto, int32_t header_len,
                     uint32_t l4_len, L4Frame& out);
   void commit6(L4Frame& f, Instant now);
+  // commit6() of a frame whose destination has a path kept: false when the path no longer
+  // holds (nothing written then).
+  bool commit_on_path6(Interface& ifc, L4Frame& f, Instant now);
+  // Keeps the path `f` took to `hop`.
+  void keep_path6(const Interface& ifc, const L4Frame& f, const ResolvedHop6& hop, Instant now);
   bool send_datagram6(const IpAddr& src, const Ipv6Addr& dst, uint8_t proto,
                       std::span<const uint8_t> head, std::span<const uint8_t> body, Instant now);
   // One IPv6 packet `head` + `body` as described by `r` (payload_len set), in fragments
@@ -411,6 +423,9 @@ class Stack final : public L4Output {
   uint16_t next_ip_id_ = 1;
   // IPv4 unicast destinations' routes, next-hop MACs and headers (ipv4_output.cpp).
   TxPathCache paths_;
+  // IPv6 unicast destinations' interfaces, sources, next-hop MACs and headers
+  // (ipv6_output.cpp); emptied when an address or a default router changes.
+  TxPathCache6 paths6_;
   TokenBucket icmp_errors_;  // ICMP errors sent (as Linux's icmp_ratelimit)
   Instant arp_deadline_ = Instant::never();
   Instant v6_deadline_ = Instant::never();
