@@ -114,8 +114,8 @@ void Stack::keep_path6(const Interface& ifc, const L4Frame& f, const ResolvedHop
   p.proto = f.proto;
   p.iface = ifc.index;
   p.nd_version = ifc.v6->nd.version();
-  // Router lifetimes, DAD and the neighbour entry's own timers all run out at the next IPv6
-  // timer or before it.
+  // Nothing that timers move (router lifetimes, DAD, neighbour states) changes before the
+  // next IPv6 timer, nor the entry before its own deadline.
   p.quiet_until = std::min(ifc.v6->nd.quiet_until(hop.ip, now), v6_deadline_);
   p.hdr.build(hop.mac, ifc.cfg.mac, src, dst, f.proto, cfg_.default_ttl);
 }
