@@ -60,11 +60,25 @@ inline bool Stack::alloc_l4_frame(Interface& ifc, uint32_t l3_len, int32_t heade
 }
 
 // Inline: every frame sent ends here.
-inline void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
-  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
+inline void Stack::transmit_counted(Interface& ifc, TxBuf& buf) {
   ++counters_.tx_frames;
   counters_.tx_bytes += buf.len;
   ifc.io.transmit(buf);
+}
+
+inline void Stack::transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst) {
+  dst.to_bytes(buf.data + wire::EthernetView::kDstOff);
+  transmit_counted(ifc, buf);
+}
+
+inline void Stack::transmit_on_path(Interface& ifc, TxBuf& b, uint16_t l3_len,
+                                    uint64_t& family_out) {
+  b.l2_len = wire::EthernetView::kHeaderLen;
+  b.l3_len = l3_len;
+  pad_to_min_frame(b);
+  ++family_out;
+  ifc.io.seal(b);
+  transmit_counted(ifc, b);
 }
 
 // Inline, as are the ARP lookup and transmit_resolved: every IPv4 frame sent goes through

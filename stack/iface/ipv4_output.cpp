@@ -144,14 +144,7 @@ void Stack::abort(L4Frame& f) { ifaces_[f.iface]->io.release(f.buf); }
       p->hdr.write(b.data, static_cast<uint16_t>(f.l4_size()), next_ip_id_++, ip_offload);
   if (ip_offload) b.flags |= kTxIpv4Cksum;
   detail::fill_l4(ifc.offloads, f, false, true, pseudo);
-  b.l2_len = kL2;
-  b.l3_len = kL3;
-  pad_to_min_frame(b);
-  ++counters_.ipv4_out;
-  ifc.io.seal(b);
-  ++counters_.tx_frames;
-  counters_.tx_bytes += b.len;
-  ifc.io.transmit(b);
+  transmit_on_path(ifc, b, kL3, counters_.ipv4_out);
   return true;
 }
 

@@ -73,14 +73,7 @@ bool Stack::commit_on_path6(Interface& ifc, L4Frame& f, Instant now) {
   TxBuf& b = f.buf;
   const uint32_t pseudo = p->hdr.write(b.data, static_cast<uint16_t>(f.l4_size()));
   detail::fill_l4(ifc.offloads, f, false, false, pseudo);
-  b.l2_len = kL2;
-  b.l3_len = kL3;
-  pad_to_min_frame(b);
-  ++counters_.ipv6_out;
-  ifc.io.seal(b);
-  ++counters_.tx_frames;
-  counters_.tx_bytes += b.len;
-  ifc.io.transmit(b);
+  transmit_on_path(ifc, b, kL3, counters_.ipv6_out);
   return true;
 }
 

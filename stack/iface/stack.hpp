@@ -349,6 +349,11 @@ class Stack final : public L4Output {
     return drops_.get(DropReason::kTcpBadChecksum) + drops_.get(DropReason::kUdpBadChecksum);
   }
   void transmit_resolved(Interface& ifc, TxBuf& buf, const MacAddr& dst);
+  // Counts and queues a frame whose Ethernet header is complete.
+  void transmit_counted(Interface& ifc, TxBuf& buf);
+  // A frame a kept path laid out whole (tx_path_cache.hpp): padded, out of any staging area,
+  // counted under `family_out` (ipv4_out or ipv6_out) and queued.
+  void transmit_on_path(Interface& ifc, TxBuf& b, uint16_t l3_len, uint64_t& family_out);
   // Sends a built frame (Ethernet source and type written) to `dst`'s next hop,
   // now or behind ARP resolution.
   void send_routed(Interface& ifc, TxBuf& buf, Ipv4Addr dst, Instant now);
