@@ -63,6 +63,15 @@ class PipelinedTx {
     sent = step(c, now);
     pipeline::BulkPushResult r;
     if (blocked_ || count == 0) return r;
+    if (count == 1 && pl_.push_one_direct(
+                          size, pipeline::Priority::kData, now, fill,
+                          [&c](size_t max) { return c.send_reserve(max); },
+                          [&c](size_t n) { return c.send_commit(n); })) {
+      r.accepted = 1;
+      sent += kFrameHeaderBytes + size_t{size};
+      r.notify = pl_.poll(now) <= now;
+      return r;
+    }
     const pipeline::DirectResult d = pl_.push_bulk_direct(
         count, size, pipeline::Priority::kData, now, fill,
         [&c](size_t max) { return c.send_reserve(max); },

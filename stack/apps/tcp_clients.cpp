@@ -452,6 +452,15 @@ void TcpPingService::on_bytes(Conn& st, std::span<const uint8_t> data) {
     }
     return;
   }
+  // Whole echoes, the usual case (one per segment), checked in place; an echo cut by the
+  // segment's end, and a protocol error, take the decoder's event path below.
+  std::span<const uint8_t> echo;
+  while (st.dec.take_frame(data, echo)) {
+    if (check_pattern(st.received, 0, echo) != echo.size()) ++errors_;
+    if (echo.size() != p_.message_size) ++errors_;
+    complete();
+  }
+  if (data.empty()) return;
   st.dec.feed(data, [&](const FrameEvent& ev) {
     if (ev.kind == FrameEventKind::kPayload) {
       if (check_pattern(st.received, ev.offset, ev.data) != ev.data.size()) ++errors_;

@@ -313,6 +313,21 @@ FrameScan FrameDecoder::scan(std::span<const uint8_t> input, bool verify) {
   }
 }
 
+bool FrameDecoder::take_frame(std::span<const uint8_t>& input, std::span<const uint8_t>& payload) {
+  if (state_ != State::kHeader || header_have_ != 0 || config_.framing != Framing::kLength32 ||
+      config_.collect || input.size() < kFrameHeaderBytes) {
+    return false;
+  }
+  const uint64_t len = load_be32(input.data());
+  if (len > config_.max_message_bytes || input.size() - kFrameHeaderBytes < len) return false;
+  payload = input.subspan(kFrameHeaderBytes, static_cast<size_t>(len));
+  input = input.subspan(kFrameHeaderBytes + static_cast<size_t>(len));
+  ++messages_;
+  payload_bytes_ += len;
+  stream_bytes_ += kFrameHeaderBytes + len;
+  return true;
+}
+
 FrameEvent FrameDecoder::complete_event(std::span<const uint8_t> data) {
   FrameEvent ev;
   ev.kind = FrameEventKind::kMessageComplete;

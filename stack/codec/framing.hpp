@@ -201,6 +201,14 @@ class FrameDecoder {
   // frames cut by the input's ends go through next(). Same state and counters as next().
   FrameScan scan(std::span<const uint8_t> input, bool verify);
 
+  // A message lying whole at the front of `input` while the decoder is between messages
+  // (length32, not collect mode): consumes its header and payload, counts it as next()
+  // would, puts its payload in `payload` and returns true. Otherwise (a header or payload
+  // cut by the input's end, a length above the limit, another state) returns false with
+  // nothing consumed: next() or feed() then take the input. For a receiver that expects a
+  // message per input, an echo or a reply, and checks it in place without the event path.
+  bool take_frame(std::span<const uint8_t>& input, std::span<const uint8_t>& payload);
+
   // Forgets any partial message and any error: for a new connection.
   void reset();
 

@@ -639,6 +639,16 @@ void TxPipeline::direct_commit(Lane& l, const DirectChunk& d, uint64_t payload, 
   reported_in_flight_ += d.total;  // TCP holds it now
 }
 
+bool TxPipeline::direct_one_ok(const Lane& l, uint64_t frame, Instant now) {
+  selected_ = -1;  // as direct_want: the chunk is a pull
+  // queued_ counts every priority's unread bytes; an open batch without any is rewound by
+  // direct_commit.
+  if (queued_ != 0 || (l.head && (l.head != l.tail || l.head->closed))) return false;
+  if (frame > kFrameHeaderBytes + kMaxWireMessageBytes) return false;
+  enter_batching_if_behind(now);
+  return !batching_ && direct_cap(frame) >= frame;
+}
+
 bool TxPipeline::direct_frames_ok(const Lane& l, Instant now) {
   (void)l;
   selected_ = -1;

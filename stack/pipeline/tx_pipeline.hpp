@@ -312,6 +312,31 @@ class TxPipeline {
     return r;
   }
 
+  // One message through the direct path, whole, when push_bulk_direct would take it whole
+  // in one chunk: nothing queued, outside batching mode, in flight at most a batch, and room
+  // for the whole frame. A ping's next message and a client's request go this way without
+  // the chunk planning that many messages need. True when the message is in the owner's
+  // ring (counted as a push and a pull); false with nothing queued or counted here, for
+  // push_bulk_direct and push_bulk to decide (the room is short, something must go first,
+  // or TCP refused the bytes).
+  template <class Fill, class Reserve, class Commit>
+  bool push_one_direct(uint32_t size, Priority prio, Instant now, Fill&& fill, Reserve&& reserve,
+                       Commit&& commit) {
+    Lane& l = lanes_[static_cast<size_t>(prio)];
+    const uint64_t frame = kFrameBytesOverhead + uint64_t{size};
+    if (!direct_one_ok(l, frame, now)) return false;
+    const auto room = reserve(static_cast<size_t>(frame));
+    if (room.first.size() + room.second.size() < frame) return false;
+    RingCursor ring(room.first, room.second);
+    DirectChunk d;
+    d.fresh = d.total = frame;
+    d.frames = 1;
+    direct_write_frames(ring, d, size, fill);
+    if (commit(static_cast<size_t>(frame)) != frame) return false;
+    direct_commit(l, d, size, now);
+    return true;
+  }
+
   // When the TX step should next pull: `now` when bytes are available at once (outside
   // batching mode, a full batch, express bytes), otherwise the backoff deadline of batching
   // mode, Instant::never() when nothing is queued.
@@ -465,6 +490,9 @@ class TxPipeline {
     };
     direct_rest(l, d, size, w, &ctx);
   }
+  // push_one_direct's condition: the lane holds no unread bytes and nothing else is queued,
+  // and push() would make a message of `frame` bytes available at once.
+  bool direct_one_ok(const Lane& l, uint64_t frame, Instant now);
   // A bound on one reserve (64 batches of 64 KiB): the ring is filled by a few chunks.
   static constexpr uint64_t kDirectMaxBytes = uint64_t{64} << 16;
   // Bytes to ask the ring for (0: the direct path does not apply now).

@@ -97,6 +97,80 @@ TEST(FrameScan, MixesWithNextAndKeepsCounters) {
   EXPECT_EQ(events_done, sizes.size());
 }
 
+// take_frame: whole frames at the front are taken in place, with the counters next() keeps;
+// a frame cut anywhere (header or payload) is left whole to next(), which completes it; so
+// any mix of the two decodes the stream as next() alone does.
+TEST(TakeFrame, WholeFramesInPlaceCutOnesLeftToNext) {
+  const std::vector<uint32_t> sizes = mixed_sizes();
+  const Bytes s = stream_of(sizes);
+  for (size_t piece : {size_t{1}, size_t{5}, size_t{68}, size_t{997}, s.size()}) {
+    FrameDecoder a;
+    FrameDecoder b;
+    uint64_t taken = 0;
+    uint64_t completed = 0;
+    uint64_t bad = 0;
+    for (size_t at = 0; at < s.size(); at += piece) {
+      std::span<const uint8_t> in(s.data() + at, std::min(piece, s.size() - at));
+      a.feed(in, [](const FrameEvent&) {});
+      std::span<const uint8_t> payload;
+      while (b.take_frame(in, payload)) {
+        const uint64_t seq = b.messages() - 1;
+        if (payload.size() != sizes[seq] || check_pattern(seq, 0, payload) != payload.size()) {
+          ++bad;
+        }
+        ++taken;
+      }
+      b.feed(in, [&](const FrameEvent& ev) {
+        if (ev.kind == FrameEventKind::kMessageComplete) ++completed;
+      });
+      EXPECT_EQ(a.messages(), b.messages()) << piece;
+      EXPECT_EQ(a.payload_bytes(), b.payload_bytes()) << piece;
+      EXPECT_EQ(a.stream_bytes(), b.stream_bytes()) << piece;
+      EXPECT_EQ(a.in_message(), b.in_message()) << piece;
+    }
+    EXPECT_EQ(bad, 0u) << piece;
+    EXPECT_EQ(taken + completed, sizes.size()) << piece;
+    if (piece == s.size()) {
+      EXPECT_EQ(taken, sizes.size());
+    }
+    if (piece == 1) {
+      EXPECT_EQ(taken, 0u);
+    }
+  }
+}
+
+// Nothing is taken, and nothing consumed, where take_frame does not apply: a length over
+// the limit (next() then reports the error once), a decoder in the middle of a message,
+// framing none, collect mode.
+TEST(TakeFrame, DeclinesWithoutConsuming) {
+  std::span<const uint8_t> payload;
+  const Bytes big = stream_of({100});
+  FrameDecoder small({.framing = Framing::kLength32, .max_message_bytes = 99, .collect = false});
+  std::span<const uint8_t> in(big);
+  EXPECT_FALSE(small.take_frame(in, payload));
+  EXPECT_EQ(in.size(), big.size());
+  EXPECT_EQ(small.stream_bytes(), 0u);
+  EXPECT_EQ(small.next(in).kind, FrameEventKind::kError);
+
+  const Bytes two = stream_of({8, 8});
+  FrameDecoder mid;
+  std::span<const uint8_t> head(two.data(), 6);  // header and 2 payload bytes
+  mid.feed(head, [](const FrameEvent&) {});
+  std::span<const uint8_t> rest(two.data() + 6, two.size() - 6);
+  EXPECT_FALSE(mid.take_frame(rest, payload));
+  EXPECT_EQ(rest.size(), two.size() - 6);
+
+  for (const FrameDecoderConfig& c :
+       {FrameDecoderConfig{.framing = Framing::kNone},
+        FrameDecoderConfig{
+            .framing = Framing::kLength32, .max_message_bytes = 64, .collect = true}}) {
+    FrameDecoder d(c);
+    std::span<const uint8_t> all(two);
+    EXPECT_FALSE(d.take_frame(all, payload));
+    EXPECT_EQ(all.size(), two.size());
+  }
+}
+
 // Runs of equal frames are counted by comparing headers four at a time (framing.cpp,
 // same_header_run): runs of every length around that step, of several frame sizes, cut by
 // every piece size, give the event path's counts.

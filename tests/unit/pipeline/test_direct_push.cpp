@@ -245,6 +245,68 @@ TEST(DirectPush, NotWhileSomethingMustGoFirst) {
   EXPECT_EQ(direct(p, r, 5, 8, 0, at_us(0)).accepted, 5u);
 }
 
+bool one(TxPipeline& p, Ring& r, uint32_t size, uint64_t seq, Instant now) {
+  return p.push_one_direct(
+      size, Priority::kData, now,
+      [seq](uint64_t i, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq + i, off, out); },
+      [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); });
+}
+
+// push_one_direct puts the same bytes into the ring, at any wrap point, and leaves the same
+// counters and state as a chunk of one message (push_bulk_direct).
+TEST(DirectPush, OneMessageSameAsAChunkOfOne) {
+  for (size_t wrap : {size_t{0}, size_t{1}, size_t{4}, size_t{5}, size_t{67}, SIZE_MAX}) {
+    TxPipeline a(params());
+    TxPipeline b(params());
+    Ring ra, rb;
+    ra.wrap_at = rb.wrap_at = wrap;
+    for (uint64_t seq = 0; seq < 3; ++seq) {
+      ASSERT_TRUE(one(a, ra, 64, seq, at_us(static_cast<int64_t>(seq))));
+      ASSERT_EQ(direct(b, rb, 1, 64, seq, at_us(static_cast<int64_t>(seq))).accepted, 1u);
+    }
+    EXPECT_EQ(ra.stream, expected_stream(0, 3, 64)) << wrap;
+    EXPECT_EQ(ra.stream, rb.stream) << wrap;
+    EXPECT_EQ(ra.commits, rb.commits) << wrap;
+    EXPECT_EQ(a.counters().messages, b.counters().messages);
+    EXPECT_EQ(a.counters().bytes, b.counters().bytes);
+    EXPECT_EQ(a.counters().pulls, b.counters().pulls);
+    EXPECT_EQ(a.counters().pulled_bytes, b.counters().pulled_bytes);
+    EXPECT_EQ(a.counters().batches_allocated, 0u);
+    EXPECT_EQ(a.last_pull(), b.last_pull());
+    EXPECT_EQ(a.in_flight(), b.in_flight());
+    EXPECT_EQ(a.poll(at_us(3)), Instant::never());
+  }
+}
+
+// Where a chunk would not be one whole message, push_one_direct does nothing and counts
+// nothing: the room is short, another priority holds bytes, the pipeline is in batching
+// mode (more than a batch in flight), or TCP refuses the bytes. The general path then
+// decides, as before.
+TEST(DirectPush, OneMessageDeclinesWhatTheChunkPathDecides) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 67;
+  EXPECT_FALSE(one(p, r, 64, 0, at_us(0)));
+  r.room = SIZE_MAX;
+  r.refuse = true;
+  EXPECT_FALSE(one(p, r, 64, 0, at_us(0)));
+  r.refuse = false;
+  const std::vector<uint8_t> c(10, 1);
+  p.push(c, Priority::kControl, at_us(0));
+  EXPECT_FALSE(one(p, r, 64, 0, at_us(0)));
+  EXPECT_EQ(p.counters().messages, 1u);  // the control message only
+  EXPECT_EQ(p.counters().pulls, 0u);
+  EXPECT_TRUE(r.commits.empty());
+  r.drain(p, at_us(0));
+  p.set_in_flight(1 << 20);
+  EXPECT_FALSE(one(p, r, 64, 0, at_us(1)));
+  EXPECT_TRUE(p.batching());
+  p.set_in_flight(0);
+  EXPECT_EQ(bulk(p, 1, 64, 0, at_us(1)).accepted, 1u);  // queued, held by batching mode
+  EXPECT_FALSE(one(p, r, 64, 1, at_us(1)));
+  EXPECT_EQ(p.counters().messages, 2u);
+}
+
 // push_frames: a run of already framed messages is the same as one push() per frame.
 TEST(PushFrames, SameAsOnePushPerFrame) {
   std::vector<uint8_t> run;
@@ -378,7 +440,10 @@ TEST(DirectPush, RandomMixEveryMessageWholeAndInOrder) {
     r.room = rooms[rnd(6)];
     r.wrap_at = rnd(3) == 0 ? SIZE_MAX : rnd(70000);
     const uint64_t op = rnd(100);
-    if (op < 30) {
+    if (op < 5) {
+      const uint32_t size = sizes[rnd(5)];
+      if (one(p, r, size, dseq, now)) note(dseq++, size, Priority::kData);
+    } else if (op < 30) {
       const uint32_t size = sizes[rnd(5)];
       const DirectResult d = direct(p, r, 1 + rnd(size >= 1000 ? 8 : 3000), size, dseq, now);
       for (uint64_t i = 0; i < d.accepted; ++i) note(dseq + i, size, Priority::kData);
