@@ -283,6 +283,33 @@ TEST(Checksum, VectorBlocksMatchReferenceAtBoundariesAndAlignments) {
   }
 }
 
+// The fused copy writes exactly the bytes it sums, at every length around the scalar
+// words, the byte tail and the vector blocks, from and to every offset within a word: nothing
+// before the destination or past its end changes, and the sum is csum_partial's.
+TEST(Checksum, CopyWritesExactlyItsBytesAtEveryLength) {
+  std::mt19937_64 rng(0xfeed);
+  std::vector<uint8_t> src(400);
+  for (auto& b : src) b = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> out(400 + 64);
+  for (size_t len = 0; len <= 300; ++len) {
+    for (size_t start = 0; start < 8; ++start) {
+      const size_t dst_off = 8 + (start * 3) % 8;
+      std::fill(out.begin(), out.end(), uint8_t{0xa5});
+      std::span<const uint8_t> d(src.data() + start, len);
+      const uint32_t c = csum_copy(out.data() + dst_off, d);
+      ASSERT_EQ(fold16(c), ref_sum16(d)) << "len " << len << " start " << start;
+      ASSERT_EQ(c, csum_partial(d)) << "len " << len << " start " << start;
+      ASSERT_TRUE(std::equal(d.begin(), d.end(), out.begin() + static_cast<long>(dst_off)))
+          << "len " << len << " start " << start;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (i < dst_off || i >= dst_off + len) {
+          ASSERT_EQ(out[i], 0xa5) << "len " << len << " start " << start << " byte " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Checksum, ChainedPartialSumsEqualOneShot) {
   std::mt19937_64 rng(7);
   std::vector<uint8_t> buf(4096);
