@@ -114,6 +114,46 @@ TEST_P(PingEcho, EveryEchoVerified) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, PingEcho, ::testing::Values(1u, 64u, 1024u, 65536u, 1u << 20));
 
+// A server that echoes each whole frame with a fault: every third one with a payload byte
+// flipped, every fifth one a byte shorter (its header says so). The ping takes each echo in
+// place (one frame per segment here) and must count every fault: no wrong echo passes.
+TEST(PingEcho, EveryWrongEchoIsCounted) {
+  constexpr uint64_t kCount = 30;
+  constexpr uint32_t kSize = 64;
+  Rig r;
+  uint64_t frames = 0;
+  std::vector<uint8_t> held;
+  tcp::ListenCallbacks l;
+  l.on_accept = [&](tcp::Connection& c) {
+    tcp::ConnCallbacks cb;
+    cb.on_data = [&](tcp::Connection& conn, std::span<const uint8_t> d) -> size_t {
+      held.insert(held.end(), d.begin(), d.end());
+      while (held.size() >= kFrameHeaderBytes + kSize) {
+        std::vector<uint8_t> f(held.begin(), held.begin() + kFrameHeaderBytes + kSize);
+        held.erase(held.begin(), held.begin() + kFrameHeaderBytes + kSize);
+        ++frames;
+        if (frames % 3 == 0) f[kFrameHeaderBytes + frames % kSize] ^= 0x40;
+        if (frames % 5 == 0) {
+          f.pop_back();
+          write_frame_header(f, kSize - 1);
+        }
+        EXPECT_EQ(conn.send(f), f.size());
+      }
+      return d.size();
+    };
+    c.set_callbacks(std::move(cb));
+    return true;
+  };
+  ASSERT_TRUE(r.n->b.listen(kEchoPort, std::move(l)));
+  TcpPingService ping("ping", client_params(kSize, kCount, kEchoPort), r.n->a);
+  r.services = {&ping};
+  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+  const ClientReport rep = finish(r, ping, Duration::seconds(30));
+  EXPECT_EQ(rep.messages, kCount);
+  // 10 flipped, 6 short; the two that are both (15 and 30) count twice.
+  EXPECT_EQ(rep.errors, 10u + 6u);
+}
+
 // The same through a link that loses 2 % of the segments each way: TCP retransmits under
 // both pipelines, and every echo still comes back whole and verified.
 TEST(PingEchoLossy, EveryEchoVerifiedUnderLoss) {
