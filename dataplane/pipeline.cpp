@@ -123,7 +123,9 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     if (iface_of_port_.size() <= p.port_id) iface_of_port_.resize(p.port_id + 1u, 0);
     iface_of_port_[p.port_id] = idx;
     for (uint16_t q = 0; q < p.rx_queues; ++q) {
-      if (q % n_cores == core_) rxqs_.push_back(RxQueue{p.port_id, q, idx, rx_ring_frames(pc)});
+      if (q % n_cores == core_) {
+        rxqs_.push_back(RxQueue{p.port_id, q, idx, rx_ring_frames(pc), p.l4_checksums_off});
+      }
     }
   }
 }
@@ -363,6 +365,7 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
   for (const auto& rq : rxqs_) {
     uint16_t n = rte_eth_rx_burst(rq.port_id, rq.queue, mbufs, burst);
     got += n;
+    if (rq.l4_checksums_off) mark_l4_verified(mbufs, n);
     tcp_.rx_burst(n, burst, rq.ring, now);  // behind for long: new SYNs are budgeted
     bool watch = false;
     if (tap_.armed()) [[unlikely]] {
@@ -385,6 +388,15 @@ uint32_t Pipeline::poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegm
     got += take_handed(now, mbufs, burst, segs);
   }
   return got;
+}
+
+// A port with l4_checksums: off (memif): its TCP and UDP checksums count as verified, as
+// a NIC's RX checksum flags would say; before any steering, so handed-over frames keep it.
+void Pipeline::mark_l4_verified(rte_mbuf** mbufs, uint16_t n) {
+  for (uint16_t i = 0; i < n; ++i) {
+    mbufs[i]->ol_flags =
+        (mbufs[i]->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+  }
 }
 
 // Received frames of one queue into the stack, less those another core owns (handed over

@@ -31,8 +31,9 @@ namespace ws::dp {
 struct RxQueue {
   uint16_t port_id;
   uint16_t queue;
-  uint16_t iface;  // interface index in this core's stack
-  uint32_t ring;   // frames the queue's ring holds (rx_ring_frames)
+  uint16_t iface;                 // interface index in this core's stack
+  uint32_t ring;                  // frames the queue's ring holds (rx_ring_frames)
+  bool l4_checksums_off = false;  // the port's l4_checksums: off (frames marked verified)
 };
 
 // What the pipelines share, all set up by the main thread before they start.
@@ -74,6 +75,7 @@ class Pipeline {
   [[gnu::always_inline]] inline void periodic(Instant now, bool main, LoopClock& loop);
   [[gnu::always_inline]] inline void book_time(Instant now, LoopClock& loop);
   uint32_t poll_rx(Instant now, rte_mbuf** mbufs, uint16_t burst, RxSegments& segs);
+  static void mark_l4_verified(rte_mbuf** mbufs, uint16_t n);
   void deliver(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,
                RxSegments& segs);
   void receive_all(rte_mbuf** mbufs, uint16_t n, uint16_t queue, bool watch, Instant now,

@@ -99,6 +99,18 @@ bool check_memif_bsize(PortSetup& s) {
   return false;
 }
 
+// l4_checksums: off is for a link whose frames cannot be corrupted: memif's shared memory.
+// Anywhere else a peer's (or the wire's) bit errors would go undetected, or a Linux peer
+// would drop every segment.
+bool check_l4_checksums(PortSetup& s) {
+  if (s.pc.l4_checksums == config::L4Checksums::on || s.memif) return true;
+  s.error = s.key +
+            ": l4_checksums: off is for net_memif ports only (shared memory, where no "
+            "bit is flipped); this port's driver is " +
+            s.out.driver + ", whose peer needs TCP and UDP checksums";
+  return false;
+}
+
 // MTU. Some virtual devices (af_packet, tap in DPDK 22.11) refuse MTUs above 1500 in
 // configure and set_mtu although af_packet carries larger frames when the kernel
 // interface allows them. Those (and memif, see probe) get the device maximum and the
@@ -136,11 +148,22 @@ bool choose_mtu(PortSetup& s) {
   return true;
 }
 
-// Checksum offloads: use what the port has unless the config forces software.
+// Checksum offloads: use what the port has unless the config forces software. With
+// l4_checksums: off, TCP and UDP are treated as offloaded on send (the stack writes the
+// pseudo-header sum and the port passes the frame on as it is) and as verified on receive
+// (Pipeline marks each frame), as a veth pair treats its frames; the IPv4 header's checksum
+// is still computed and verified.
 void choose_checksum_offloads(PortSetup& s) {
+  PortInfo& out = s.out;
+  if (s.pc.l4_checksums == config::L4Checksums::off) {
+    out.l4_checksums_off = true;
+    out.tx_offloads.udp_cksum = true;
+    out.tx_offloads.tcp_cksum = true;
+    out.note += "TCP/UDP checksums off (l4_checksums: off), neither computed nor verified; ";
+    return;
+  }
   if (s.software) return;
   const uint64_t tx_capa = s.info.tx_offload_capa;
-  PortInfo& out = s.out;
   out.tx_offloads.ipv4_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
   out.tx_offloads.udp_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
   out.tx_offloads.tcp_cksum = (tx_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
@@ -244,7 +267,7 @@ void choose_rss(PortSetup& s) {
 
 // Configure: everything decided before the device is touched.
 bool configure(PortSetup& s) {
-  if (!check_memif_bsize(s) || !choose_mtu(s)) return false;
+  if (!check_memif_bsize(s) || !check_l4_checksums(s) || !choose_mtu(s)) return false;
   choose_checksum_offloads(s);
   if (!choose_frame_buffers(s)) return false;
   choose_tso(s);

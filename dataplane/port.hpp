@@ -25,7 +25,9 @@ struct PortInfo {
   uint32_t data_room = 0;   // mbuf data room (after headroom)
   MacAddr mac;
   TxOffloads tx_offloads;
-  bool rx_cksum = false;   // RX checksum flags are reported
+  bool rx_cksum = false;  // RX checksum flags are reported
+  // l4_checksums: off (memif only): TCP/UDP checksums neither computed nor verified.
+  bool l4_checksums_off = false;
   bool chained = false;    // frames longer than one mbuf arrive and leave as chains
   bool tx_chains = false;  // the port takes multi-segment TX (jumbo and TSO frames)
   bool tso = false;        // TCP segmentation offload in use

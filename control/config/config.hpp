@@ -27,6 +27,9 @@ enum class Offloads { automatic, software };  // auto | software
 // chain of standard (2 KiB) mbufs (RX scatter, TX multi-segment).
 enum class FrameBuffers { automatic, whole, chained };  // auto | whole | chained
 enum class Tso { automatic, off };                      // auto | off
+// Whether a port's TCP and UDP checksums are computed on send and verified on receive (on),
+// or neither (off: a link that cannot corrupt a frame, net_memif only).
+enum class L4Checksums { on, off };  // on | off
 // How a port forms its IPv6 link-local interface identifier.
 enum class LinkLocal { stable, eui64 };  // stable (RFC 7217) | eui64 (RFC 4291 appendix A)
 // `http_client` is `kind: http` with a `target` (the load generator); it is written
@@ -44,6 +47,7 @@ std::string_view to_string(IdleMode v);
 std::string_view to_string(Offloads v);
 std::string_view to_string(FrameBuffers v);
 std::string_view to_string(Tso v);
+std::string_view to_string(L4Checksums v);
 std::string_view to_string(LinkLocal v);
 std::string_view to_string(ServiceKind v);
 std::string_view to_string(Protocol v);
@@ -119,6 +123,11 @@ struct PortConfig {
   // TCP segmentation offload where the port has it (auto) or never (off); also
   // off when dataplane.offloads is software.
   Tso tso = Tso::automatic;
+  // off: TCP and UDP checksums over IPv4 neither computed on send (the field keeps the
+  // pseudo-header sum, as a NIC with checksum offload is handed it) nor verified on receive,
+  // as a veth pair does; for shared-memory links (net_memif), where no bit is ever flipped.
+  // Both ends must set it. Refused at start on any other driver.
+  L4Checksums l4_checksums = L4Checksums::on;
 };
 
 struct HttpResponse {

@@ -25,6 +25,7 @@ void describe_port(std::ostringstream& os, const PortConfig& p) {
   if (p.frame_buffers != FrameBuffers::automatic)
     os << ", " << to_string(p.frame_buffers) << " frame buffers";
   if (p.tso != Tso::automatic) os << ", tso " << to_string(p.tso);
+  if (p.l4_checksums != L4Checksums::on) os << ", l4_checksums " << to_string(p.l4_checksums);
   os << ")";
 }
 

@@ -35,6 +35,16 @@ std::string_view to_string(FrameBuffers v) {
   return "?";
 }
 
+std::string_view to_string(L4Checksums v) {
+  switch (v) {
+    case L4Checksums::on:
+      return "on";
+    case L4Checksums::off:
+      return "off";
+  }
+  return "?";
+}
+
 std::string_view to_string(Tso v) {
   switch (v) {
     case Tso::automatic:

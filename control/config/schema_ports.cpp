@@ -76,11 +76,22 @@ bool parse_address4(Diagnostics& d, const Value& v, PortConfig& p, PortOrigin& o
 
 namespace {
 
+// How the port holds and hands over frames: its buffers, TSO, TCP/UDP checksums.
+void parse_port_modes(MapView& m, PortConfig& p) {
+  m.enumeration<FrameBuffers>("frame_buffers", p.frame_buffers,
+                              {{"auto", FrameBuffers::automatic},
+                               {"whole", FrameBuffers::whole},
+                               {"chained", FrameBuffers::chained}});
+  m.enumeration<Tso>("tso", p.tso, {{"auto", Tso::automatic}, {"off", Tso::off}});
+  m.enumeration<L4Checksums>("l4_checksums", p.l4_checksums,
+                             {{"on", L4Checksums::on}, {"off", L4Checksums::off}});
+}
+
 void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o) {
-  MapView m(
-      d, item,
-      {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors", "tx_descriptors",
-       "address", "addresses", "gateway", "gateway6", "mac", "frame_buffers", "tso"});
+  MapView m(d, item,
+            {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors",
+             "tx_descriptors", "address", "addresses", "gateway", "gateway6", "mac",
+             "frame_buffers", "tso", "l4_checksums"});
   if (!m.is_map()) return;
 
   o.name = m.name(p.name, 32);
@@ -108,11 +119,7 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
   o.tx_queues_given = m.uint("tx_queues", 1, 64, p.tx_queues);
   parse_descriptors(m, "rx_descriptors", p.rx_descriptors);
   parse_descriptors(m, "tx_descriptors", p.tx_descriptors);
-  m.enumeration<FrameBuffers>("frame_buffers", p.frame_buffers,
-                              {{"auto", FrameBuffers::automatic},
-                               {"whole", FrameBuffers::whole},
-                               {"chained", FrameBuffers::chained}});
-  m.enumeration<Tso>("tso", p.tso, {{"auto", Tso::automatic}, {"off", Tso::off}});
+  parse_port_modes(m, p);
 
   // `address` is the shorthand of `addresses` with one IPv4 address.
   bool address_ok = false;
