@@ -242,9 +242,15 @@ class KernelPair:
 # Data plane configs
 
 
+# Lines under every port of the data planes dp_config writes, unless the caller gives its
+# own: an A/B sets it per variant (bench_http_memif_ab.py's `+l4off`).
+PORT_EXTRA = ""
+
+
 def dp_config(path, *, prefix, lcore, device, address, mtu, services, metrics_port,
               hugepages=False, extra="", mac=None, dp_extra="", port_extra=""):
     svc = "\n".join(f"  - {s}" for s in services)
+    port_extra = port_extra or PORT_EXTRA
     # One address as `address:`; a list (both families) as `addresses:`.
     addr = (f"address: {address}" if isinstance(address, str)
             else "addresses: [" + ", ".join(f'"{a}"' for a in address) + "]")

@@ -10,6 +10,9 @@ per build, and writes them as JSON.
   tests/bench/bench_http_memif_ab.py --build new=DIR --build base=DIR [--reps 8]
                                      [--duration 4] [--out FILE]
 
+A build given as `DIR+l4off` runs both data planes with `l4_checksums: off` on their memif
+ports (`--build on=DIR --build off=DIR+l4off` compares the two settings of one build).
+
 Needs root. Run it under the integration lock (flock /tmp/ws-integration.lock)."""
 import argparse
 import json
@@ -25,6 +28,8 @@ import bench_http_client as H  # noqa: E402
 
 def one(tmp, build, d):
     """One run of `build`'s client and server: the keep-alive and the flat-out figures."""
+    build, l4off, _ = build.partition("+l4off")
+    B.PORT_EXTRA = "    l4_checksums: off" if l4off else ""
     B.DATAPLANE = os.path.join(build, "dataplane", "wirespeed-dataplane")
     B.CONTROL = os.path.join(build, "control", "wirespeed-control")
     with H.server(tmp, 8, build) as m:

@@ -3,9 +3,10 @@
 process sends `--size`-byte messages to a `sink` server process (or a `ping` to the `echo`
 with `--ping`), once per variant per repetition, the variants interleaved run by run (forward,
 then backward) so that a load that drifts hits every variant alike. A variant is
-`label=BUILD_DIR[@IDLE][:PIPELINE_YAML]`, where IDLE is both data planes' `dataplane.idle`
+`label=BUILD_DIR[@IDLE][+l4off][:PIPELINE_YAML]`, where IDLE is both data planes' `dataplane.idle`
 (`poll`, the default, or `adaptive`; `poll=build --variant adaptive=build@adaptive`),
-and PIPELINE_YAML is the body of the `pipeline:` section in flow style, e.g.
+`+l4off` gives both memif ports `l4_checksums: off`, and PIPELINE_YAML is the body of the
+`pipeline:` section in flow style, e.g.
 `off=build:{batching: false}` or `b5=build:{backoff_us: 5}`; the server and the client
 both get it. The client runs under `perf stat`, so where the machine has hardware counters
 each run also reports the client's user-space instructions and cycles per message (far
@@ -44,7 +45,8 @@ SOCK = "/run/wirespeed-pipeline-ab.sock"
 PROGRESS = re.compile(r"^load: (done: )?([\d.]+) s, (\d+) messages")
 
 
-def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500, idle="poll"):
+def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500, idle="poll",
+           l4off=False):
     svc = "\n".join(f"  - {s}" for s in services)
     pl = f"pipeline: {pipeline}\n" if pipeline else ""
     with open(path, "w") as f:
@@ -59,6 +61,7 @@ ports:
   - name: p0
     device: "net_memif0,role={role},socket={SOCK},id=0"
     mtu: {mtu}
+{"    l4_checksums: off" if l4off else ""}
     address: {addr}/24
 services:
 {svc}
@@ -115,13 +118,13 @@ def beside_ping(tmp, tag, dur, on):
 
 
 def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, beside=False,
-            idle="poll"):
+            idle="poll", l4off=False):
     dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
     tag = f"{label}-{size}"
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     scfg = config(os.path.join(tmp, f"{tag}-s.yaml"), prefix="wspab-srv", lcore=0, role="server",
-                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu, idle=idle,
+                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off,
                   services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
                             "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
     slog = os.path.join(tmp, f"{tag}-s.log")
@@ -134,7 +137,7 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
         kind = "ping" if ping else "source"
         port = 7 if ping else 9
         ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
-                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu, idle=idle,
+                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off,
                       services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
                                 f"message_size: {size}, duration_s: {dur}, connections: {conns}, "
                                 f"report: {rep} }}"] + beside_ping(tmp, tag, dur, beside))
@@ -197,8 +200,10 @@ def main():
     for v in a.variant:
         label, rest = v.split("=", 1)
         build, _, pipeline = rest.partition(":")
+        build, l4off, _ = build.partition("+l4off")
         build, _, idle = build.partition("@")
-        variants.append((label, os.path.abspath(build), pipeline.strip(), idle or "poll"))
+        variants.append((label, os.path.abspath(build), pipeline.strip(), idle or "poll",
+                         bool(l4off)))
     sizes = a.size or [8]
     a.reps = max(1, min(a.reps, 10))
     a.duration = max(2, min(a.duration, 20))
@@ -207,10 +212,10 @@ def main():
         for rep in range(a.reps):
             order = variants if rep % 2 == 0 else list(reversed(variants))
             for size in sizes:
-                for label, build, pipeline, idle in order:
+                for label, build, pipeline, idle, l4off in order:
                     try:
                         r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu,
-                                    a.connections, a.ping_beside, idle)
+                                    a.connections, a.ping_beside, idle, l4off)
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
