@@ -29,10 +29,10 @@
 namespace ws::dp {
 
 struct RxQueue {
-  uint16_t port_id;
-  uint16_t queue;
-  uint16_t iface;                 // interface index in this core's stack
-  uint32_t ring;                  // frames the queue's ring holds (rx_ring_frames)
+  uint16_t port_id = 0;
+  uint16_t queue = 0;
+  uint16_t iface = 0;             // interface index in this core's stack
+  uint32_t ring = 0;              // frames the queue's ring holds (rx_ring_frames)
   bool l4_checksums_off = false;  // the port's l4_checksums: off (frames marked verified)
 };
 

@@ -152,6 +152,10 @@ TEST(PingEcho, EveryWrongEchoIsCounted) {
   EXPECT_EQ(rep.messages, kCount);
   // 10 flipped, 6 short; the two that are both (15 and 30) count twice.
   EXPECT_EQ(rep.errors, 10u + 6u);
+  // This server never closes its side: the connections end here, while the ping and the
+  // server's state still exist (the Rig's own shutdown runs after both are gone).
+  r.n->a.shutdown_all(r.n->now);
+  r.n->b.shutdown_all(r.n->now);
 }
 
 // The same through a link that loses 2 % of the segments each way: TCP retransmits under
