@@ -289,9 +289,9 @@ def write_script(tmpdir, name, text):
 
 def write_config(tmpdir, *, device, address, services, prefix="wst", mtu=1500, idle="adaptive",
                  lcores=(1,), extra_dataplane="", extra="", metrics_port=9551, gateway=None,
-                 mac=None, address6=None, gateway6=None):
+                 mac=None, address6=None, gateway6=None, port_keys=()):
     """`address6` (X:X::X/N) gives the port both families (`addresses`); `gateway6` its
-    IPv6 default router."""
+    IPv6 default router; `port_keys` more "key: value" lines under the port."""
     svc = "\n".join(f"  - {s}" for s in services) or "  []"
     if address6:
         address = f'[{address}, "{address6}"]'
@@ -310,7 +310,7 @@ ports:
   - name: p0
     device: "{device}"
     mtu: {mtu}
-    address{"es" if address6 else ""}: {address}{gw}
+{"".join(f"    {k}{chr(10)}" for k in port_keys)}    address{"es" if address6 else ""}: {address}{gw}
 services:
 {svc}
 control:

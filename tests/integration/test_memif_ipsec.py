@@ -63,14 +63,9 @@ def config(tmp, role, services, lcore, metrics, extra, faults=""):
     path = h.write_config(d, device=f"net_memif0,role={role},socket={SOCK},id=0",
                           address=f"{me}/24", services=services, prefix=f"wsmi-{role[0]}",
                           lcores=lcores, metrics_port=metrics, extra_dataplane=faults,
-                          extra=extra(d, me, peer))
-    if len(lcores) > 1:
-        with open(path) as f:
-            text = f.read()
-        q = len(lcores)
-        with open(path, "w") as f:
-            f.write(text.replace("    mtu: 1500\n",
-                                 f"    mtu: 1500\n    rx_queues: {q}\n    tx_queues: {q}\n", 1))
+                          extra=extra(d, me, peer),
+                          port_keys=[f"rx_queues: {len(lcores)}", f"tx_queues: {len(lcores)}"]
+                          if len(lcores) > 1 else [])
     return path, d
 
 

@@ -43,13 +43,8 @@ def config(tmp, role, services, lcore, metrics, frame_buffers):
     path = h.write_config(d, device=f"net_memif0,role={role},socket={SOCK},id=0",
                           address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
                           services=services, prefix=f"wsmj-{role[0]}", mtu=9000,
-                          lcores=(lcore,), metrics_port=metrics)
-    if frame_buffers:
-        with open(path) as f:
-            text = f.read()
-        text = text.replace("    mtu: 9000\n", f"    mtu: 9000\n    frame_buffers: {frame_buffers}\n", 1)
-        with open(path, "w") as f:
-            f.write(text)
+                          lcores=(lcore,), metrics_port=metrics,
+                          port_keys=[f"frame_buffers: {frame_buffers}"] if frame_buffers else [])
     return path, d
 
 

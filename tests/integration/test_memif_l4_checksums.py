@@ -34,12 +34,8 @@ def config(tmp, role, services, lcore, metrics, checksums="off", device=None):
     path = h.write_config(d, device=device or f"net_memif0,role={memif_role},socket={SOCK},id=0",
                           address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
                           services=services, prefix=f"wsl4-{role[0]}{role[-1]}",
-                          lcores=(lcore,), metrics_port=metrics)
-    with open(path) as f:
-        text = f.read()
-    text = text.replace("    mtu: 1500\n", f"    mtu: 1500\n    l4_checksums: {checksums}\n", 1)
-    with open(path, "w") as f:
-        f.write(text)
+                          lcores=(lcore,), metrics_port=metrics,
+                          port_keys=[f"l4_checksums: {checksums}"])
     return path, d
 
 
@@ -52,9 +48,6 @@ def client_services(tmp, tag):
         f'{{ name: dgrams, kind: source, protocol: udp, target: "{SERVER_IP}:9", '
         f"message_size: 1200, rate: 20000, duration_s: 2, report: {tmp}/{tag}-udp.json }}"]
 
-
-def value(m, name, **labels):
-    return m.get((name, frozenset(labels.items())), 0.0)
 
 
 def run_client(res, tmp, tag, checksums, budget):
@@ -90,25 +83,25 @@ def both_off(res, tmp, ctl):
         return ctl.value("wirespeed_service_messages_total", service="sink", direction="received")
     ctl.wait_for(lambda: sink_msgs() >= src.get("messages", 1 << 62), 3)
     m = ctl.scrape()
-    got = value(m, "wirespeed_service_messages_total", service="sink", direction="received")
+    got = h.prom.value(m, "wirespeed_service_messages_total", service="sink", direction="received")
     res.check(src.get("errors", 1) == 0 and src.get("messages", 0) > 0 and
               got == src.get("messages"),
               f"the TCP sink received and checked all {got:.0f} messages of 64 KiB",
               f"sink {got:.0f}; source {str(src)[:300]}")
-    udp_got = value(m, "wirespeed_service_messages_total", service="sink-udp",
+    udp_got = h.prom.value(m, "wirespeed_service_messages_total", service="sink-udp",
                     direction="received")
     res.check(udp.get("messages", 0) > 0 and udp_got > 0.9 * udp.get("messages", 0),
               f"the UDP sink received {udp_got:.0f} of {udp.get('messages')} datagrams",
               f"source {str(udp)[:300]}")
-    bad = value(m, "wirespeed_drops_total", reason="tcp_bad_checksum") + \
-        value(m, "wirespeed_drops_total", reason="udp_bad_checksum")
+    bad = h.prom.value(m, "wirespeed_drops_total", reason="tcp_bad_checksum") + \
+        h.prom.value(m, "wirespeed_drops_total", reason="udp_bad_checksum")
     res.check(bad == 0, f"no checksum drops at the server ({bad:.0f})")
 
 
 def mismatch(res, tmp, ctl):
     syns_before = ctl.value("wirespeed_tcp_received_segments_total")
     rc, out, m = run_client(res, tmp, "verifier", "on", 8)
-    bad = value(m, "wirespeed_drops_total", reason="tcp_bad_checksum")
+    bad = h.prom.value(m, "wirespeed_drops_total", reason="tcp_bad_checksum")
     ping = h.load_json(f"{tmp}/verifier-ping.json")
     syns = ctl.value("wirespeed_tcp_received_segments_total") - syns_before
     res.check(bad > 0 and ping.get("messages", 0) == 0,

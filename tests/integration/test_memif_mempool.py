@@ -48,14 +48,10 @@ def config(tmp, role, services, lcore, metrics, mbufs=None):
                           address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
                           services=services, prefix=f"wsmp-{role[0]}{role[-1]}",
                           lcores=(lcore,), metrics_port=metrics,
-                          extra_dataplane=f"  mbufs: {mbufs}" if mbufs else "")
-    with open(path) as f:
-        text = f.read()
-    # Rings of 256 slots: the pool must exceed rx + tx descriptors (config check).
-    text = text.replace("    mtu: 1500\n",
-                        "    mtu: 1500\n    rx_descriptors: 256\n    tx_descriptors: 256\n", 1)
-    with open(path, "w") as f:
-        f.write(text)
+                          extra_dataplane=f"  mbufs: {mbufs}" if mbufs else "",
+                          # Rings of 256 slots: the pool must exceed rx + tx descriptors
+                          # (config check).
+                          port_keys=["rx_descriptors: 256", "tx_descriptors: 256"])
     return path, d
 
 
@@ -106,15 +102,12 @@ def main():
     sys.exit(res.finish())
 
 
-def value(m, name, **labels):
-    return m.get((name, frozenset(labels.items())), 0.0)
-
 
 def exercise(res, tmp, ctl):
     time.sleep(0.3)
     m0 = ctl.scrape()
-    base_in_use = value(m0, "wirespeed_mempool_in_use", port="p0")
-    size = value(m0, "wirespeed_mempool_size", port="p0")
+    base_in_use = h.prom.value(m0, "wirespeed_mempool_in_use", port="p0")
+    size = h.prom.value(m0, "wirespeed_mempool_size", port="p0")
     # The overload: the client runs in the background while the server is sampled.
     c_cfg, c_dir = config(tmp, "client", client_services(tmp, "load", 64, 32, LOAD_S), 1,
                           C_METRICS)
@@ -129,8 +122,8 @@ def exercise(res, tmp, ctl):
     rc = client.stop()
     out = client.output()
     m = ctl.scrape()
-    no_mbuf = value(m, "wirespeed_drops_total", reason="no_mbuf")
-    no_buf = value(m, "wirespeed_tcp_output_no_buffer_total")
+    no_mbuf = h.prom.value(m, "wirespeed_drops_total", reason="no_mbuf")
+    no_buf = h.prom.value(m, "wirespeed_tcp_output_no_buffer_total")
     res.check(peak >= 0.9 * size and no_mbuf > 0 and no_buf > 0,
               f"the {size:.0f}-mbuf pool ran dry (peak {peak:.0f} in use, baseline "
               f"{base_in_use:.0f}): {no_mbuf:.0f} no_mbuf drops, {no_buf:.0f} TCP outputs "
@@ -148,17 +141,17 @@ def exercise(res, tmp, ctl):
     res.check(rc == 0 and took < LOAD_S + 4.5,
               f"the client finished by itself {took:.1f} s after it started (exit {rc}, "
               f"a {LOAD_S} s load, before its 5 s linger)", out[-600:])
-    resets = value(m, "wirespeed_tcp_resets_received_total")
+    resets = h.prom.value(m, "wirespeed_tcp_resets_received_total")
     res.check(resets == 0, f"every connection closed cleanly (server received {resets:.0f} RST)")
     def sink_msgs():
         return ctl.value("wirespeed_service_messages_total", service="sink", direction="received")
     ctl.wait_for(lambda: sink_msgs() >= src.get("messages", 1 << 62), 3)
     m = ctl.scrape()
-    sink_bytes = value(m, "wirespeed_service_received_bytes_total", service="sink")
-    got = value(m, "wirespeed_service_messages_total", service="sink", direction="received")
+    sink_bytes = h.prom.value(m, "wirespeed_service_received_bytes_total", service="sink")
+    got = h.prom.value(m, "wirespeed_service_messages_total", service="sink", direction="received")
     res.check(src.get("errors", 1) == 0 and src.get("messages", 0) > 0 and
               got == src.get("messages") and sink_bytes >= src.get("bytes", 1 << 62) and
-              value(m, "wirespeed_service_send_failures_total", service="sink") == 0,
+              h.prom.value(m, "wirespeed_service_send_failures_total", service="sink") == 0,
               f"the sink verified all {got:.0f} messages ({sink_bytes / 2**20:.0f} MiB) the "
               "source sent, no pattern error",
               f"sink {got:.0f} messages {sink_bytes:.0f} bytes; source {str(src)[:300]}")
@@ -166,11 +159,11 @@ def exercise(res, tmp, ctl):
     ok = ctl.wait_for(lambda: ctl.value("wirespeed_mempool_in_use", port="p0") <= base_in_use
                       and ctl.value("wirespeed_tcp_connections", state="established") == 0, 5)
     m = ctl.scrape()
-    res.check(ok, f"the pool is back at its baseline ({value(m, 'wirespeed_mempool_in_use', port='p0'):.0f}"
+    res.check(ok, f"the pool is back at its baseline ({h.prom.value(m, 'wirespeed_mempool_in_use', port='p0'):.0f}"
               f" in use) and no connection is left "
-              f"({value(m, 'wirespeed_tcp_connections', state='established'):.0f} established)")
+              f"({h.prom.value(m, 'wirespeed_tcp_connections', state='established'):.0f} established)")
     # New connections after the overload.
-    drops_before = value(m, "wirespeed_drops_total", reason="no_mbuf")
+    drops_before = h.prom.value(m, "wirespeed_drops_total", reason="no_mbuf")
     rc, out, took = run_client(tmp, "client2", client_services(tmp, "after", 1, 1, 1, 200), 20)
     src, ping = h.load_json(f"{tmp}/after-source.json"), h.load_json(f"{tmp}/after-ping.json")
     res.check(rc == 0 and ping.get("messages") == 200 and ping.get("errors", 1) == 0
@@ -179,7 +172,7 @@ def exercise(res, tmp, ctl):
               f"messages into the sink ({took:.1f} s)", f"{ping} {src} {out[-300:]}")
     m = ctl.scrape()
     print(f"figures: pool {size:.0f}, peak in use {peak:.0f}, no_mbuf {no_mbuf:.0f} during the "
-          f"overload, {value(m, 'wirespeed_drops_total', reason='no_mbuf') - drops_before:.0f} "
+          f"overload, {h.prom.value(m, 'wirespeed_drops_total', reason='no_mbuf') - drops_before:.0f} "
           "after it")
 
 
