@@ -88,7 +88,7 @@ void fill_pattern_general(uint64_t seq, uint64_t offset, std::span<uint8_t> out)
   }
 }
 
-size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data) {
+size_t check_pattern_general(uint64_t seq, uint64_t offset, std::span<const uint8_t> data) {
   // Compared in place, a word at a time where the offset is word-aligned: no buffer, and
   // for a small message little more than computing its key.
   const uint64_t key = pattern_key(seq);

@@ -21,6 +21,8 @@
 #include <span>
 #include <type_traits>
 
+#include "stack/codec/pattern_simd.hpp"
+
 namespace ws {
 
 enum class Framing : uint8_t {
@@ -69,12 +71,25 @@ inline void fill_pattern(uint64_t seq, uint64_t offset, std::span<uint8_t> out) 
       std::memcpy(out.data(), &key, 8);
       return;
     }
+    if (pattern::start_sized(offset, out.size()) &&
+        pattern::fill_start(pattern_key(seq), out.data(), out.size() / 8)) {
+      return;
+    }
   }
   fill_pattern_general(seq, offset, out);
 }
+size_t check_pattern_general(uint64_t seq, uint64_t offset, std::span<const uint8_t> data);
 // Index in `data` of the first byte that is not pattern(seq, offset + i), or
 // data.size() when every byte matches.
-size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data);
+inline size_t check_pattern(uint64_t seq, uint64_t offset, std::span<const uint8_t> data) {
+  if constexpr (std::endian::native == std::endian::little) {
+    if (pattern::start_sized(offset, data.size()) &&
+        pattern::match_start(pattern_key(seq), data.data(), data.size() / 8)) {
+      return data.size();
+    }
+  }
+  return check_pattern_general(seq, offset, data);
+}
 // For receivers that do not know the sequence number (a UDP sink: datagrams
 // are lost and reordered): the first eight bytes of a message are its key, so
 // the rest must be consistent with them. Messages of 8 bytes or less pass.

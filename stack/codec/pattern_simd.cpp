@@ -1,5 +1,7 @@
 #include "stack/codec/pattern_simd.hpp"
 
+#include <array>
+
 #include "stack/core/cpu.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -50,6 +52,40 @@ struct Words {
   }
 };
 
+// The mix term of words 0 .. kStartWords - 1, each spread over its word's 8 bytes: the
+// part of the pattern no message's key changes, so a message from offset 0 is its key
+// added to these bytes.
+alignas(64) constexpr std::array<uint8_t, kStartWords* 8> kStartMix = [] {
+  std::array<uint8_t, kStartWords * 8> t{};
+  for (size_t w = 0; w < kStartWords; ++w) {
+    const auto mix = static_cast<uint8_t>((static_cast<uint32_t>(w) * 0x9E3779B1u) >> 24);
+    for (size_t j = 0; j < 8; ++j) t[w * 8 + j] = mix;
+  }
+  return t;
+}();
+
+__attribute__((target("avx2"))) inline __m256i start_bytes(size_t at, __m256i key) {
+  const auto* m = static_cast<const void*>(kStartMix.data() + at);
+  return _mm256_add_epi8(_mm256_load_si256(static_cast<const __m256i*>(m)), key);
+}
+
+__attribute__((target("avx2"))) void fill_start_avx2(uint64_t key, uint8_t* out, size_t words) {
+  const __m256i k = _mm256_set1_epi64x(static_cast<int64_t>(key));
+  for (size_t at = 0; at < words * 8; at += 32)
+    _mm256_storeu_si256(static_cast<__m256i*>(static_cast<void*>(out + at)), start_bytes(at, k));
+}
+
+__attribute__((target("avx2"))) bool match_start_avx2(uint64_t key, const uint8_t* in,
+                                                      size_t words) {
+  const __m256i k = _mm256_set1_epi64x(static_cast<int64_t>(key));
+  for (size_t at = 0; at < words * 8; at += 32) {
+    const __m256i a =
+        _mm256_loadu_si256(static_cast<const __m256i*>(static_cast<const void*>(in + at)));
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, start_bytes(at, k))) != -1) return false;
+  }
+  return true;
+}
+
 __attribute__((target("avx2"))) size_t fill_avx2(uint64_t key, uint64_t word, uint8_t* out,
                                                  size_t words) {
   Words w(key, word);
@@ -80,6 +116,29 @@ __attribute__((target("avx2"))) size_t match_avx2(uint64_t key, uint64_t word, c
 
 }  // namespace
 #endif
+
+bool fill_start(uint64_t key, uint8_t* out, size_t words) {
+#ifdef WS_PATTERN_AVX2
+  if (cpu_has_avx2()) {
+    fill_start_avx2(key, out, words);
+    return true;
+  }
+#endif
+  (void)key;
+  (void)out;
+  (void)words;
+  return false;
+}
+
+bool match_start(uint64_t key, const uint8_t* in, size_t words) {
+#ifdef WS_PATTERN_AVX2
+  if (cpu_has_avx2()) return match_start_avx2(key, in, words);
+#endif
+  (void)key;
+  (void)in;
+  (void)words;
+  return false;
+}
 
 size_t fill_words(uint64_t key, uint64_t word, uint8_t* out, size_t words) {
 #ifdef WS_PATTERN_AVX2

@@ -18,4 +18,19 @@ size_t fill_words(uint64_t key, uint64_t word, uint8_t* out, size_t words);
 // without AVX2.
 size_t match_words(uint64_t key, uint64_t word, const uint8_t* in, size_t words);
 
+// A message from offset 0 of whole steps of 8 words, at most kStartWords (a ping's, a
+// small request's), is its key added to a table of the words' mix terms: a load and an
+// add per 32 bytes, no multiplies, no per-word set-up. `words` is a multiple of 8 in
+// (0, kStartWords].
+inline constexpr size_t kStartWords = 64;
+// Writes words [0, words); false (nothing written) without AVX2.
+bool fill_start(uint64_t key, uint8_t* out, size_t words);
+// True when AVX2 ran and words [0, words) at `in` all match; false otherwise (the
+// caller's general check then finds the first wrong byte, or does the work itself).
+bool match_start(uint64_t key, const uint8_t* in, size_t words);
+// Whether a fill or check of `bytes` from offset 0 takes the two above.
+inline constexpr bool start_sized(uint64_t offset, size_t bytes) {
+  return offset == 0 && (bytes & 63) == 0 && bytes != 0 && bytes <= kStartWords * 8;
+}
+
 }  // namespace ws::pattern

@@ -2,13 +2,10 @@
 
 namespace ws {
 
-bool cpu_has_avx2() {
+bool detect_avx2() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool v = [] {
-    __builtin_cpu_init();  // needed when first called before constructors have run
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return v;
+  __builtin_cpu_init();  // needed when first called before constructors have run
+  return __builtin_cpu_supports("avx2") != 0;
 #else
   return false;
 #endif

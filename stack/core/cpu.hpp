@@ -5,7 +5,15 @@
 
 namespace ws {
 
-// True when the CPU executes AVX2 (false on other architectures).
-bool cpu_has_avx2();
+// The detection itself (cpu.cpp); callers use cpu_has_avx2().
+bool detect_avx2();
+
+// True when the CPU executes AVX2 (false on other architectures). Inline: a
+// 64-byte ping message's pattern is a few vector instructions, and a call here
+// cost as much as they do.
+inline bool cpu_has_avx2() {
+  static const bool v = detect_avx2();
+  return v;
+}
 
 }  // namespace ws

@@ -41,6 +41,35 @@ TEST(PatternSimd, WordIndicesAcrossTwoToThe32Wrap) {
   EXPECT_EQ(check_pattern(0, start, b), b.size());
 }
 
+TEST(PatternSimd, MessagesFromTheStartMatchBytewise) {
+  // Whole steps of 8 words from offset 0 take the table of mix terms (fill_start and
+  // match_start) up to 512 bytes; 576 and the sizes between steps take the general path.
+  for (uint64_t seq : {0ull, 9ull, 1ull << 40}) {
+    for (size_t len = 56; len <= 584; len += 8) {
+      EXPECT_EQ(pattern::start_sized(0, len), len % 64 == 0 && len <= 512) << len;
+      Bytes b(len);
+      fill_pattern(seq, 0, b);
+      for (size_t i = 0; i < len; ++i) ASSERT_EQ(b[i], pattern_byte(seq, i)) << seq << " " << len;
+      EXPECT_EQ(check_pattern(seq, 0, b), len);
+      EXPECT_NE(check_pattern(seq + 1, 0, b), len);  // another message's key
+    }
+  }
+  EXPECT_FALSE(pattern::start_sized(8, 64));
+  EXPECT_FALSE(pattern::start_sized(0, 0));
+}
+
+TEST(PatternSimd, CheckFromTheStartFindsEveryWrongByte) {
+  for (size_t len : {64u, 512u}) {
+    Bytes m(len);
+    fill_pattern(77, 0, m);
+    for (size_t i = 0; i < len; ++i) {
+      Bytes bad = m;
+      bad[i] ^= 0x40;
+      ASSERT_EQ(check_pattern(77, 0, bad), i) << len;
+    }
+  }
+}
+
 TEST(PatternSimd, CheckReportsEveryWrongByteInALongMessage) {
   Bytes m(2048);
   fill_pattern(41, 16, m);
