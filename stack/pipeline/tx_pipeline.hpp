@@ -331,7 +331,14 @@ class TxPipeline {
     DirectChunk d;
     d.fresh = d.total = frame;
     d.frames = 1;
-    direct_write_frames(ring, d, size, fill);
+    // The frame in place, or by pieces across the ring's wrap (direct_write_frames for one
+    // frame, without its division).
+    if (ring.space >= frame) {
+      store_frame_header(ring.p, size);
+      fill(uint64_t{0}, uint64_t{0}, std::span<uint8_t>(ring.p + kFrameBytesOverhead, size));
+    } else {
+      direct_put(ring, size, 0, 0, frame, fill);
+    }
     if (commit(static_cast<size_t>(frame)) != frame) return false;
     direct_commit(l, d, size, now);
     return true;
