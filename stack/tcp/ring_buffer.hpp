@@ -178,8 +178,13 @@ class ByteRing {
   // starts again at its first byte, so that small messages sent one at a time keep
   // writing the same cache line instead of a new one of the ring's each time.
   void consume(size_t n) {
+    if (n >= size_) {  // emptied: no division for a head that starts again anyway
+      if (tally_) tally_->bytes -= size_;
+      size_ = 0;
+      head_ = 0;
+      return;
+    }
     pop(n);
-    if (size_ == 0) head_ = 0;
   }
   void pop(size_t n) {
     n = std::min<size_t>(n, size_);
