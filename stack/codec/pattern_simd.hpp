@@ -19,8 +19,8 @@ size_t fill_words(uint64_t key, uint64_t word, uint8_t* out, size_t words);
 size_t match_words(uint64_t key, uint64_t word, const uint8_t* in, size_t words);
 
 // A message from offset 0 of whole steps of 8 words, at most kStartWords (a ping's, a
-// small request's), is its key added to a table of the words' mix terms: a load and an
-// add per 32 bytes, no multiplies, no per-word set-up. `words` is a multiple of 8 in
+// small source message's), is its key added to a table of the words' mix terms: a load
+// and an add per 32 bytes, no multiplies, no per-word set-up. `words` is a multiple of 8 in
 // (0, kStartWords].
 inline constexpr size_t kStartWords = 64;
 // Writes words [0, words); false (nothing written) without AVX2.
