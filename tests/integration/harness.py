@@ -323,6 +323,23 @@ control:
     return path
 
 
+def memif_config(tmp, role, *, sock, ips, prefix, extra="", **kw):
+    """One data plane of a pair over net_memif: its directory tmp/ROLE and its config there.
+    Role "server" is the memif server at ips[0], any other role a memif client at ips[1]
+    (/24); the DPDK file prefix is `prefix`-, then the role's first and last letters. `extra`
+    may be a function of the directory (files it writes there). The rest as write_config
+    (`device` replaces the memif device). Returns (config path, directory)."""
+    d = os.path.join(tmp, role)
+    os.makedirs(d, exist_ok=True)
+    server = role == "server"
+    device = kw.pop("device", None) or \
+        f"net_memif0,role={'server' if server else 'client'},socket={sock},id=0"
+    path = write_config(d, device=device, address=f"{ips[0] if server else ips[1]}/24",
+                        prefix=f"{prefix}-{role[0]}{role[-1]}",
+                        extra=extra(d) if callable(extra) else extra, **kw)
+    return path, d
+
+
 class Dataplane:
     def __init__(self, config, log_dir, env=None):
         self.config = config

@@ -56,17 +56,13 @@ def ipsec(d, cipher, me, peer, out_spi, in_spi, k_out, k_in):
 
 
 def config(tmp, role, services, lcore, metrics, extra, faults=""):
-    d = os.path.join(tmp, role)
-    os.makedirs(d, exist_ok=True)
     me, peer = (SERVER_IP, CLIENT_IP) if role == "server" else (CLIENT_IP, SERVER_IP)
     lcores = lcore if isinstance(lcore, tuple) else (lcore,)
-    path = h.write_config(d, device=f"net_memif0,role={role},socket={SOCK},id=0",
-                          address=f"{me}/24", services=services, prefix=f"wsmi-{role[0]}",
-                          lcores=lcores, metrics_port=metrics, extra_dataplane=faults,
-                          extra=extra(d, me, peer),
+    return h.memif_config(tmp, role, sock=SOCK, ips=(SERVER_IP, CLIENT_IP), prefix="wsmi",
+                          services=services, lcores=lcores, metrics_port=metrics,
+                          extra_dataplane=faults, extra=lambda d: extra(d, me, peer),
                           port_keys=[f"rx_queues: {len(lcores)}", f"tx_queues: {len(lcores)}"]
                           if len(lcores) > 1 else [])
-    return path, d
 
 
 def pair(base, cipher, lcores, connections, faults="", key_mul=(7, 11)):

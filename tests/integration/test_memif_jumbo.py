@@ -38,14 +38,9 @@ PINGS = 300
 
 
 def config(tmp, role, services, lcore, metrics, frame_buffers):
-    d = os.path.join(tmp, role)
-    os.makedirs(d, exist_ok=True)
-    path = h.write_config(d, device=f"net_memif0,role={role},socket={SOCK},id=0",
-                          address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
-                          services=services, prefix=f"wsmj-{role[0]}", mtu=9000,
-                          lcores=(lcore,), metrics_port=metrics,
+    return h.memif_config(tmp, role, sock=SOCK, ips=(SERVER_IP, CLIENT_IP), prefix="wsmj",
+                          services=services, mtu=9000, lcores=(lcore,), metrics_port=metrics,
                           port_keys=[f"frame_buffers: {frame_buffers}"] if frame_buffers else [])
-    return path, d
 
 
 def load(path):

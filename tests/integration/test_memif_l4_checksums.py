@@ -28,15 +28,9 @@ ECHOES = 500
 
 
 def config(tmp, role, services, lcore, metrics, checksums="off", device=None):
-    d = os.path.join(tmp, role)
-    os.makedirs(d, exist_ok=True)
-    memif_role = "server" if role == "server" else "client"
-    path = h.write_config(d, device=device or f"net_memif0,role={memif_role},socket={SOCK},id=0",
-                          address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
-                          services=services, prefix=f"wsl4-{role[0]}{role[-1]}",
-                          lcores=(lcore,), metrics_port=metrics,
-                          port_keys=[f"l4_checksums: {checksums}"])
-    return path, d
+    return h.memif_config(tmp, role, sock=SOCK, ips=(SERVER_IP, CLIENT_IP), prefix="wsl4",
+                          device=device, services=services, lcores=(lcore,),
+                          metrics_port=metrics, port_keys=[f"l4_checksums: {checksums}"])
 
 
 def client_services(tmp, tag):

@@ -41,18 +41,12 @@ MSG = 65536
 
 
 def config(tmp, role, services, lcore, metrics, mbufs=None):
-    d = os.path.join(tmp, role)
-    os.makedirs(d, exist_ok=True)
-    path = h.write_config(d, device=f"net_memif0,role={'server' if role == 'server' else 'client'},"
-                          f"socket={SOCK},id=0",
-                          address=f"{SERVER_IP if role == 'server' else CLIENT_IP}/24",
-                          services=services, prefix=f"wsmp-{role[0]}{role[-1]}",
-                          lcores=(lcore,), metrics_port=metrics,
+    return h.memif_config(tmp, role, sock=SOCK, ips=(SERVER_IP, CLIENT_IP), prefix="wsmp",
+                          services=services, lcores=(lcore,), metrics_port=metrics,
                           extra_dataplane=f"  mbufs: {mbufs}" if mbufs else "",
                           # Rings of 256 slots: the pool must exceed rx + tx descriptors
                           # (config check).
                           port_keys=["rx_descriptors: 256", "tx_descriptors: 256"])
-    return path, d
 
 
 def client_services(tmp, tag, src_conns, ping_conns, duration, ping_count=0):
