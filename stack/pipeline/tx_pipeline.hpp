@@ -314,11 +314,11 @@ class TxPipeline {
 
   // One message through the direct path, whole, when push_bulk_direct would take it whole
   // in one chunk: nothing queued, outside batching mode, in flight at most a batch, and room
-  // for the whole frame. A ping's next message and a client's request go this way without
-  // the chunk planning that many messages need. True when the message is in the owner's
-  // ring (counted as a push and a pull); false with nothing queued or counted here, for
-  // push_bulk_direct and push_bulk to decide (the room is short, something must go first,
-  // or TCP refused the bytes).
+  // for the whole frame. A ping's next message, and a source's when its budget allows one,
+  // go this way without the chunk planning that many messages need. True when the message
+  // is in the owner's ring (counted as a push and a pull); false with nothing queued or
+  // counted here, for push_bulk_direct and push_bulk to decide (the room is short,
+  // something must go first, or TCP refused the bytes).
   template <class Fill, class Reserve, class Commit>
   bool push_one_direct(uint32_t size, Priority prio, Instant now, Fill&& fill, Reserve&& reserve,
                        Commit&& commit) {
