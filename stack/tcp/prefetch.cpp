@@ -107,4 +107,24 @@ void TcpStack::prefetch_conn(FlowHint hint, PrefetchPlan plan) const {
     __builtin_prefetch(b + off);
 }
 
+// A client's next connection takes the next ephemeral port of pick_port's cursor, and
+// under churn that port's tuple is nearly always held by a TIME-WAIT record of the
+// connection that used it last, a whole cycle of ports ago: beyond the caches, the
+// takeover (reuse_time_wait) waited for the index slot and then for the record, about a
+// tenth of a connecting core. Loaded one connection ahead: the record of the next port,
+// whose index slot the connection before requested, and the index slot of the port after.
+// A hint only, like the rest of this file: a port that pick_port skips costs a wasted load.
+void TcpStack::prefetch_next_ports(IpAddr laddr, Endpoint remote) const {
+  if (time_waits_.size() * sizeof(TimeWaitRecord) <= kPrefetchTableBytes) return;
+  const uint32_t lo = cfg_.ephemeral_low;
+  const uint32_t n = cfg_.ephemeral_high - lo + 1;
+  const uint32_t next = port_cursor_;  // < n
+  const uint32_t after = next + 1 == n ? 0 : next + 1;
+  const auto tuple = [&](uint32_t k) {
+    return FourTuple{laddr, remote.addr, static_cast<uint16_t>(lo + k), remote.port};
+  };
+  time_waits_.prefetch_record(conns_.hash(tuple(next)));
+  time_waits_.prefetch_slot(conns_.hash(tuple(after)));
+}
+
 }  // namespace ws::tcp

@@ -268,6 +268,9 @@ class TcpStack {
   };
   FlowHint prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
   void prefetch_conn(FlowHint hint, PrefetchPlan plan) const;
+  // After pick_port: the TIME-WAIT record of the next ephemeral port and the index slot
+  // of the one after, toward `remote` (a client connecting to one server over and over).
+  void prefetch_next_ports(IpAddr laddr, Endpoint remote) const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative
