@@ -15,8 +15,13 @@ tests/bench/pipeline_cost under callgrind for instructions per message).
 
   tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
                                    [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
-                                   [--mtu 9000] [--connections 4] [--ping-beside]
+                                   [--reconnect] [--mtu 9000] [--connections 4] [--ping-beside]
                                    [--hiccups 2]
+
+With `--reconnect` (implies `--ping`), every connection of the ping closes after one round
+trip and opens again (`reconnect: true`): the connection rate of run_services.sh connrate,
+with its TCP settings (`time_wait_ms: 1000`, `time_wait_reuse_ms: 5`), for the builds in
+turn; `cps` is connections/s over the second half of the run.
 
 With `--hiccups SECONDS`, each run is followed by tests/bench/hiccup_meter on both CPUs:
 the gaps per second longer than 20 us that the machine itself (interrupts, the tick, the
@@ -43,12 +48,19 @@ from bench_txpath import wait_running  # noqa: E402  (the same server start-up w
 
 SOCK = "/run/wirespeed-pipeline-ab.sock"
 PROGRESS = re.compile(r"^load: (done: )?([\d.]+) s, (\d+) messages")
+CONNECTIONS = re.compile(r"^load: (done: )?([\d.]+) s, .* (\d+) connections \(")
+
+
+# run_services.sh connrate's TCP settings: a 5 ms TIME-WAIT takeover, or one client could
+# open at most its 28,232 ephemeral ports per second to one server port.
+RECONNECT_TCP = "tcp: { time_wait_ms: 1000, time_wait_reuse_ms: 5 }\n"
 
 
 def config(path, *, prefix, lcore, role, addr, services, pipeline, mtu=1500, idle="poll",
-           l4off=False):
+           l4off=False, tcp=""):
     svc = "\n".join(f"  - {s}" for s in services)
     pl = f"pipeline: {pipeline}\n" if pipeline else ""
+    pl += tcp
     with open(path, "w") as f:
         f.write(f"""version: 1
 dataplane:
@@ -81,10 +93,12 @@ def stop(p):
             p.wait()
 
 
-def second_half_rate(log):
+def second_half_rate(log, progress=PROGRESS):
+    """The count `progress` reads from the client's progress lines, per second over the
+    second half of the run."""
     pts = []
     for line in open(log):
-        m = PROGRESS.match(line.strip())
+        m = progress.match(line.strip())
         if m:
             pts.append((float(m.group(2)), int(m.group(3))))
     if len(pts) < 2:
@@ -118,13 +132,14 @@ def beside_ping(tmp, tag, dur, on):
 
 
 def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, beside=False,
-            idle="poll", l4off=False):
+            idle="poll", l4off=False, reconnect=False):
     dp = os.path.join(build, "dataplane", "wirespeed-dataplane")
     tag = f"{label}-{size}"
     if os.path.exists(SOCK):
         os.unlink(SOCK)
+    tcp = RECONNECT_TCP if reconnect else ""
     scfg = config(os.path.join(tmp, f"{tag}-s.yaml"), prefix="wspab-srv", lcore=0, role="server",
-                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off,
+                  addr="10.98.0.1", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off, tcp=tcp,
                   services=["{ name: sink, kind: sink, protocol: tcp, port: 9 }",
                             "{ name: echo, kind: echo, protocol: tcp, port: 7 }"])
     slog = os.path.join(tmp, f"{tag}-s.log")
@@ -136,10 +151,11 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
             os.unlink(rep)
         kind = "ping" if ping else "source"
         port = 7 if ping else 9
+        again = ", reconnect: true" if reconnect else ""
         ccfg = config(os.path.join(tmp, f"{tag}-c.yaml"), prefix="wspab-cli", lcore=1, role="client",
-                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off,
+                      addr="10.98.0.2", pipeline=pipeline, mtu=mtu, idle=idle, l4off=l4off, tcp=tcp,
                       services=[f"{{ name: load, kind: {kind}, protocol: tcp, target: \"10.98.0.1:{port}\", "
-                                f"message_size: {size}, duration_s: {dur}, connections: {conns}, "
+                                f"message_size: {size}, duration_s: {dur}, connections: {conns}{again}, "
                                 f"report: {rep} }}"] + beside_ping(tmp, tag, dur, beside))
         stat = os.path.join(tmp, f"{tag}-stat.csv")
         clog = os.path.join(tmp, f"{tag}-c.log")
@@ -155,6 +171,8 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
         if s.get("instructions"):
             res["instr_per_msg"] = s["instructions"] / n
             res["cycles_per_msg"] = s.get("cycles", 0) / n
+        if reconnect:  # one round trip per connection: messages and connections alike
+            res["cps"] = second_half_rate(clog, CONNECTIONS) or r["connections_per_second"]
         if ping:
             res.update(rtt(r))
         if beside:
@@ -188,6 +206,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=3)
     ap.add_argument("--ping", action="store_true", help="ping -> echo instead of source -> sink")
+    ap.add_argument("--reconnect", action="store_true",
+                    help="the ping's connections close after each round trip and open again")
     ap.add_argument("--mtu", type=int, default=1500, help="the MTU of both memif ports")
     ap.add_argument("--connections", type=int, default=1, help="connections of the load")
     ap.add_argument("--ping-beside", action="store_true",
@@ -196,6 +216,7 @@ def main():
                     help="after each run, the machine's gaps on both CPUs (hiccup_meter) for "
                          "SECONDS; with --ping, the share of round trips they can delay")
     a = ap.parse_args()
+    a.ping = a.ping or a.reconnect
     variants = []
     for v in a.variant:
         label, rest = v.split("=", 1)
@@ -215,7 +236,7 @@ def main():
                 for label, build, pipeline, idle, l4off in order:
                     try:
                         r = one_run(tmp, label, build, pipeline, size, a.duration, a.ping, a.mtu,
-                                    a.connections, a.ping_beside, idle, l4off)
+                                    a.connections, a.ping_beside, idle, l4off, a.reconnect)
                     except Exception as e:  # a failed run is reported, the others go on
                         print(f"{label} {size} B rep {rep}: FAILED {e}", flush=True)
                         continue
@@ -227,7 +248,7 @@ def main():
                     print(f"{label} {size} B rep {rep}: " +
                           ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
     lat = ["p50_us", "p99_us", "p999_us", "max_us"]
-    keys = ["mps", "gbps"] + (lat if a.ping else [])
+    keys = ["mps", "gbps"] + (["cps"] if a.reconnect else []) + (lat if a.ping else [])
     if a.ping_beside:
         keys += ["beside_msgs"] + [f"beside_{k}" for k in lat]
     if a.hiccups > 0:
