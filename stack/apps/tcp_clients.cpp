@@ -296,6 +296,7 @@ struct TcpPingService::Conn : TcpClientConn {
   uint64_t received = 0;   // echoes completed on this connection
   uint64_t sent = 0;       // length32: messages pushed on this connection
   uint64_t stream_rx = 0;  // framing none: bytes of the current echo received
+  bool in_closed = false;  // listed in closed_ (reconnect mode)
 };
 
 TcpPingService::Conn& TcpPingService::as(TcpClientConn& c) { return static_cast<Conn&>(c); }
@@ -305,6 +306,7 @@ bool TcpPingService::start(Stack& stack, Instant now) {
   begin(now);
   conns_.reserve(p_.connections);
   for (uint32_t i = 0; i < p_.connections; ++i) conns_.push_back(std::make_unique<Conn>(p_));
+  if (p_.reconnect) closed_.reserve(p_.connections);
   (void)poll(now);
   return true;
 }
@@ -343,6 +345,10 @@ bool TcpPingService::open(Instant now, Conn& st) {
       ++errors_;
     }
     s->c = nullptr;
+    if (p_.reconnect && !s->in_closed) {  // opened again at the next poll
+      s->in_closed = true;
+      closed_.push_back(s);
+    }
   };
   st.c = tcp_.connect(p_.target, std::move(cb), 0, now);
   if (st.c == nullptr) {
@@ -479,15 +485,33 @@ Instant TcpPingService::poll(Instant now) {
   uint64_t room = stopping_ ? 0 : open_room(tcp_);
   // The walk over every connection when due; in between, only new connections are
   // opened: pacing the opens of many connections must not walk them all each time. At
-  // every poll with reconnect (closed slots reopen at once), and at the next poll when a
-  // pump from a callback left a pipeline deadline the walk has not seen (length32: the
-  // rest of a large message) or a push to retry. A 64-byte echo leaves neither: walking
-  // 64 connections at every poll cost the client about 150 instructions per round trip.
-  if (stopping_ || p_.reconnect || walk_soon_ || now >= walk_at_) walk_at_ = walk(now, room);
+  // the next poll when a pump from a callback left a pipeline deadline the walk has not
+  // seen (length32: the rest of a large message) or a push to retry, and at every poll
+  // with reconnect on a rate schedule (a first message waits for its turn there). A 64-byte
+  // echo leaves neither: walking 64 connections at every poll cost the client about 150
+  // instructions per round trip. With reconnect, the slots closed since are opened again
+  // at once from their list, without the walk (a connection is driven by its callbacks:
+  // connected, writable, echo received).
+  if (stopping_ || (p_.reconnect && p_.rate != 0) || walk_soon_ || now >= walk_at_) {
+    walk_at_ = walk(now, room);
+  } else if (p_.reconnect) {
+    reopen(now, room);
+  }
   // Slots never opened yet, as far as max_connecting allows; the rest on a later poll.
   for (; room > 0 && opened_slots_ < conns_.size(); --room) open(now, as(*conns_[opened_slots_++]));
   if (!stopping_ && opened_slots_ < conns_.size()) return earliest(walk_at_, now + kOpenRetry);
   return walk_at_;
+}
+
+void TcpPingService::reopen(Instant now, uint64_t& room) {
+  while (room > 0 && !closed_.empty()) {
+    Conn& st = *closed_.back();
+    closed_.pop_back();
+    st.in_closed = false;
+    if (st.c != nullptr) continue;  // a walk opened it meanwhile
+    --room;
+    open(now, st);
+  }
 }
 
 // Sends on the rate schedule, reopens (reconnect) within `room`, and steps the pipelines;

@@ -101,13 +101,16 @@ class TcpPingService final : public TcpClientService {
   void pump_stream(Conn& c);
   void on_bytes(Conn& c, std::span<const uint8_t> data);
   Instant walk(Instant now, uint64_t& room);
+  // Reconnect mode: the slots whose connection closed since, opened again within `room`.
+  void reopen(Instant now, uint64_t& room);
   void fill(ClientReport& r) const override { r.set_rtt(hist_); }
 
   LatencyHistogram hist_;
   uint64_t round_trips_started_ = 0;
-  size_t opened_slots_ = 0;  // conns_[0, this) have been opened at least once
-  Instant walk_at_;          // next walk over every connection (poll)
-  bool walk_soon_ = false;   // a pump left work for the next poll (pump_message)
+  size_t opened_slots_ = 0;    // conns_[0, this) have been opened at least once
+  Instant walk_at_;            // next walk over every connection (poll)
+  bool walk_soon_ = false;     // a pump left work for the next poll (pump_message)
+  std::vector<Conn*> closed_;  // reconnect: slots to open again (each once; sized at start)
 };
 
 }  // namespace ws

@@ -416,6 +416,27 @@ TEST(TcpPing, ReconnectKeepsPipelineTotals) {
   EXPECT_EQ(echo.counters().rx_messages, 20u);
 }
 
+// Reconnect mode opens a closed slot again at the next poll, not at the next walk over
+// every connection (once a millisecond): one connection of 20 round trips, each about three
+// 100 us round trips of the link, takes a few milliseconds, where waiting for the walk
+// would take at least 20.
+TEST(TcpPing, ReconnectOpensAgainAtTheNextPoll) {
+  Rig r;
+  TcpEchoService echo("echo", kEchoPort, r.n->b);
+  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
+  ClientParams p = client_params(64, 20, kEchoPort);
+  p.reconnect = true;
+  TcpPingService ping("ping", p, r.n->a);
+  r.services = {&echo, &ping};
+  const Instant start = r.n->now;
+  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+  const ClientReport rep = finish(r, ping, Duration::seconds(5));
+  EXPECT_EQ(rep.messages, 20u);
+  EXPECT_EQ(rep.errors, 0u);
+  EXPECT_EQ(rep.connect_failures, 0u);
+  EXPECT_LT(r.n->now - start, Duration::millis(12)) << (r.n->now - start).ns() << " ns";
+}
+
 // max_connecting: a client with many connections keeps at most that many of the core's
 // connections in SYN-SENT and opens the rest as handshakes complete, until all are open.
 // Ping and source both (each against an echo; the source's bytes come back unread).
