@@ -375,17 +375,32 @@ TEST(TcpEcho, PeerThatDoesNotReadBoundsMemory) {
   EXPECT_EQ(pc.refused, 0u);
 }
 
+// An echo on stack B and a ping in reconnect mode on stack A (one connection, `count` round
+// trips of `size` bytes, each on a connection of its own), both the rig's services; start()
+// starts them.
+struct ReconnectingPing {
+  ReconnectingPing(Rig& r, uint32_t size, uint64_t count)
+      : echo("echo", kEchoPort, r.n->b), ping("ping", params(size, count), r.n->a) {
+    r.services = {&echo, &ping};
+  }
+  static ClientParams params(uint32_t size, uint64_t count) {
+    ClientParams p = client_params(size, count, kEchoPort);
+    p.reconnect = true;
+    return p;
+  }
+  bool start(Rig& r) { return echo.start(r.dummy, r.n->now) && ping.start(r.dummy, r.n->now); }
+  TcpEchoService echo;
+  TcpPingService ping;
+};
+
 // Counters of closed connections stay in the totals (ping in reconnect mode: a new
 // connection, and a new pipeline, per round trip).
 TEST(TcpPing, ReconnectKeepsPipelineTotals) {
   Rig r;
-  TcpEchoService echo("echo", kEchoPort, r.n->b);
-  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
-  ClientParams p = client_params(100, 20, kEchoPort);
-  p.reconnect = true;
-  TcpPingService ping("ping", p, r.n->a);
-  r.services = {&echo, &ping};
-  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
+  ReconnectingPing rp(r, 100, 20);
+  TcpEchoService& echo = rp.echo;
+  TcpPingService& ping = rp.ping;
+  ASSERT_TRUE(rp.start(r));
   uint64_t last = 0;
   bool monotonic = true;
   ClientReport rep;
@@ -422,15 +437,10 @@ TEST(TcpPing, ReconnectKeepsPipelineTotals) {
 // would take at least 20.
 TEST(TcpPing, ReconnectOpensAgainAtTheNextPoll) {
   Rig r;
-  TcpEchoService echo("echo", kEchoPort, r.n->b);
-  ASSERT_TRUE(echo.start(r.dummy, r.n->now));
-  ClientParams p = client_params(64, 20, kEchoPort);
-  p.reconnect = true;
-  TcpPingService ping("ping", p, r.n->a);
-  r.services = {&echo, &ping};
+  ReconnectingPing rp(r, 64, 20);
   const Instant start = r.n->now;
-  ASSERT_TRUE(ping.start(r.dummy, r.n->now));
-  const ClientReport rep = finish(r, ping, Duration::seconds(5));
+  ASSERT_TRUE(rp.start(r));
+  const ClientReport rep = finish(r, rp.ping, Duration::seconds(5));
   EXPECT_EQ(rep.messages, 20u);
   EXPECT_EQ(rep.errors, 0u);
   EXPECT_EQ(rep.connect_failures, 0u);
