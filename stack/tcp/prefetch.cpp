@@ -30,8 +30,11 @@ constexpr size_t kTcbLinesAhead = 4;
 }  // namespace
 
 TcpStack::PrefetchPlan TcpStack::prefetch_plan() const {
-  return {conns_.memory_bytes() > kPrefetchTableBytes,
-          time_waits_.size() * sizeof(TimeWaitRecord) > kPrefetchTableBytes};
+  return {conns_.memory_bytes() > kPrefetchTableBytes, time_waits_beyond_cache()};
+}
+
+bool TcpStack::time_waits_beyond_cache() const {
+  return time_waits_.size() * sizeof(TimeWaitRecord) > kPrefetchTableBytes;
 }
 
 namespace {
@@ -114,17 +117,10 @@ void TcpStack::prefetch_conn(FlowHint hint, PrefetchPlan plan) const {
 // tenth of a connecting core. Loaded one connection ahead: the record of the next port,
 // whose index slot the connection before requested, and the index slot of the port after.
 // A hint only, like the rest of this file: a port that pick_port skips costs a wasted load.
-void TcpStack::prefetch_next_ports(IpAddr laddr, Endpoint remote) const {
-  if (time_waits_.size() * sizeof(TimeWaitRecord) <= kPrefetchTableBytes) return;
-  const uint32_t lo = cfg_.ephemeral_low;
-  const uint32_t n = cfg_.ephemeral_high - lo + 1;
-  const uint32_t next = port_cursor_;  // < n
-  const uint32_t after = next + 1 == n ? 0 : next + 1;
-  const auto tuple = [&](uint32_t k) {
-    return FourTuple{laddr, remote.addr, static_cast<uint16_t>(lo + k), remote.port};
-  };
-  time_waits_.prefetch_record(conns_.hash(tuple(next)));
-  time_waits_.prefetch_slot(conns_.hash(tuple(after)));
+void TcpStack::prefetch_ports(IpAddr laddr, Endpoint remote, uint16_t next, uint16_t after) const {
+  if (!time_waits_beyond_cache()) return;
+  time_waits_.prefetch_record(conns_.hash({laddr, remote.addr, next, remote.port}));
+  time_waits_.prefetch_slot(conns_.hash({laddr, remote.addr, after, remote.port}));
 }
 
 }  // namespace ws::tcp

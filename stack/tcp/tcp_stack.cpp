@@ -619,16 +619,18 @@ uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, TimeWai
     port_cursor_seeded_ = true;
   }
   // The cursor stays below n, so it wraps by a compare, not a division per connection.
+  const auto step = [n](uint32_t k) { return k + 1 == n ? 0 : k + 1; };
   uint32_t c = port_cursor_ < n ? port_cursor_ : port_cursor_ % n;
   for (uint32_t i = 0; i < n; ++i) {
     const auto p = static_cast<uint16_t>(lo + c);
-    c = c + 1 == n ? 0 : c + 1;
+    c = step(c);
     if (cfg_.port_ok && !cfg_.port_ok(p, remote)) continue;
     if (listeners_.count(p)) continue;
     FourTuple t{laddr, remote.addr, p, remote.port};
     if (!reuse_time_wait(t, now, tw)) continue;
     port_cursor_ = static_cast<uint16_t>(c);
-    prefetch_next_ports(laddr, remote);
+    prefetch_ports(laddr, remote, static_cast<uint16_t>(lo + c),
+                   static_cast<uint16_t>(lo + step(c)));
     return p;
   }
   return 0;

@@ -268,9 +268,12 @@ class TcpStack {
   };
   FlowHint prefetch_frame(std::span<const uint8_t> frame, PrefetchPlan plan) const;
   void prefetch_conn(FlowHint hint, PrefetchPlan plan) const;
-  // After pick_port: the TIME-WAIT record of the next ephemeral port and the index slot
-  // of the one after, toward `remote` (a client connecting to one server over and over).
-  void prefetch_next_ports(IpAddr laddr, Endpoint remote) const;
+  // After pick_port: the TIME-WAIT record of port `next` and the index slot of port
+  // `after`, the cursor's next two, toward `remote` (a client connecting to one server over
+  // and over).
+  void prefetch_ports(IpAddr laddr, Endpoint remote, uint16_t next, uint16_t after) const;
+  // The TIME-WAIT records outgrow a core's share of the caches: worth loading ahead.
+  bool time_waits_beyond_cache() const;
   // Handshakes completed so far (no walk).
   uint64_t established_total() const { return family_total(ctr_.family.connections_established); }
   // True while the address a connection to `dst` would be sent from is still tentative
