@@ -3,12 +3,13 @@
 #   1. unit + sim + fuzz smoke (release build)
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. integration: the real binaries against Linux peers in network namespaces (root)
+#   4. the profile-guided build (deploy/build-pgo.sh), checked by its training programs
 # Exits non-zero if any suite fails. A test that meson reports as SKIP (exit 77) counts as
 # a failure unless --allow-skip is given; the skipped tests are listed either way.
 # With integration, the sanitizer build and clang-tidy (suite tidy) run beside it at idle
 # priority; the sanitizer suites follow it.
-# Options: --quick (skip the sanitizer build), --no-integration, --only-integration,
-# --allow-skip.
+# Options: --quick (skip the sanitizer and profile-guided builds), --no-integration,
+# --only-integration, --allow-skip.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -223,6 +224,23 @@ if [[ -n "$BG_PID" ]]; then
   wait "$BG_PID" || fail "the work beside the integration suites"
   cat "$BG_LOG"
   if ((!QUICK)) && [[ -f "$ASAN_OK" ]]; then sanitizer_suites; fi
+fi
+
+# The profile-guided build (deploy/build-pgo.sh, the build docs/performance.md measures):
+# the instrumented build, its training (as root, two data planes over memif as well), the
+# optimized build, and the in-memory programs again on that build, each checking every byte
+# it carried. Last, so that its memif runs share the CPUs with no suite.
+if ((!QUICK && UNIT)); then
+  step "profile-guided build (deploy/build-pgo.sh build-pgo)"
+  PGO_LOG=build/meson-logs/build-pgo.log
+  if bash deploy/build-pgo.sh build-pgo >"$PGO_LOG" 2>&1; then
+    # meson's setup summary of build-pgo, then the training and the check
+    sed -n '/^wirespeed [0-9]/,/^Found ninja/p' "$PGO_LOG"
+    grep -E '^== build-pgo: (training|the optimized)|^  ok: |profiled$|^build-pgo: done' "$PGO_LOG"
+  else
+    tail -40 "$PGO_LOG"
+    fail "profile-guided build (log: $PGO_LOG)"
+  fi
 fi
 
 echo

@@ -133,8 +133,9 @@ size_t UdpTable::send_burst(uint16_t src_port, const Endpoint& dst,
       wire::emit_udp(hdrs[i].data(), src_port, dst.port, static_cast<uint16_t>(p.size()));
       d[i] = L4Datagram{hdrs[i], p};
     }
-    const auto r = fits ? out_.send_udp_burst(dst.addr, std::span(d).first(n), now) : std::nullopt;
-    if (!r) {
+    const std::optional<size_t> r =
+        fits ? out_.send_udp_burst(dst.addr, std::span(d).first(n), now) : std::nullopt;
+    if (!r.has_value()) {
       // The burst path does not apply: one by one, stopping at the first failure.
       for (size_t i = 0; i < n; ++i) {
         if (!send(src_port, dst, payloads[sent], now)) return sent;
@@ -142,9 +143,10 @@ size_t UdpTable::send_burst(uint16_t src_port, const Endpoint& dst,
       }
       continue;
     }
-    sent += *r;
-    udp_out_[family_index(dst.addr)] += *r;
-    if (*r < n) break;
+    const size_t took = r.value();
+    sent += took;
+    udp_out_[family_index(dst.addr)] += took;
+    if (took < n) break;
   }
   return sent;
 }

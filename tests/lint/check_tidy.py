@@ -34,8 +34,10 @@ def product_files(build_dir, root):
     return sorted(files)
 
 
-# GCC-only code-generation options of meson.build that clang rejects as unknown arguments.
-GCC_ONLY = ("-mmemset-strategy=",)
+# GCC-only options of meson.build (and of its b_pgo, whose profiles clang cannot read) that
+# clang rejects.
+GCC_ONLY = ("-mmemset-strategy=", "-mmemcpy-strategy=", "-fprofile-use", "-fprofile-generate",
+            "-fprofile-correction", "-Wno-missing-profile")
 
 
 def clang_compile_db(build_dir, tmp):
