@@ -228,8 +228,9 @@ fi
 
 # The profile-guided build (deploy/build-pgo.sh, the build docs/performance.md measures):
 # the instrumented build, its training (as root, two data planes over memif as well), the
-# optimized build, and the in-memory programs again on that build, each checking every byte
-# it carried. Last, so that its memif runs share the CPUs with no suite.
+# optimized build, and the same training again on that build, each in-memory program
+# checking every byte it carried and the HTTP client every response. Last, so that its
+# memif runs share the CPUs with no suite.
 if ((!QUICK && UNIT)); then
   step "profile-guided build (deploy/build-pgo.sh build-pgo)"
   PGO_LOG=build/meson-logs/build-pgo.log
