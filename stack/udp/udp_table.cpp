@@ -143,7 +143,7 @@ size_t UdpTable::send_burst(uint16_t src_port, const Endpoint& dst,
       }
       continue;
     }
-    const size_t took = r.value();
+    const size_t took = *r;  // engaged: checked above (value() would bring a throw path)
     sent += took;
     udp_out_[family_index(dst.addr)] += took;
     if (took < n) break;

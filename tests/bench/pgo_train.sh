@@ -5,7 +5,7 @@
 #   tests/bench/pgo_train.sh --programs          the build targets the training runs
 # The in-memory programs drive the real stack, services and transmit pipeline back to back
 # on a virtual clock, with no port, no root and no DPDK. Each checks what it carried and
-# exits non-zero on a lost, late or wrong byte, so the same run checks the optimized build
+# exits non-zero on a lost or wrong byte, so the same run checks the optimized build
 # too. With --memif, two data planes of BUILD_DIR then run the benchmarks' own workloads
 # against each other over net_memif for a few seconds each (64-byte round trips, connection
 # churn, bulk, HTTP keep-alive and one request per connection): the counts of the polling
@@ -43,23 +43,32 @@ if [[ ${1:-} == --memif ]]; then MEMIF=1; shift; fi
 [[ $# -eq 1 && -d $1 ]] ||
   { echo "usage: tests/bench/pgo_train.sh [--memif] BUILD_DIR | --programs" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# checked LABEL COMMAND...: runs it with its output kept aside; on failure shows the end of
+# that output and stops the training.
+checked() {
+  local label=$1
+  shift
+  if ! "$@" >"$TMP/run.log" 2>&1; then
+    tail -5 "$TMP/run.log" >&2
+    echo "pgo_train: '$label' failed" >&2
+    exit 1
+  fi
+  echo "  ok: $label"
+}
+
 for r in "${RUNS[@]}"; do
   read -ra argv <<<"$r"
   prog="$BUILD/tests/bench/${argv[0]}"
   [[ -x $prog ]] || { echo "pgo_train: $prog is not built" >&2; exit 1; }
-  if ! out=$("$prog" "${argv[@]:1}" 2>&1); then
-    printf '%s\n' "$out" | tail -5 >&2
-    echo "pgo_train: '$r' failed" >&2
-    exit 1
-  fi
-  echo "  ok: $r"
+  checked "$r" "$prog" "${argv[@]:1}"
 done
 ((MEMIF)) || exit 0
 
 [[ $(id -u) -eq 0 ]] || { echo "pgo_train: --memif needs root (DPDK, memif sockets)" >&2; exit 1; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 # Like the benchmarks, the memif runs want the CPUs to themselves and fixed memif and file
 # names: run beside no integration test (take /tmp/ws-integration.lock around the caller).
 MEMIF_RUNS=(
@@ -69,18 +78,9 @@ MEMIF_RUNS=(
 )
 for r in "${MEMIF_RUNS[@]}"; do
   read -ra argv <<<"$r"
-  if ! /usr/bin/python3 "$HERE/${argv[0]}" \
-    --variant "train=$BUILD" "${argv[@]:1}" --reps 1 --duration 3 >"$TMP/run.log" 2>&1; then
-    tail -5 "$TMP/run.log" >&2
-    echo "pgo_train: memif '$r' failed" >&2
-    exit 1
-  fi
-  echo "  ok: memif $r"
+  checked "memif $r" /usr/bin/python3 "$HERE/${argv[0]}" --variant "train=$BUILD" \
+    "${argv[@]:1}" --reps 1 --duration 3
 done
-if ! /usr/bin/python3 "$HERE/bench_http_memif_ab.py" \
-  --build "train=$BUILD" --reps 1 --duration 3 --out "$TMP/http.json" >"$TMP/run.log" 2>&1; then
-  tail -5 "$TMP/run.log" >&2
-  echo "pgo_train: memif HTTP failed" >&2
-  exit 1
-fi
-echo "  ok: memif HTTP keep-alive and one request per connection"
+checked "memif HTTP keep-alive and one request per connection" \
+  /usr/bin/python3 "$HERE/bench_http_memif_ab.py" --build "train=$BUILD" --reps 1 --duration 3 \
+  --out "$TMP/http.json"
