@@ -34,8 +34,10 @@ fi
 JOBS=$(nproc)
 
 mapfile -t PROGRAMS < <("$ROOT/tests/bench/pgo_train.sh" --programs)
+# hiccup_meter: the machine's own gaps, which bench_pipeline_ab.py --hiccups reads from the
+# build it measures.
 TARGETS=(dataplane/wirespeed-dataplane control/wirespeed-control tools/wsperf/wsperf
-  "${PROGRAMS[@]}")
+  tests/bench/hiccup_meter "${PROGRAMS[@]}")
 
 say() { printf '\n== build-pgo: %s\n' "$*"; }
 

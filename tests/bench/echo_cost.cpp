@@ -11,7 +11,13 @@
 // server_timers, the client's client_burst and client_timers:
 //
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*server_*'
-//            build/tests/bench/echo_cost ROUND_TRIPS [CONNECTIONS]   (one command line)
+//            build/tests/bench/echo_cost ROUND_TRIPS [CONNECTIONS [RECONNECT]]
+//
+// (one command line). RECONNECT 1 gives the ping `reconnect: true` and both hosts the
+// TIME_WAIT settings of bench_pipeline_ab.py --reconnect (time_wait 1 s, taken over after
+// 5 ms): each round trip is then a connection of its own (connect, 64-byte round trip,
+// close, the client's TIME_WAIT), so the counts are per connection, as in the benchmark's
+// connection rate, and each side's cost shows apart.
 //
 // (--toggle-collect='*client_*' for the client; both options for both). Run it at two
 // round-trip counts and divide the difference of the totals by the difference of the counts
@@ -47,11 +53,17 @@ constexpr uint16_t kPort = 7;
 int main(int argc, char** argv) {
   const uint64_t round_trips = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 20000;
   const uint32_t conns = argc > 2 ? static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10)) : 64;
+  const bool reconnect = argc > 3 && std::strtoul(argv[3], nullptr, 10) != 0;
   if (round_trips == 0 || conns == 0 || conns > 4096) {
-    std::fprintf(stderr, "usage: echo_cost ROUND_TRIPS [CONNECTIONS (1..4096)]\n");
+    std::fprintf(stderr, "usage: echo_cost ROUND_TRIPS [CONNECTIONS (1..4096) [RECONNECT]]\n");
     return 2;
   }
-  ws::test::HostPair hosts;
+  tcp::TcpConfig tcp_cfg;
+  if (reconnect) {
+    tcp_cfg.time_wait = Duration::seconds(1);
+    tcp_cfg.time_wait_reuse = Duration::millis(5);
+  }
+  ws::test::HostPair hosts(tcp_cfg);
   auto& [a_to_b, b_to_a, a, b] = hosts;
   const Ipv4Addr ip_b = ws::test::HostPair::kIpB;
   TcpEchoService echo("echo", kPort, b.tcp);
@@ -61,6 +73,7 @@ int main(int argc, char** argv) {
   p.connections = conns;
   p.duration = Duration::zero();
   p.count = 0;  // the loop below stops at round_trips
+  p.reconnect = reconnect;
   TcpPingService ping("ping", p, a.tcp);
 
   Instant now = Instant::from_ns(1'000'000'000);

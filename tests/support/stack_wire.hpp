@@ -107,9 +107,13 @@ struct Host {
 struct HostPair {
   static constexpr Ipv4Addr kIpA = Ipv4Addr::from_octets(10, 0, 0, 1);
   static constexpr Ipv4Addr kIpB = Ipv4Addr::from_octets(10, 0, 0, 2);
+  // Both hosts' TCP settings (echo_cost's reconnect mode: the benchmark's TIME_WAIT ones).
+  explicit HostPair(const tcp::TcpConfig& cfg = {})
+      : a{1500, MacAddr{{2, 0, 0, 0, 0, 1}}, kIpA, a_to_b, cfg},
+        b{1500, MacAddr{{2, 0, 0, 0, 0, 2}}, kIpB, b_to_a, cfg} {}
   std::deque<Frame*> a_to_b, b_to_a;
-  Host a{1500, MacAddr{{2, 0, 0, 0, 0, 1}}, kIpA, a_to_b};
-  Host b{1500, MacAddr{{2, 0, 0, 0, 0, 2}}, kIpB, b_to_a};
+  Host a;
+  Host b;
 };
 
 // One side of a back-to-back pair run as the data plane's loop runs it (dataplane/pipeline.cpp,
