@@ -16,7 +16,7 @@ tests/bench/pipeline_cost under callgrind for instructions per message).
   tests/bench/bench_pipeline_ab.py --variant on=build --variant off=build:{batching: false}
                                    [--size 8 --size 1048576] [--reps 3] [--duration 3] [--ping]
                                    [--reconnect] [--mtu 9000] [--connections 4] [--ping-beside]
-                                   [--hiccups 2]
+                                   [--hiccups 2] [--out FILE]
 
 With `--reconnect` (implies `--ping`), every connection of the ping closes after one round
 trip and opens again (`reconnect: true`): the connection rate of run_services.sh connrate,
@@ -28,6 +28,9 @@ the gaps per second longer than 20 us that the machine itself (interrupts, the t
 hypervisor) takes from a busy-polling CPU. A ping's round trip in flight across a gap is
 late by it, so `gap_share_pct` (gaps per second over round trips per second) above 0.1 %
 means the p99.9 measures the machine.
+
+With `--out FILE`, every run (variant, size, repetition in the order run, and its figures)
+and the medians per variant and size are also written as JSON, for a results file.
 
 Reports msg/s over the second half of each run (from the client's progress lines, as
 bench.py's "2nd half" columns). Needs root. Uses its own memif socket, DPDK file prefixes
@@ -215,6 +218,7 @@ def main():
     ap.add_argument("--hiccups", type=float, default=0, metavar="SECONDS",
                     help="after each run, the machine's gaps on both CPUs (hiccup_meter) for "
                          "SECONDS; with --ping, the share of round trips they can delay")
+    ap.add_argument("--out", metavar="FILE", help="every run and the medians, as JSON")
     a = ap.parse_args()
     a.ping = a.ping or a.reconnect
     variants = []
@@ -229,6 +233,7 @@ def main():
     a.reps = max(1, min(a.reps, 10))
     a.duration = max(2, min(a.duration, 20))
     res = {}
+    runs = []
     with tempfile.TemporaryDirectory(prefix="wspab-") as tmp:
         for rep in range(a.reps):
             order = variants if rep % 2 == 0 else list(reversed(variants))
@@ -245,6 +250,7 @@ def main():
                         if a.ping:  # each gap delays about one round trip in flight
                             r["gap_share_pct"] = 100 * r["gaps20_per_s"] / max(r["mps"], 1)
                     res.setdefault((label, size), []).append(r)
+                    runs.append({"variant": label, "size": size, "rep": rep, **r})
                     print(f"{label} {size} B rep {rep}: " +
                           ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
     lat = ["p50_us", "p99_us", "p999_us", "max_us"]
@@ -257,9 +263,16 @@ def main():
         keys += ["instr_per_msg", "cycles_per_msg"]
     print("\n| variant | size B | " + " | ".join(f"{k} (median)" for k in keys) + " | runs |")
     print("| --- | --- | " + " | ".join("---" for _ in keys) + " | --- |")
+    medians = []
     for (label, size), rs in sorted(res.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        cells = [f"{statistics.median(r[k] for r in rs):.4g}" for k in keys]
+        med = {k: statistics.median(r[k] for r in rs) for k in keys}
+        medians.append({"variant": label, "size": size, "runs": len(rs), **med})
+        cells = [f"{med[k]:.4g}" for k in keys]
         print(f"| {label} | {size} | " + " | ".join(cells) + f" | {len(rs)} |")
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            json.dump({"command": sys.argv, "variants": {v[0]: v[1] for v in variants},
+                       "runs": runs, "medians": medians}, f, indent=1)
     return 0 if res else 1
 
 
