@@ -31,8 +31,12 @@ struct Frame {
 class WireIo final : public PacketIo {
  public:
   WireIo(uint32_t mtu, std::deque<Frame*>& to_peer) : mtu_(mtu), to_peer_(to_peer) {}
+  // Its frames: the free ones and those sent but never taken off the peer's queue (a run
+  // that stops with frames in flight). The queue outlives it (HostPair declares it first).
   ~WireIo() override {
     for (Frame* f : free_) delete f;
+    for (Frame* f : to_peer_) delete f;
+    to_peer_.clear();
   }
   bool alloc_tx(uint32_t len, TxBuf& out) override {
     if (len > mtu_ + 14) return false;
