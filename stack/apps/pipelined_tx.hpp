@@ -50,21 +50,28 @@ class PipelinedTx {
     pl_.set_in_flight(c.send_queued());
   }
   // The producer side (docs/pipeline.md, "Writing into the send ring"): up to `count`
-  // messages of `size` bytes, written by `fill(index, offset, out)`. First the TX step;
-  // then, while nothing queued must go first, straight into TCP's send ring
-  // (push_bulk_direct: no batch, no copy); the rest into the pipeline while it holds less
-  // than `queue_high` bytes, unless the direct path stopped for room (then on_writable
-  // follows, and the messages are better made then, in place, than queued and copied).
-  // Returns the messages accepted; `sent` gets the stream bytes TCP took.
+  // messages of `size` bytes, numbered from `first`, message i written by
+  // `fill(i, offset, out)`. First the rest of a message cut earlier (write_kept), then the
+  // TX step; then, while nothing queued must go first, straight into TCP's send ring
+  // (push_bulk_direct: no batch, no copy; the message cut where the room ends keeps its
+  // rest for write_kept); the rest into the pipeline while it holds less than `queue_high`
+  // bytes, unless the direct path stopped for room (then on_writable follows, and the
+  // messages are better made then, in place, than queued and copied). Returns the messages
+  // accepted; `sent` gets the stream bytes TCP took.
   template <class Fill>
-  pipeline::BulkPushResult push_bulk(tcp::Connection& c, uint64_t count, uint32_t size, Instant now,
-                                     uint64_t queue_high, size_t& sent, Fill&& fill) {
+  pipeline::BulkPushResult push_bulk(tcp::Connection& c, uint64_t first, uint64_t count,
+                                     uint32_t size, Instant now, uint64_t queue_high, size_t& sent,
+                                     Fill&& fill) {
     sync(c);
-    sent = step(c, now);
+    sent = write_kept(c, fill);
+    sent += step(c, now);
     pipeline::BulkPushResult r;
     if (blocked_ || count == 0) return r;
+    const auto numbered = [&fill, first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+      fill(first + i, off, out);
+    };
     if (count == 1 && pl_.push_one_direct(
-                          size, pipeline::Priority::kData, now, fill,
+                          size, pipeline::Priority::kData, now, numbered,
                           [&c](size_t max) { return c.send_reserve(max); },
                           [&c](size_t n) { return c.send_commit(n); })) {
       r.accepted = 1;
@@ -72,13 +79,8 @@ class PipelinedTx {
       r.notify = pl_.poll(now) <= now;
       return r;
     }
-    const pipeline::DirectResult d = pl_.push_bulk_direct(
-        count, size, pipeline::Priority::kData, now, fill,
-        [&c](size_t max) { return c.send_reserve(max); },
-        [&c](size_t n) { return c.send_commit(n); });
-    r.accepted = d.accepted;
-    sent += static_cast<size_t>(d.committed);
-    if (d.room_short && d.accepted > 0) {
+    if (direct_chunks(c, first, count, size, now, r, sent, fill)) return r;
+    if (direct_short_ && r.accepted > 0) {
       blocked_ = true;
       return r;
     }
@@ -86,7 +88,7 @@ class PipelinedTx {
     if (r.accepted < count && queued < queue_high) {
       const uint64_t frame = kFrameHeaderBytes + uint64_t{size};
       const uint64_t want = std::min(count - r.accepted, (queue_high - queued) / frame + 1);
-      const uint64_t base = r.accepted;
+      const uint64_t base = first + r.accepted;
       const pipeline::BulkPushResult b =
           pl_.push_bulk(want, size, pipeline::Priority::kData, now,
                         [&fill, base](uint64_t i, uint64_t off, std::span<uint8_t> out) {
@@ -100,6 +102,55 @@ class PipelinedTx {
     r.notify = pl_.poll(now) <= now;
     return r;
   }
+
+  // The rest of the message push_bulk cut, as much as TCP's send ring takes now, written
+  // in place by the same `fill` (message number, offset, out). While any is left the
+  // connection counts as blocked (the short reserve armed on_writable) and nothing else is
+  // pushed or pulled: the rest comes next in the stream. Returns the stream bytes TCP took.
+  template <class Fill>
+  size_t write_kept(tcp::Connection& c, Fill& fill) {
+    if (kept_.left == 0) return 0;
+    const uint64_t msg = kept_.msg;
+    const uint64_t n = pl_.write_kept(
+        kept_.size, kept_.from, kept_.left,
+        [&fill, msg](uint64_t off, std::span<uint8_t> out) { fill(msg, off, out); },
+        [&c](size_t max) { return c.send_reserve(max); },
+        [&c](size_t k) { return c.send_commit(k); });
+    kept_.from += n;
+    kept_.left -= n;
+    blocked_ = kept_.left != 0;
+    return static_cast<size_t>(n);
+  }
+  // push_bulk's direct path: chunks while they apply, each frame cut at a chunk's end
+  // written in place after it while the ring has room (a batching-mode chunk ends at a
+  // batch boundary, not where the room ends). True when a rest is left (blocked until
+  // on_writable); direct_short_ says whether the last chunk stopped for room.
+  template <class Fill>
+  bool direct_chunks(tcp::Connection& c, uint64_t first, uint64_t count, uint32_t size, Instant now,
+                     pipeline::BulkPushResult& r, size_t& sent, Fill& fill) {
+    for (;;) {
+      const uint64_t base = first + r.accepted;
+      const pipeline::DirectResult d = pl_.push_bulk_direct(
+          count - r.accepted, size, pipeline::Priority::kData, now,
+          [&fill, base](uint64_t i, uint64_t off, std::span<uint8_t> out) {
+            fill(base + i, off, out);
+          },
+          [&c](size_t max) { return c.send_reserve(max); },
+          [&c](size_t n) { return c.send_commit(n); }, pipeline::CutRest::kKeep);
+      r.accepted += d.accepted;
+      sent += static_cast<size_t>(d.committed);
+      direct_short_ = d.room_short;
+      if (d.kept == 0) return false;
+      kept_ = {first + r.accepted - 1, kFrameHeaderBytes + uint64_t{size} - d.kept, d.kept, size};
+      sent += write_kept(c, fill);
+      if (kept_.left != 0) return true;
+      if (r.accepted == count) return false;
+    }
+  }
+
+  // Stream bytes accepted and not yet in TCP: queued in the pipeline or a cut message's
+  // rest. A FIN waits for zero.
+  uint64_t pending_bytes() const { return pl_.queued_bytes() + kept_.left; }
 
   // push_frames for the echo: the TX step, then the run of whole frames, straight into
   // TCP's send ring where the pipeline would release them at once
@@ -128,6 +179,7 @@ class PipelinedTx {
   void reset() {
     pl_.reset();
     blocked_ = false;
+    kept_ = {};
   }
   // on_writable: TCP has room again.
   void writable() { blocked_ = false; }
@@ -139,8 +191,19 @@ class PipelinedTx {
   Instant deadline(Instant now) const { return blocked_ ? Instant::never() : pl_.poll(now); }
 
  private:
+  // The frame push_bulk_direct cut (CutRest::kKeep): message `msg`, frame bytes from `from`
+  // on, `left` of them still to write.
+  struct Kept {
+    uint64_t msg = 0;
+    uint64_t from = 0;
+    uint64_t left = 0;
+    uint32_t size = 0;
+  };
+
   pipeline::TxPipeline pl_;
+  Kept kept_;
   bool blocked_ = false;
+  bool direct_short_ = false;
 };
 
 }  // namespace ws

@@ -11,6 +11,11 @@ constexpr size_t kScratch = size_t{64} * 1024;
 // While connections wait to be opened (max_connecting): how soon to look again. A
 // handshake over a LAN or memif takes tens of microseconds to a millisecond.
 constexpr Duration kOpenRetry = Duration::micros(200);
+// Message `msg`'s pattern payload from `off` on (what the sink and the echo verify), for
+// PipelinedTx's writers.
+constexpr auto kPatternFill = [](uint64_t msg, uint64_t off, std::span<uint8_t> out) {
+  fill_pattern(msg, off, out);
+};
 }  // namespace
 
 // ---------------------------------------------------------------- shared
@@ -192,12 +197,13 @@ void TcpSourceService::pump_messages(Conn& st) {
   pipeline::TxPipeline& pl = st.tx->pipeline();
   for (;;) {
     st.tx->sync(*st.c);  // batch_limit() below
+    counters_.tx_bytes += st.tx->write_kept(*st.c, kPatternFill);
     counters_.tx_bytes += st.tx->step(*st.c, now);
     if (stopping_ || limits_reached(now)) {
       mark_stopping(now);
       // Everything pushed is whole messages and goes out (at the pipeline's deadlines or on
       // on_writable) before the FIN.
-      if (pl.queued_bytes() != 0) return;
+      if (st.tx->pending_bytes() != 0) return;
       st.c->shutdown_write();
       st.done = true;
       return;
@@ -208,13 +214,9 @@ void TcpSourceService::pump_messages(Conn& st) {
     // (then on_writable makes them in place). The pipeline's own bound (max_batches) is
     // the hard limit.
     const uint64_t high = 2 * uint64_t{pl.batch_limit()};
-    const uint64_t first = st.seq;
     size_t sent = 0;
-    const pipeline::BulkPushResult r =
-        st.tx->push_bulk(*st.c, budget(now), p_.message_size, now, high, sent,
-                         [first](uint64_t i, uint64_t off, std::span<uint8_t> out) {
-                           fill_pattern(first + i, off, out);
-                         });
+    const pipeline::BulkPushResult r = st.tx->push_bulk(*st.c, st.seq, budget(now), p_.message_size,
+                                                        now, high, sent, kPatternFill);
     counters_.tx_bytes += sent;
     refused_too_large(r, now);
     const uint64_t pushed = r.accepted;
@@ -384,11 +386,9 @@ void TcpPingService::pump_message(Conn& st) {
     if (rate_allowance(now) <= round_trips_started_) return;  // poll() sends on schedule
     // The bulk path with one message: written in place, straight into TCP's send ring when
     // it has room (no scratch buffer, no batch), its rest (a large message) queued.
-    const uint64_t seq = st.sent;
     size_t sent = 0;
-    const pipeline::BulkPushResult r = st.tx->push_bulk(
-        *st.c, 1, p_.message_size, now, UINT64_MAX, sent,
-        [seq](uint64_t, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq, off, out); });
+    const pipeline::BulkPushResult r =
+        st.tx->push_bulk(*st.c, st.sent, 1, p_.message_size, now, UINT64_MAX, sent, kPatternFill);
     counters_.tx_bytes += sent;
     if (refused_too_large(r, now)) return;
     if (r.accepted == 0) {  // out of memory: the next poll() retries
@@ -401,6 +401,7 @@ void TcpPingService::pump_message(Conn& st) {
     if (!st.tx->deadline(now).is_never()) walk_soon_ = true;  // a large message's rest
     return;
   }
+  counters_.tx_bytes += st.tx->write_kept(*st.c, kPatternFill);
   counters_.tx_bytes += st.tx->step(*st.c, now);
   if (!st.tx->deadline(now).is_never()) walk_soon_ = true;
 }

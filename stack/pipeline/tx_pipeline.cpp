@@ -684,6 +684,21 @@ void TxPipeline::direct_frames_commit(Lane& l, uint64_t bytes, uint64_t frames, 
   direct_commit(l, d, bytes - frames * kFrameHeaderBytes, now);
 }
 
+void TxPipeline::direct_keep_rest(Lane& l, uint64_t rest, uint32_t size) {
+  l.pushed += rest;
+  l.pulled += rest;
+  reported_in_flight_ += rest;
+  count(&PipelineCounters::messages);
+  count(&PipelineCounters::bytes, size);
+  // A full drain leaves batching mode (consume()'s rule).
+  if (queued_ == 0) batching_ = false;
+}
+
+void TxPipeline::kept_written(uint64_t n) {
+  count(&PipelineCounters::pulls);
+  count(&PipelineCounters::pulled_bytes, n);
+}
+
 void TxPipeline::direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w,
                              const void* ctx) {
   if (d.split != 0) {

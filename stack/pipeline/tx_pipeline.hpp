@@ -98,7 +98,16 @@ struct DirectResult {
   uint64_t accepted = 0;
   uint64_t committed = 0;
   bool room_short = false;
+  // With CutRest::kKeep: frame bytes of the last accepted message that are neither in the
+  // owner's ring nor queued here; the owner writes them (write_kept) before anything else.
+  uint64_t kept = 0;
 };
+
+// What push_bulk_direct does with the frame cut at the end of a chunk: queue its rest here
+// (filled into batches at once and copied into the ring by a later TX step), or leave it to
+// the owner, who writes it in place when the ring has room (write_kept), so that a message
+// larger than the ring's room crosses memory once instead of twice.
+enum class CutRest : uint8_t { kQueue, kKeep };
 
 // Writes payload bytes [offset, offset + out.size()) of one message into `out`; a message
 // that straddles batches is written in pieces.
@@ -270,6 +279,9 @@ class TxPipeline {
   //   cannot fill a batch is left to push_bulk, where the deadline rule holds it.
   // Stops when neither applies, the room is short, or the messages run out; the caller
   // push_bulk()s what is left if it wants them queued. Never express.
+  // With CutRest::kKeep the cut frame's rest is not queued: the chunk ends there, the
+  // result's `kept` says how many bytes of it the owner must write (write_kept) before it
+  // pushes or pulls anything else. Its stream offsets and in-flight bytes count already.
   //
   // Stays in the header: `fill` is the caller's payload writer, called once per message
   // (every 66 bytes for 64-byte messages), and inlining it into the frame loop is what makes
@@ -278,7 +290,8 @@ class TxPipeline {
   // batch's bytes, the bookkeeping) is out of line in tx_pipeline.cpp.
   template <class Fill, class Reserve, class Commit>
   DirectResult push_bulk_direct(uint64_t count, uint32_t size, Priority prio, Instant now,
-                                Fill&& fill, Reserve&& reserve, Commit&& commit) {
+                                Fill&& fill, Reserve&& reserve, Commit&& commit,
+                                CutRest cut = CutRest::kQueue) {
     DirectResult r;
     Lane& l = lanes_[static_cast<size_t>(prio)];
     const uint64_t frame = kFrameBytesOverhead + uint64_t{size};
@@ -299,12 +312,20 @@ class TxPipeline {
       direct_write_frames(ring, d, size, [&](uint64_t i, uint64_t offset, std::span<uint8_t> out) {
         fill(r.accepted + i, offset, out);
       });
-      if (!direct_prepare(l, frame, d)) break;  // no batch for the cut frame's rest
+      const bool keep = cut == CutRest::kKeep && d.split != 0;
+      if (!keep && !direct_prepare(l, frame, d)) break;  // no batch for the cut frame's rest
       if (commit(static_cast<size_t>(d.total)) != d.total) {
         direct_abort(d);  // TCP refused it (the connection is closing): nothing queued
         break;
       }
       direct_commit(l, d, d.frames * uint64_t{size}, now);
+      if (keep) {
+        r.kept = frame - d.split;
+        direct_keep_rest(l, r.kept, size);
+        r.accepted += d.frames + 1;
+        r.committed += d.total;
+        break;
+      }
       direct_queue_rest(l, d, size, r.accepted + d.frames, fill);
       r.accepted += d.frames + (d.split != 0 ? 1 : 0);
       r.committed += d.total;
@@ -342,6 +363,27 @@ class TxPipeline {
     if (commit(static_cast<size_t>(frame)) != frame) return false;
     direct_commit(l, d, size, now);
     return true;
+  }
+
+  // The rest of a frame that push_bulk_direct cut with CutRest::kKeep: frame bytes
+  // [from, from + left) of a message of `size` payload bytes (the header's, then the
+  // payload through `fill(offset, out)`), as many as the ring's room takes, counted as one
+  // pull. Returns the bytes TCP took (0 also when it refused them: the connection is
+  // closing). The owner calls it again, from + n, until nothing is left.
+  template <class Fill, class Reserve, class Commit>
+  uint64_t write_kept(uint32_t size, uint64_t from, uint64_t left, Fill&& fill, Reserve&& reserve,
+                      Commit&& commit) {
+    const auto room = reserve(static_cast<size_t>(left));
+    const uint64_t n = std::min<uint64_t>(left, room.first.size() + room.second.size());
+    if (n == 0) return 0;
+    RingCursor ring(room.first, room.second);
+    auto payload = [&fill](uint64_t, uint64_t offset, std::span<uint8_t> out) {
+      fill(offset, out);
+    };
+    direct_put(ring, size, 0, from, from + n, payload);
+    if (commit(static_cast<size_t>(n)) != n) return 0;
+    kept_written(n);
+    return n;
   }
 
   // When the TX step should next pull: `now` when bytes are available at once (outside
@@ -521,6 +563,11 @@ class TxPipeline {
   uint64_t direct_frames_prefix(std::span<const uint8_t> run, uint64_t room,
                                 uint64_t& frames) const;
   void direct_frames_commit(Lane& l, uint64_t bytes, uint64_t frames, Instant now);
+  // CutRest::kKeep's bookkeeping: the cut message is accepted, its `rest` bytes pushed and
+  // pulled at once in the lane's stream offsets (later pushes start after them) and in
+  // flight, as TCP will hold them; then the full-drain rule. kept_written counts the pull.
+  void direct_keep_rest(Lane& l, uint64_t rest, uint32_t size);
+  void kept_written(uint64_t n);
   // Queues the cut frame's rest (written through `w`), then the full-drain rule.
   void direct_rest(Lane& l, DirectChunk& d, uint64_t size, PayloadWriter w, const void* ctx);
   // Plans and acquires the batches `bytes` more stream bytes need, and promotes a small

@@ -67,6 +67,23 @@ DirectResult direct(TxPipeline& p, Ring& r, uint64_t count, uint32_t size, uint6
       [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); });
 }
 
+DirectResult direct_keep(TxPipeline& p, Ring& r, uint64_t count, uint32_t size, uint64_t seq,
+                         Instant now) {
+  return p.push_bulk_direct(
+      count, size, Priority::kData, now,
+      [seq](uint64_t i, uint64_t off, std::span<uint8_t> out) { fill_pattern(seq + i, off, out); },
+      [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); },
+      CutRest::kKeep);
+}
+
+// write_kept for message `msg`'s frame bytes [from, from + left).
+uint64_t kept(TxPipeline& p, Ring& r, uint32_t size, uint64_t msg, uint64_t from, uint64_t left) {
+  return p.write_kept(
+      size, from, left,
+      [msg](uint64_t off, std::span<uint8_t> out) { fill_pattern(msg, off, out); },
+      [&r](size_t max) { return r.reserve(max); }, [&r](size_t n) { return r.commit(n); });
+}
+
 BulkPushResult bulk(TxPipeline& p, uint64_t count, uint32_t size, uint64_t seq, Instant now) {
   return p.push_bulk(
       count, size, Priority::kData, now,
@@ -526,6 +543,94 @@ TEST(DirectPush, RandomMixEveryMessageWholeAndInOrder) {
   EXPECT_EQ(p.counters().messages, by_key.size());
   EXPECT_EQ(p.counters().pulled_bytes, r.stream.size());
   EXPECT_GT(dseq, 10000u);  // the schedule did move data
+}
+
+// CutRest::kKeep: the frame cut where the room ends is not queued. The owner writes its
+// rest in place as room appears, in pieces, and then the next messages; no batch is ever
+// allocated and the stream is the one push per message would make.
+TEST(DirectPushKeep, RestWrittenInPlaceAsRoomAppears) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 5000;
+  const uint32_t size = 2000;  // 2004-byte frames: two whole, then 992 bytes of the third
+  const DirectResult d = direct_keep(p, r, 10, size, 0, at_us(0));
+  EXPECT_EQ(d.accepted, 3u);
+  EXPECT_EQ(d.committed, 5000u);
+  EXPECT_EQ(d.kept, 2004u - 992u);
+  EXPECT_EQ(p.queued_bytes(), 0u);
+  EXPECT_EQ(p.poll(at_us(0)), Instant::never());
+  EXPECT_EQ(p.counters().messages, 3u);
+  EXPECT_EQ(p.counters().bytes, 6000u);
+  EXPECT_EQ(kept(p, r, size, 2, 992, d.kept), 0u);  // no room: nothing written or counted
+  EXPECT_EQ(p.counters().pulls, 1u);
+  r.room = 600;
+  EXPECT_EQ(kept(p, r, size, 2, 992, d.kept), 600u);
+  r.room = 100000;
+  EXPECT_EQ(kept(p, r, size, 2, 992 + 600, d.kept - 600), d.kept - 600);
+  EXPECT_EQ(r.stream, expected_stream(0, 3, size));
+  EXPECT_EQ(p.counters().pulled_bytes, 3u * 2004u);
+  EXPECT_EQ(p.counters().pulls, 3u);
+  const DirectResult e = direct_keep(p, r, 7, size, 3, at_us(1));
+  EXPECT_EQ(e.accepted, 7u);
+  EXPECT_EQ(e.kept, 0u);
+  EXPECT_EQ(r.stream, expected_stream(0, 10, size));
+  EXPECT_EQ(p.counters().batches_allocated, 0u);
+  EXPECT_EQ(p.counters().messages, 10u);
+}
+
+// A cut inside the length header: the rest starts with the header's last bytes, and a
+// rest that straddles the ring's wrap is written across it.
+TEST(DirectPushKeep, CutInsideTheHeaderAndAcrossTheWrap) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 2004 + 2;
+  const uint32_t size = 2000;
+  const DirectResult d = direct_keep(p, r, 2, size, 40, at_us(0));
+  EXPECT_EQ(d.accepted, 2u);
+  EXPECT_EQ(d.kept, 2004u - 2u);
+  r.room = SIZE_MAX;
+  r.wrap_at = 1;  // the header's two bytes fall on both sides of the wrap
+  EXPECT_EQ(kept(p, r, size, 41, 2, d.kept), d.kept);
+  EXPECT_EQ(r.stream, expected_stream(40, 2, size));
+}
+
+// Batching mode with messages larger than a batch: the chunk is whole batches, the message
+// cut at the last batch boundary keeps its rest (not twelve queued batches and an open one
+// held to the deadline), and in flight counts it.
+TEST(DirectPushKeep, MessagesLargerThanABatch) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 300000;
+  r.wrap_at = 12345;
+  p.set_in_flight(1 << 20);
+  const uint32_t size = 1 << 20;
+  const DirectResult d = direct_keep(p, r, 3, size, 7, at_us(0));
+  EXPECT_EQ(r.commits, (std::vector<size_t>{4 * 65160}));
+  EXPECT_EQ(d.accepted, 1u);
+  const uint64_t rest = kFrameHeaderBytes + size - 4 * 65160;
+  EXPECT_EQ(d.kept, rest);
+  EXPECT_EQ(p.queued_bytes(), 0u);
+  EXPECT_EQ(p.in_flight(), (1u << 20) + 4u * 65160u + rest);
+  EXPECT_EQ(kept(p, r, size, 7, 4 * 65160, rest), 300000u - 4 * 65160);
+  r.room = SIZE_MAX;
+  const uint64_t done = 300000 - 4 * 65160;
+  EXPECT_EQ(kept(p, r, size, 7, 4 * 65160 + done, rest - done), rest - done);
+  EXPECT_EQ(r.stream, expected_stream(7, 1, size));
+  EXPECT_EQ(p.counters().batches_allocated, 0u);
+}
+
+// TCP refusing the rest (the connection closing) writes and counts nothing.
+TEST(DirectPushKeep, RefusedRestCountsNothing) {
+  TxPipeline p(params());
+  Ring r;
+  r.room = 3000;
+  const DirectResult d = direct_keep(p, r, 2, 2000, 0, at_us(0));
+  ASSERT_EQ(d.kept, 2004u - 996u);
+  r.room = SIZE_MAX;
+  r.refuse = true;
+  EXPECT_EQ(kept(p, r, 2000, 1, 996, d.kept), 0u);
+  EXPECT_EQ(p.counters().pulls, 1u);
+  EXPECT_EQ(p.counters().pulled_bytes, 3000u);
 }
 
 }  // namespace
