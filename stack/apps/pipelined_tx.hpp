@@ -80,7 +80,12 @@ class PipelinedTx {
       return r;
     }
     if (direct_chunks(c, first, count, size, now, r, sent, fill)) return r;
-    if (direct_short_ && r.accepted > 0) {
+    // Short of room, on_writable is armed (the reserve asked for more than there was), and
+    // the messages are better made then, in place, than queued and copied: when the direct
+    // path took some, or TCP holds two batches or more to send meanwhile. With less (a send
+    // buffer smaller than a batch, or one just drained) they are queued, for the TX step to
+    // feed TCP from.
+    if (direct_short_ && (r.accepted > 0 || c.send_queued() >= 2 * uint64_t{pl_.batch_limit()})) {
       blocked_ = true;
       return r;
     }
