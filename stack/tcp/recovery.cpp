@@ -107,6 +107,18 @@ static void save_undo(Tcb& c, Instant now) {
   c.undo_rack_end = c.rack.end;
 }
 
+// RFC 3522 section 2: the Eifel test reads the timestamp echoed by the ACK of the oldest
+// outstanding segment, so it tells about the episode only when that segment is the
+// episode's first retransmission: deemed lost (RACK retransmits the oldest lost first;
+// without SACK the fast retransmit is of SND.UNA) and never resent before. A copy of it
+// resent in an earlier episode and still on the way would be ACKed with that copy's
+// older timestamp, read as "the original arrived", and a real loss undone.
+static bool eifel_applies(const Tcb& c, bool by_rack) {
+  if (c.txlog.empty()) return false;
+  const TxSeg& g = c.txlog[0];
+  return !g.has(TxSeg::kRetrans) && (!by_rack || g.has(TxSeg::kLost));
+}
+
 void Tcb::enter_recovery(bool by_rack, Instant now) {
   in_recovery = true;
   rto_recovery = false;
@@ -114,6 +126,7 @@ void Tcb::enter_recovery(bool by_rack, Instant now) {
   stack.count_recovery(by_rack ? RecoveryKind::kRack : RecoveryKind::kFast);
   ++stack.ctr().fast_retransmits;
   save_undo(*this, now);
+  undo_eifel = undo_eifel && eifel_applies(*this, by_rack);
   cc->on_loss(flight(), now);
   // RFC 6937 section 3: RecoverFS is the flight at the start of recovery.
   prr_delivered = prr_out = 0;
