@@ -30,13 +30,18 @@ class CongestionControl {
     on_ack_avoidance(acked, in_flight, now, srtt);
   }
   // Loss detected by duplicate ACKs or SACK (entering fast recovery): sets ssthresh
-  // and cwnd.
+  // and cwnd. `in_flight` is SND.MAX - SND.UNA (RFC 5681 FlightSize). With SACK it also
+  // counts data delivered beyond the holes, which under heavy loss far exceeds what the
+  // window let into the network; the reduction starts from the smaller of it and cwnd
+  // (reduced_base), or a "reduction" could raise the window.
   virtual void on_loss(uint32_t in_flight, Instant now) = 0;
   // Retransmission timeout (RFC 5681 (4)): ssthresh from flight size, cwnd = 1 MSS.
   virtual void on_rto(uint32_t in_flight, Instant now) {
     on_loss(in_flight, now);
     cwnd_ = mss_;
   }
+  // What a loss reduces from: FlightSize, at most cwnd (on_loss).
+  uint32_t reduced_base(uint32_t in_flight) const { return std::min(in_flight, cwnd_); }
   // Fast recovery finished (RFC 6582 step 3 / RFC 6675 section 5).
   virtual void on_recovery_exit(uint32_t in_flight) {
     cwnd_ = std::max(std::min(ssthresh_, in_flight + mss_), 2 * mss_);

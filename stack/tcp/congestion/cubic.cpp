@@ -47,7 +47,7 @@ void Cubic::on_ack_avoidance(uint32_t acked, uint32_t, Instant now, Duration srt
 
 void Cubic::on_loss(uint32_t in_flight, Instant) {
   double mss = static_cast<double>(mss_);
-  double cur = std::max(static_cast<double>(cwnd_), static_cast<double>(in_flight)) / mss;
+  double cur = static_cast<double>(reduced_base(in_flight)) / mss;
   prev_w_max_ = w_max_;
   // Fast convergence (section 4.7): release bandwidth to newer flows.
   if (cur < w_max_)

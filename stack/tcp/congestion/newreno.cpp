@@ -17,8 +17,8 @@ void NewReno::on_ack_avoidance(uint32_t acked, uint32_t, Instant, Duration) {
 }
 
 void NewReno::on_loss(uint32_t in_flight, Instant) {
-  // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS).
-  ssthresh_ = std::max(in_flight / 2, 2 * mss_);
+  // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS), FlightSize at most cwnd.
+  ssthresh_ = std::max(reduced_base(in_flight) / 2, 2 * mss_);
   cwnd_ = ssthresh_;
   ca_acc_ = 0;
 }
