@@ -79,13 +79,15 @@ class PipelinedTx {
       r.notify = pl_.poll(now) <= now;
       return r;
     }
-    if (direct_chunks(c, first, count, size, now, r, sent, fill)) return r;
+    const DirectEnd end = direct_chunks(c, first, count, size, now, r, sent, fill);
+    if (end == DirectEnd::kRestLeft) return r;
     // Short of room, on_writable is armed (the reserve asked for more than there was), and
     // the messages are better made then, in place, than queued and copied: when the direct
     // path took some, or TCP holds two batches or more to send meanwhile. With less (a send
     // buffer smaller than a batch, or one just drained) they are queued, for the TX step to
     // feed TCP from.
-    if (direct_short_ && (r.accepted > 0 || c.send_queued() >= 2 * uint64_t{pl_.batch_limit()})) {
+    if (end == DirectEnd::kRoomShort &&
+        (r.accepted > 0 || c.send_queued() >= 2 * uint64_t{pl_.batch_limit()})) {
       blocked_ = true;
       return r;
     }
@@ -128,11 +130,12 @@ class PipelinedTx {
   }
   // push_bulk's direct path: chunks while they apply, each frame cut at a chunk's end
   // written in place after it while the ring has room (a batching-mode chunk ends at a
-  // batch boundary, not where the room ends). True when a rest is left (blocked until
-  // on_writable); direct_short_ says whether the last chunk stopped for room.
+  // batch boundary, not where the room ends). Says why it stopped: a rest left (blocked
+  // until on_writable), the last chunk short of room, or neither.
+  enum class DirectEnd : uint8_t { kDone, kRoomShort, kRestLeft };
   template <class Fill>
-  bool direct_chunks(tcp::Connection& c, uint64_t first, uint64_t count, uint32_t size, Instant now,
-                     pipeline::BulkPushResult& r, size_t& sent, Fill& fill) {
+  DirectEnd direct_chunks(tcp::Connection& c, uint64_t first, uint64_t count, uint32_t size,
+                          Instant now, pipeline::BulkPushResult& r, size_t& sent, Fill& fill) {
     for (;;) {
       const uint64_t base = first + r.accepted;
       const pipeline::DirectResult d = pl_.push_bulk_direct(
@@ -144,12 +147,11 @@ class PipelinedTx {
           [&c](size_t n) { return c.send_commit(n); }, pipeline::CutRest::kKeep);
       r.accepted += d.accepted;
       sent += static_cast<size_t>(d.committed);
-      direct_short_ = d.room_short;
-      if (d.kept == 0) return false;
+      if (d.kept == 0) return d.room_short ? DirectEnd::kRoomShort : DirectEnd::kDone;
       kept_ = {first + r.accepted - 1, kFrameHeaderBytes + uint64_t{size} - d.kept, d.kept, size};
       sent += write_kept(c, fill);
-      if (kept_.left != 0) return true;
-      if (r.accepted == count) return false;
+      if (kept_.left != 0) return DirectEnd::kRestLeft;
+      if (r.accepted == count) return DirectEnd::kDone;
     }
   }
 
@@ -208,7 +210,6 @@ class PipelinedTx {
   pipeline::TxPipeline pl_;
   Kept kept_;
   bool blocked_ = false;
-  bool direct_short_ = false;
 };
 
 }  // namespace ws
