@@ -180,6 +180,13 @@ bool Tcb::pmtu_probe_lost(Instant now) {
   return false;
 }
 
+bool Tcb::full_segment_sacked(uint32_t mps) const {
+  if (txlog.sacked_bytes() < mps) return false;
+  for (size_t i = 0; i < txlog.size(); ++i)
+    if (txlog[i].has(TxSeg::kSacked) && txlog[i].len >= mps) return true;
+  return false;
+}
+
 void Tcb::pmtu_on_rto(Instant now) {
   if (pmtu.probe_out) {
     // The timer fired with the probe outstanding: if it was the first hole, the probed
@@ -201,6 +208,12 @@ void Tcb::pmtu_on_rto(Instant now) {
   // the floor; then probe upward again.
   uint32_t mps = max_payload(false);
   if (static_cast<uint32_t>(std::max<int32_t>(data_end() - snd_una, 0)) < mps) return;
+  // A full-sized segment SACKed in this window: the path carries the size, and the
+  // timeout is loss, not a black hole (on a lossy path, counting it lowered the MSS).
+  if (full_segment_sacked(mps)) {
+    pmtu.black_hole_rtos = 0;
+    return;
+  }
   if (++pmtu.black_hole_rtos < kPmtuBlackHoleRtos) return;
   pmtu.black_hole_rtos = 0;
   uint32_t old = pmtu.mss;

@@ -35,8 +35,9 @@ constexpr uint32_t pmtu_base_mss(bool ipv4) { return ipv4 ? kPmtuBaseMss : kPmtu
 // The search stops once the untested range is narrower than this (RFC 4821 section 7.2
 // leaves the granularity to the implementation; a few bytes more are not worth probes).
 inline constexpr uint32_t kPmtuSearchDone = 16;
-// Consecutive retransmission timeouts of a full-sized segment, without any ICMP, after
-// which the path is taken to be a black hole (RFC 4821 section 7.7; RFC 8899 4.3).
+// Consecutive retransmission timeouts of a full-sized segment, without any ICMP and with
+// no full-sized segment SACKed, after which the path is taken to be a black hole
+// (RFC 4821 section 7.7; RFC 8899 4.3).
 inline constexpr uint32_t kPmtuBlackHoleRtos = 2;
 
 // RFC 1191 section 7: the plateau just below `mtu`, for routers that do not report the

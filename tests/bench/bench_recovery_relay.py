@@ -40,7 +40,8 @@ rebuilt, the commands of both runs kept) instead of writing a new one. --reorder
 reordering rates. --receive-only runs
 only the two receive transfers of each cell (a change to wirespeed's receiving side leaves
 its sending figures as they were); with --update the earlier run's sending figures of those
-cells are kept. --baseline DIR adds, in each cell, the same wirespeed transfers (with
+cells are kept. --send-only is its mirror: only the two sending transfers (a change to
+the sending side), and with --update the earlier run's receiving figures are kept. --baseline DIR adds, in each cell, the same wirespeed transfers (with
 --receive-only the receive ones) with the data plane built in DIR (another commit's build
 directory): after this build's receive transfers with --receive-only, else repetition by repetition
 after Linux's pair, before or after this build's pair in turn, so that a change is
@@ -50,7 +51,7 @@ compared with its base in the same run, on the same load; they are kept under th
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
            [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
-           [--receive-only] [--baseline BUILD_DIR] [--shared-cpus] [--capture DIR]
+           [--receive-only | --send-only] [--baseline BUILD_DIR] [--shared-cpus] [--capture DIR]
            [--out FILE | --update FILE]
 """
 import argparse
@@ -142,16 +143,18 @@ def interleaved(imp, args, tmp):
     (rn.median_entry, every repeat's seconds under "samples"); None for a baseline not
     asked for."""
     sides = ("linux", "wirespeed") + (("baseline",) if args.baseline else ())
+    receive = not args.send_only
     runs = {side: [] for side in sides}
     for i in range(args.repeat):
         runs["linux"].append(rn.linux_pair(seeded(imp, i), args.count, args.timeout,
-                                           args.linux_cc))
+                                           args.linux_cc, receive=receive))
         for side in sides[1:] if i % 2 == 0 else sides[:0:-1]:
             with built(args.baseline if side == "baseline" else None):
                 runs[side].append(rn.wirespeed_pair(seeded(imp, i), args.count, args.timeout, tmp,
-                                                    cc=args.linux_cc))
+                                                    cc=args.linux_cc, receive=receive))
+    directions = ("ws_receives", "ws_sends") if receive else ("ws_sends",)
     med = {side: {d: rn.median_entry([r[d] for r in runs[side]])
-                  for d in ("ws_receives", "ws_sends")} for side in sides}
+                  for d in directions} for side in sides}
     return med["linux"], med["wirespeed"], med.get("baseline")
 
 
@@ -258,7 +261,7 @@ def update(args, cells, command, start, load0):
         doc = json.load(f)
     key = lambda c: (c["loss_pct"], c["delay_ms"], c["reorder_pct"])  # noqa: E731
     new = {key(c): c for c in cells}
-    if args.receive_only:  # the earlier run's sending figures stay
+    if args.receive_only or args.send_only:  # the earlier run's other direction stays
         for c in doc["cells"]:
             if key(c) in new:
                 for side in ("linux", "wirespeed"):
@@ -268,11 +271,12 @@ def update(args, cells, command, start, load0):
     run["command"] += f"; then {command}"
     run["measured"] += f"; then {start.strftime('%Y-%m-%d %H:%M UTC')}"
     run["load"] += f"; then {load0:.1f} / {os.getloadavg()[0]:.1f}"
+    only = "receive" if args.receive_only else "send" if args.send_only else None
+    kept = {"receive": ", sending figures kept", "send": ", receiving figures kept"}
     run["source"] += (f"; the {len(cells)} cells of the second command were run again "
                       f"with {args.repeat} "
-                      + ("receive transfers" if args.receive_only else "transfers per direction")
-                      + " each (median kept)"
-                      + (", sending figures kept" if args.receive_only else ""))
+                      + (f"{only} transfers" if only else "transfers per direction")
+                      + " each (median kept)" + kept.get(only, ""))
     doc["records"] = records(doc["cells"], args)
     with open(args.update, "w") as f:
         json.dump(doc, f, indent=2)
@@ -302,8 +306,11 @@ def main():
                     help="no pinning: every program and softirq where the scheduler puts it "
                          "(default: CPU 0 for endpoint A and the relay, CPU 1 for the host "
                          "under test)")
-    ap.add_argument("--receive-only", action="store_true",
-                    help="only the receive transfers (with --update: keep the sending ones)")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--receive-only", action="store_true",
+                      help="only the receive transfers (with --update: keep the sending ones)")
+    only.add_argument("--send-only", action="store_true",
+                      help="only the send transfers (with --update: keep the receiving ones)")
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")

@@ -260,16 +260,17 @@ def median_entry(entries):
     return chosen
 
 
-def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1):
-    """Linux A <-> Linux B over the relay: A sends to B's verifying sink, then B sends to
-    A's verifying receiver. Each with the sender's namespace's RTO expirations. The Linux
+def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
+    """Linux A <-> Linux B over the relay: A sends to B's verifying sink (unless `receive`
+    is False: the counterpart of wirespeed receiving), then B sends to A's verifying
+    receiver. Each with the sender's namespace's RTO expirations. The Linux
     senders use congestion control `cc` (wirespeed's default is cubic). Each transfer gets
     a relay of its own, started afresh with the seed, so that it meets the same loss and
     reordering decisions as its counterpart in wirespeed_pair. Each direction runs
     `repeat` times; its entry is the median one (median_entry)."""
     out = {}
     runs = []
-    for _ in range(repeat):
+    for _ in range(repeat if receive else 0):
         with Relay("b", **imp):
             sink = WsperfSink(timeout_s)
             t = tcp_timeouts(NS_A)
@@ -278,7 +279,8 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1):
             intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
             runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
                                sender_timeouts=tcp_timeouts(NS_A) - t))
-    out["ws_receives"] = median_entry(runs)
+    if runs:
+        out["ws_receives"] = median_entry(runs)
     runs = []
     for _ in range(repeat):
         with Relay("b", **imp):
@@ -297,13 +299,14 @@ def recovery(ctl):
 
 
 def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc="cubic",
-                   repeat=1):
+                   repeat=1, receive=True):
     """Linux A <-> the data plane over the relay: the data plane's `source` sends to A's
     verifying receiver as it starts, then A sends to its `sink`. RTO expirations are the
     data plane's wirespeed_tcp_recovery_total{kind="rto"} and A's TcpExtTCPTimeouts.
     Each transfer gets a relay of its own, started afresh with the seed (see linux_pair);
     each direction runs `repeat` times (its median entry, median_entry): the data plane is
-    started afresh for each sending transfer, and the receiving ones go to the last.
+    started afresh for each sending transfer, and the receiving ones go to the last
+    (none when `receive` is False).
     `also(ctl)`, when given, runs last with the data plane still up (its byte echo
     listens on ECHO_PORT)."""
     out = {}
@@ -332,7 +335,8 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
                 if i == repeat - 1:
                     first.stop()
                     out["ws_sends"] = median_entry(sends)
-                    _receives(ctl, out, imp, count, timeout_s, cc, repeat, also)
+                    if receive:
+                        _receives(ctl, out, imp, count, timeout_s, cc, repeat, also)
     return out
 
 

@@ -206,6 +206,25 @@ TEST(PmtuBlackHole, TwoTimeoutsOfFullSegmentsFallBackToBase) {
   EXPECT_EQ(f.s.s.counters().pmtu_black_holes, 2u);
 }
 
+// Loss on a path that carries full-sized segments is not a black hole: with one SACKed,
+// timeouts of the segment before it leave the MSS alone, however many there are.
+TEST(PmtuBlackHole, TimeoutsWithAFullSegmentSackedAreLoss) {
+  Fixture f;
+  Seg g = f.start(20000);
+  const SeqNum first = g.v.seq();
+  wire::TcpRepr r = f.s.peer();
+  r.sack_count = 1;
+  r.sack[0] = {first + 1448, first + 2896};
+  f.s.in(r);
+  for (int64_t s : {1, 2, 4, 8, 16, 32}) {
+    f.s.clear();
+    f.s.advance(Duration::seconds(s));
+  }
+  EXPECT_GE(f.s.s.counters().rto_fired, 4u);
+  EXPECT_EQ(f.c->send_mss(), 1448u);
+  EXPECT_EQ(f.s.s.counters().pmtu_black_holes, 0u);
+}
+
 // Over IPv6 the floor and BASE_PLPMTU are the minimum link MTU, 1280 (RFC 8200 5, RFC 8899
 // 5.1.2): black-hole detection falls back to 1280 - 60 at once and never below it, and a
 // Packet Too Big claiming less lowers the MSS no further.
