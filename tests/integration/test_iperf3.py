@@ -207,12 +207,18 @@ def main():
             codes = [iperf(ns, "-t 1")[0] for _ in range(3)]
             res.check(codes == [0, 0, 0], "three tests back to back all exit 0", str(codes))
 
-            # --- Busy: a second client while a test runs.
+            # --- Busy: a second client while a test runs. The back-to-back tests' connections
+            # go first: still established, they would pass for the first test's own.
+            ctl.wait_for(lambda: ctl.value("wirespeed_tcp_connections", state="established") == 0, 10)
+            before = ctl.value("wirespeed_service_received_bytes_total", service=SERVICE)
             first = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-c", DP_IP, "-t", "3",
                                       "--json"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
-            # Wait until the first test runs (its control and data connections are up).
-            ctl.wait_for(lambda: ctl.value("wirespeed_tcp_connections", state="established") >= 2, 10)
+            # Wait until the first test runs: its control and data connections are up and its
+            # data reaches the server.
+            ctl.wait_for(lambda: ctl.value("wirespeed_tcp_connections", state="established") >= 2
+                         and ctl.value("wirespeed_service_received_bytes_total",
+                                       service=SERVICE) > before, 10)
             rc2, j2, out2 = iperf(ns, "-t 1")
             res.check("busy" in j2.get("error", out2),
                       "a second client during a test is told the server is busy", f"rc={rc2} {out2}")

@@ -97,6 +97,15 @@ class RelayNet:
             h.sh(f"sysctl -qw net.ipv6.conf.{end}.disable_ipv6=1", ns=NS_RELAY)
             h.sh(f"ip link set {end} up", ns=NS_RELAY)
             h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=NS_RELAY)
+        # Fixed neighbour entries for the Linux endpoints: at 10 % loss each way all three of
+        # the kernel's ARP solicitations can go unanswered, and a transfer then fails with
+        # EHOSTUNREACH before its first segment. The matrix measures TCP, not ARP.
+        def mac(dev, ns=None):
+            return h.sh(f"cat /sys/class/net/{dev}/address", ns=ns).stdout.strip()
+        mac_a, mac_b, mac_dp = mac("wsr-a", NS_A), mac("wsr-b", NS_B), mac(DP_IF)
+        for ns, dev, ip, lladdr in ((NS_A, "wsr-a", IP_B, mac_b), (NS_A, "wsr-a", IP_DP, mac_dp),
+                                    (NS_B, "wsr-b", IP_A, mac_a)):
+            h.sh(f"ip neigh replace {ip} lladdr {lladdr} dev {dev} nud permanent", ns=ns)
         if SPLIT:
             # Each receiving end's kernel work on its own side's CPU (RPS). The data plane's
             # af_packet port keeps the default: the copy into its ring stands for a NIC's DMA.
