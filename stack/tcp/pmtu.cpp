@@ -180,10 +180,11 @@ bool Tcb::pmtu_probe_lost(Instant now) {
   return false;
 }
 
-bool Tcb::full_segment_sacked(uint32_t mps) const {
-  if (txlog.sacked_bytes() < mps) return false;
-  for (size_t i = 0; i < txlog.size(); ++i)
-    if (txlog[i].has(TxSeg::kSacked) && txlog[i].len >= mps) return true;
+// A SACKed segment of `mps` bytes in the window: the path carries full-sized segments.
+static bool full_segment_sacked(const TxLog& log, uint32_t mps) {
+  if (log.sacked_bytes() < mps) return false;
+  for (size_t i = 0; i < log.size(); ++i)
+    if (log[i].has(TxSeg::kSacked) && log[i].len >= mps) return true;
   return false;
 }
 
@@ -210,7 +211,7 @@ void Tcb::pmtu_on_rto(Instant now) {
   if (static_cast<uint32_t>(std::max<int32_t>(data_end() - snd_una, 0)) < mps) return;
   // A full-sized segment SACKed in this window: the path carries the size, and the
   // timeout is loss, not a black hole (on a lossy path, counting it lowered the MSS).
-  if (full_segment_sacked(mps)) {
+  if (full_segment_sacked(txlog, mps)) {
     pmtu.black_hole_rtos = 0;
     return;
   }

@@ -180,8 +180,6 @@ class Tcb final : public Connection {
   void pmtu_probe_failed(uint32_t high, bool resend, Instant now);
   void pmtu_search_state(Instant now);
   void pmtu_remember(Instant now);  // into the stack's per-destination cache
-  // A SACKed segment of `mps` bytes in the window: the path carries full-sized segments.
-  bool full_segment_sacked(uint32_t mps) const;
   // --- lifecycle (tcp_stack.cpp)
   // Inline (tcp_stack.hpp, after the counters it keeps): about eleven state changes per
   // connection.
