@@ -36,7 +36,9 @@ repetition): a 2 MiB
 transfer at 1 ms takes 30-200 ms, and one scheduling hiccup on a loaded machine changes it
 by 1.5x. --delays and --loss limit the matrix to some delays and loss
 rates; --update FILE replaces those cells in an earlier run's JSON (the records are
-rebuilt, the commands of both runs kept) instead of writing a new one. --reorder limits it to some
+rebuilt, the commands of both runs kept) instead of writing a new one; cells it did not have
+are added, so the 20 ms half can be added to a run of the 1 ms half. --table NAME puts the
+records in another table of docs/performance.md than "recovery". --reorder limits it to some
 reordering rates. --receive-only runs
 only the two receive transfers of each cell (a change to wirespeed's receiving side leaves
 its sending figures as they were); with --update the earlier run's sending figures of those
@@ -52,7 +54,7 @@ usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--s
            [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
            [--receive-only | --send-only] [--baseline BUILD_DIR] [--shared-cpus] [--capture DIR]
-           [--out FILE | --update FILE]
+           [--out FILE | --update FILE] [--table NAME]
 """
 import argparse
 import contextlib
@@ -205,7 +207,7 @@ def goodput(entry, bytes_, timeout):
     return round(bytes_ * 8 / timeout / 1e6, 3), True
 
 
-def records(cells, args):
+def records(cells, args, table="recovery"):
     out = []
     size = args.count * (rn.MESSAGE + 4)
     for i, c in enumerate(cells):
@@ -222,7 +224,7 @@ def records(cells, args):
             late = "; did not finish (bound)" if ws_bound or lx_bound else ""
             out.append({
                 "id": f"recovery-{c['loss_pct']}-{c['delay_ms']}-{c['reorder_pct']}-{d}",
-                "table": "recovery",
+                "table": table,
                 "figure": (f"loss {c['loss_pct']} %, delay {c['delay_ms']} ms, reordering "
                            f"{c['reorder_pct']} %, {what} ({rto}{late})"),
                 "unit": "Mbit/s", "ours": ours, "peer": peer,
@@ -277,7 +279,8 @@ def update(args, cells, command, start, load0):
                       f"with {args.repeat} "
                       + (f"{only} transfers" if only else "transfers per direction")
                       + " each (median kept)" + kept.get(only, ""))
-    doc["records"] = records(doc["cells"], args)
+    table = args.table or next((r["table"] for r in doc["records"] if "table" in r), "recovery")
+    doc["records"] = records(doc["cells"], args, table)
     with open(args.update, "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
@@ -314,6 +317,8 @@ def main():
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--out", help="JSON path (default docs/results/DATE-recovery-relay.json)")
     out.add_argument("--update", help="an earlier run's JSON whose cells this run replaces")
+    ap.add_argument("--table", help="the docs/performance.md table the records go to "
+                    "(default: recovery; with --update, the earlier run's)")
     ap.add_argument("--capture", metavar="DIR",
                     help="each cell's TCP headers at Linux endpoint A into DIR (see capture())")
     ap.add_argument("--baseline", metavar="BUILD_DIR",
@@ -363,7 +368,7 @@ def main():
                    "wirespeed interleaved repetition by repetition, each transfer on a "
                    f"relay started afresh with its repetition's seed; figures the median of "
                    f"{args.repeat}")},
-        "records": records(cells, args), "cells": cells}
+        "records": records(cells, args, args.table or "recovery"), "cells": cells}
     out = args.out or os.path.join(ROOT, "docs", "results",
                                    start.strftime("%Y-%m-%d") + "-recovery-relay.json")
     with open(out, "w") as f:
