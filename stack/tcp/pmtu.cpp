@@ -79,7 +79,7 @@ ProbeStep Tcb::mtu_probe(uint32_t pending, int64_t usable, Instant now) {
   if (snd_nxt != snd_max || snd_una < pmtu.hold_until) return ProbeStep::kNone;
   pmtu.search_high = std::min(pmtu.search_high, pmtu_ceiling());
   if (!pmtu.searching()) return ProbeStep::kNone;
-  uint32_t size = pmtu.next_probe();
+  uint32_t size = pmtu.next_probe(pmtu_ceiling());
   uint32_t payload = effective_send_mss(size, peer_mss, ts_ok);
   uint32_t mps = max_payload(false);
   if (payload <= mps) return ProbeStep::kNone;
@@ -122,6 +122,7 @@ void Tcb::pmtu_on_ack(Instant now) {
   if (!pmtu.probe_out || snd_una < pmtu.probe_end) return;
   // RFC 4821 section 7.5: the probe arrived, the path carries probe_mss.
   pmtu.probe_out = false;
+  pmtu.lost_probes = 0;
   ++stack.ctr().pmtu_probes_succeeded;
   ++stack.ctr().pmtu_increases;
   pmtu_set(pmtu.probe_mss, now);
@@ -134,6 +135,17 @@ void Tcb::pmtu_search_state(Instant now) {
   // and PMTU_RAISE_TIMER); the path may have changed.
   if (!pmtu.searching() && pmtu.mss < pmtu_ceiling() && pmtu.raise_at.is_never())
     pmtu.raise_at = now + stack.config().pmtu_recovery;
+}
+
+void Tcb::pmtu_probe_loss(bool resend, Instant now) {
+  if (pmtu.lost_probe_mss != pmtu.probe_mss) {
+    pmtu.lost_probe_mss = pmtu.probe_mss;
+    pmtu.lost_probes = 0;
+  }
+  // Short of kPmtuMaxProbes the size stays in the search and is probed again once the
+  // probe's bytes, resent at the working size, are acknowledged (hold_until).
+  bool failed = ++pmtu.lost_probes >= kPmtuMaxProbes;
+  pmtu_probe_failed(failed ? pmtu.probe_mss - 1 : pmtu.search_high, resend, now);
 }
 
 void Tcb::pmtu_probe_failed(uint32_t high, bool resend, Instant now) {
@@ -169,8 +181,8 @@ bool Tcb::pmtu_probe_lost(Instant now) {
   bool lost = sack_ok ? txlog.lost_bytes() > 0 : dupacks >= dupthresh;
   if (!lost || snd_una < recover) return false;
   if (snd_una == pmtu.probe_seq) {
-    // The first hole is the probe: the probed size is what failed.
-    pmtu_probe_failed(pmtu.probe_mss - 1, true, now);
+    // The first hole is the probe: the probed size may be what failed.
+    pmtu_probe_loss(true, now);
     return true;
   }
   // An earlier segment is lost: the recovery that starts now may resend the probe's
@@ -191,10 +203,10 @@ static bool full_segment_sacked(const TxLog& log, uint32_t mps) {
 void Tcb::pmtu_on_rto(Instant now) {
   if (pmtu.probe_out) {
     // The timer fired with the probe outstanding: if it was the first hole, the probed
-    // size failed (the retransmission that follows resends it at the working size);
-    // otherwise the probe says nothing and is forgotten.
+    // size may have failed (the retransmission that follows resends it at the working
+    // size); otherwise the probe says nothing and is forgotten.
     if (snd_una == pmtu.probe_seq) {
-      pmtu_probe_failed(pmtu.probe_mss - 1, false, now);
+      pmtu_probe_loss(false, now);
     } else {
       pmtu.probe_out = false;
     }
@@ -220,7 +232,9 @@ void Tcb::pmtu_on_rto(Instant now) {
   uint32_t old = pmtu.mss;
   uint32_t base = old > pmtu_base_mss(v4) ? pmtu_base_mss(v4) : floor;
   ++stack.ctr().pmtu_black_holes;
-  pmtu.search_high = old - 1;
+  // search_high stays: timeouts are no proof that `old` fails (on a lossy path they
+  // are loss), so the search probes it first (next_probe) and only kPmtuMaxProbes lost
+  // probes rule it out.
   pmtu_lower(base, PmtuLoweredBy::kBlackHole, now);
   pmtu.raise_at = Instant::never();  // probing raises it; pmtu_search_state re-arms
   pmtu_search_state(now);

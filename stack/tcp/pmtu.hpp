@@ -39,6 +39,11 @@ inline constexpr uint32_t kPmtuSearchDone = 16;
 // no full-sized segment SACKed, after which the path is taken to be a black hole
 // (RFC 4821 section 7.7; RFC 8899 4.3).
 inline constexpr uint32_t kPmtuBlackHoleRtos = 2;
+// A probed size fails only when this many probes of it in a row are lost (RFC 8899
+// section 5.1.2, MAX_PROBES): on a lossy path a single lost probe says little, and
+// taking it as failure capped the search below the size the path carries. An ICMP
+// message about a probe is conclusive at once.
+inline constexpr uint32_t kPmtuMaxProbes = 3;
 
 // RFC 1191 section 7: the plateau just below `mtu`, for routers that do not report the
 // next-hop MTU (the field is zero). Never below 68.
@@ -68,12 +73,20 @@ struct PmtuState {
   // acknowledged.
   SeqNum hold_until;
   uint32_t black_hole_rtos = 0;
+  // Consecutive lost probes of lost_probe_mss (kPmtuMaxProbes).
+  uint32_t lost_probe_mss = 0;
+  uint32_t lost_probes = 0;
 
   // The bound emit() applies to one segment (header options included).
   uint32_t emit_cap() const { return emitting_probe ? probe_mss : mss; }
   bool searching() const { return search_high >= mss + kPmtuSearchDone; }
-  // Binary search between the size known to work and the largest not known to fail.
-  uint32_t next_probe() const { return mss + (search_high - mss + 1) / 2; }
+  // The ceiling (the port's MTU or the peer's MSS) first: most paths carry it, and a
+  // search after black-hole detection on a merely lossy path ends in one probe. Below
+  // it, binary search between the size known to work and the largest not known to fail
+  // (RFC 8899 section 5.3.2 leaves the search method open).
+  uint32_t next_probe(uint32_t ceiling) const {
+    return search_high >= ceiling ? search_high : mss + (search_high - mss + 1) / 2;
+  }
 };
 
 }  // namespace ws::tcp

@@ -178,6 +178,7 @@ class Tcb final : public Connection {
   void pmtu_on_rto(Instant now);      // the retransmission timer fired
   void pmtu_timer(Instant now);       // raise_at reached
   void pmtu_probe_failed(uint32_t high, bool resend, Instant now);
+  void pmtu_probe_loss(bool resend, Instant now);  // lost, not refused by ICMP
   void pmtu_search_state(Instant now);
   void pmtu_remember(Instant now);  // into the stack's per-destination cache
   // --- lifecycle (tcp_stack.cpp)

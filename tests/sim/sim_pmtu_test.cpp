@@ -108,6 +108,69 @@ TEST_P(MixedMtu, EveryByteBothWays) {
       static_cast<unsigned long long>(r.icmp_sent));
 }
 
+// A path that carries full-sized segments goes dark for a second in the middle of a
+// transfer: two timeouts in a row, and black-hole detection cannot tell that from a
+// path dropping large packets. It falls back to BASE_PLPMTU; the search then probes
+// the link's size first (a timeout is no proof it fails), and a size is ruled out only
+// when kPmtuMaxProbes probes of it in a row are lost (RFC 8899 section 5.1.2).
+struct Outage {
+  explicit Outage(uint32_t lost_probes) : n(LinkParams{}, LinkParams{}, 5) {
+    n.tap_ab = [this, lost_probes](Packet& p) {
+      wire::TcpView v = p.tcp();
+      if (v.syn()) first = v.seq() + 1;
+      if (v.syn() || v.payload().empty()) return true;
+      if (dark_until.is_never() && v.seq() - first >= 1'000'000)
+        dark_until = n.now + Duration::seconds(1);
+      if (!dark_until.is_never() && n.now < dark_until) return false;
+      // After the fallback a segment larger than the MSS is a probe.
+      if (pr.client.c && v.payload().size() > pr.client.c->send_mss() &&
+          probes_dropped < lost_probes) {
+        ++probes_dropped;
+        return false;
+      }
+      return true;
+    };
+    pr.client.shutdown_when_done = false;
+    pr.start(n, 12'000'000, 0, 5);
+  }
+  bool run() {
+    return n.run_until([&] { return pr.server.received == pr.client.to_send; },
+                       Duration::seconds(60));
+  }
+  Net n;
+  Pair pr;
+  SeqNum first;
+  Instant dark_until = Instant::never();
+  uint32_t probes_dropped = 0;
+};
+
+TEST(PmtuProbing, AnOutageIsNoBlackHoleForLong) {
+  for (uint32_t lost : {0u, tcp::kPmtuMaxProbes - 1}) {
+    SCOPED_TRACE(lost);
+    Outage t(lost);
+    ASSERT_TRUE(t.run()) << t.pr.server.received;
+    EXPECT_EQ(t.pr.server.bad_bytes, 0u);
+    auto c = t.n.a.counters();
+    EXPECT_EQ(c.pmtu_black_holes, 1u);
+    EXPECT_EQ(c.pmtu_probes_failed, lost);
+    EXPECT_EQ(c.pmtu_probes_succeeded, 1u);  // one probe, at the link's size
+    EXPECT_EQ(t.probes_dropped, lost);
+    EXPECT_EQ(t.pr.client.c->send_mss(), 1448u);
+  }
+}
+
+TEST(PmtuProbing, ASizeIsRuledOutAfterMaxProbesLost) {
+  Outage t(tcp::kPmtuMaxProbes);
+  ASSERT_TRUE(t.run()) << t.pr.server.received;
+  EXPECT_EQ(t.pr.server.bad_bytes, 0u);
+  auto c = t.n.a.counters();
+  EXPECT_EQ(c.pmtu_probes_failed, tcp::kPmtuMaxProbes);
+  EXPECT_GE(c.pmtu_probes_succeeded, 2u);  // then binary search below the ruled-out size
+  uint32_t mss = t.pr.client.c->send_mss();
+  EXPECT_LT(mss, 1448u);
+  EXPECT_GE(mss, 1448u - tcp::kPmtuSearchDone);
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, MixedMtu, ::testing::Range(0, static_cast<int>(std::size(kCases))),
                          [](const auto& info) { return std::string(kCases[info.param].name); });
 
