@@ -13,8 +13,11 @@ echo. Checked:
   before PAWS answered duplicates with D-SACK and autotuning kept ahead of slow start;
   single transfers still differ by up to 2x either way, docs/benchmarks.md table 19);
 - wirespeed's RTO expirations as a sender are at most Linux's (cubic) plus 2; at 10 % loss
-  and 20 ms, where that goal is not met yet, at most twice Linux's plus 4, a bound that
-  catches a return to recovery by timeouts (hundreds per transfer before RACK-TLP). CI runs this
+  and 20 ms at most twice Linux's plus 4: there one transfer's count swings by 2x between
+  runs on either stack (the Linux sender's from 7 to 17 per 2 MiB in CI), so only the
+  benchmark's sums over many transfers compare them (docs/performance.md, "Loss recovery
+  against Linux"), and this bound catches a return to recovery by timeouts (hundreds per
+  transfer before RACK-TLP) or to a path MTU collapsed by false black holes. CI runs this
   suite beside a sanitizer build on two CPUs, where a starved data plane's timers can expire
   spuriously; a cell over that bound is run once more (both pairs) and judged on the second
   run, and the first run's counts are printed and kept in the check's message.
@@ -49,9 +52,9 @@ def echo_check(ctl):
 
 
 def rto_bound(imp, linux_rto):
-    """The most RTO expirations wirespeed's sender may take. The goal is Linux's count;
-    at 10 % loss and 20 ms it is not met yet (docs/performance.md, "Loss recovery against
-    Linux": above Linux's there), so that cell is held to a regression bound instead."""
+    """The most RTO expirations wirespeed's sender may take: about Linux's count, and at
+    10 % loss and 20 ms, where single transfers vary too much to compare, a regression
+    bound (see the module's docstring)."""
     if imp["loss"] >= 10 and imp["delay_ms"] >= 20:
         return 2 * linux_rto + 4
     return linux_rto + 2
