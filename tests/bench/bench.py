@@ -15,19 +15,16 @@ and to the namespaces created here.
 """
 import argparse
 import atexit
-import contextlib
 import datetime
 import itertools
 import json
 import os
 import platform
 import re
-import shlex
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -880,7 +877,6 @@ def bench_udp(ctx):
 
 
 def kernel_source_sink(ctx, kp, size, tag, errors, connections=1, reps=None, extra=()):
-    sj = os.path.join(ctx.tmp, f"k-sink-{tag}.json")
 
     def run():
         sink = spawn([WSPERF, "sink", "--listen", f"{kp.IP_B}:9", "--cpu", "1", "--quiet"],

@@ -436,7 +436,7 @@ def bench_stability(ctx):
     last = [r for t, r in rates if t > max(60, minutes * 60 - 55)]
     rows = [
         ["connections/s, first minute (5–60 s)", B.fmt(B.med(first), "/s"), ""],
-        [f"connections/s, last minute", B.fmt(B.med(last), "/s"),
+        ["connections/s, last minute", B.fmt(B.med(last), "/s"),
          B.ratio(B.med(last), B.med(first)) if first and last else "—"],
         ["connections/s, whole run", B.fmt(long_run and long_run.get("connections_per_second"), "/s"), ""],
         [f"connections/s, 64 at once for {ctx.args.phase_s} s before the overload",

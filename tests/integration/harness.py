@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -142,6 +143,19 @@ def progress(output, service, until_s):
     return full, stalled
 
 
+_TEMP_DIRS = []
+
+
+def temp_dir(prefix, parent=None):
+    """A new directory for a test's configs, logs and captures. Results.finish() removes
+    the top-level ones when every check passed and names them when one failed (kept for
+    reading); one made inside `parent` goes with it."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    if parent is None:
+        _TEMP_DIRS.append(path)
+    return path
+
+
 class Results:
     """Counts checks and prints a closing line in the 'N passed, N failed' form."""
 
@@ -161,7 +175,14 @@ class Results:
 
     def finish(self):
         print(f"{self.name}: {self.passed} passed, {self.failed} failed", flush=True)
-        return 0 if self.failed == 0 and self.passed > 0 else 1
+        ok = self.failed == 0 and self.passed > 0
+        for d in _TEMP_DIRS:
+            if ok:
+                shutil.rmtree(d, ignore_errors=True)
+            elif os.path.isdir(d):
+                print(f"{self.name}: logs kept in {d}", flush=True)
+        _TEMP_DIRS.clear()
+        return 0 if ok else 1
 
 
 class VethPeer:

@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -57,7 +56,7 @@ def status(cfg, json_out=False):
 def main():
     h.need_root()
     r = h.Results("checksum-hint")
-    tmp = tempfile.mkdtemp(prefix="wst-ck-")
+    tmp = h.temp_dir("wst-ck-")
     metrics_port = 9563
     errors = lambda c: c.value("wirespeed_port_l4_checksum_errors_total", port="p0")  # noqa: E731
     with h.VethPeer("ck", PEER_IP, tx_checksum_offload=True) as peer:

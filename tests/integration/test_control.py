@@ -23,7 +23,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -105,7 +104,7 @@ def main():
     h.need_root()
     h.require("prometheus", "promtool")
     r = h.Results("control")
-    tmp = tempfile.mkdtemp(prefix="wst-ctl-")
+    tmp = h.temp_dir("wst-ctl-")
     metrics_port = free_port()
     received = lambda c: c.value("wirespeed_service_messages_total", service="sink-udp",  # noqa: E731
                                  direction="received")
@@ -129,7 +128,7 @@ def main():
             dp.start()
             r.check(ctl.wait_for(lambda: ctl.value("wirespeed_up") == 1.0, 10),
                     "control picks up the data plane when it starts")
-            pc = subprocess.run(f"promtool check metrics", shell=True, input=ctl.scrape_text(),
+            pc = subprocess.run("promtool check metrics", shell=True, input=ctl.scrape_text(),
                                 capture_output=True, text=True)
             r.check(pc.returncode == 0 and not (pc.stdout + pc.stderr).strip(),
                     "promtool check metrics is clean on the live data plane", pc.stdout + pc.stderr)

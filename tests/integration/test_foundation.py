@@ -8,9 +8,7 @@ usage: test_foundation.py af_packet|tap
 import json
 import os
 import signal
-import socket
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -107,7 +105,7 @@ def main():
     n = {"af_packet": 1, "tap": 2}[kind]
     dp_ip, peer_ip = DP_IP.format(n=n), PEER_IP.format(n=n)
     res = h.Results(f"foundation-{kind}")
-    tmp = tempfile.mkdtemp(prefix=f"ws-found-{kind}-")
+    tmp = h.temp_dir(f"ws-found-{kind}-")
     metrics_port = 9560 + n
     peer = h.VethPeer(f"f{n}", peer_ip) if kind == "af_packet" else h.TapPeer(f"f{n}", peer_ip)
     with peer:

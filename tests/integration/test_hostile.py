@@ -33,7 +33,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -499,7 +498,7 @@ def main():
     h.need_root()
     h.require("hping3", "wrk", "taskset", "chrt")
     res = h.Results("hostile")
-    tmp = tempfile.mkdtemp(prefix="ws-hostile-")
+    tmp = h.temp_dir("ws-hostile-")
     # `test_hostile.py fragments` runs part 5 alone (for development); no argument runs all,
     # parts 1-4 and 6 during part 5's wait for the reassembly timeout.
     if sys.argv[1:] == ["fragments"]:

@@ -11,7 +11,6 @@
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -112,7 +111,7 @@ def main():
     h.need_root()
     h.require("curl", "wrk")
     res = h.Results("http")
-    tmp = tempfile.mkdtemp(prefix="ws-http-")
+    tmp = h.temp_dir("ws-http-")
     with h.VethPeer("ht", PEER_IP) as peer:
         ns = peer.ns
         cfg = h.write_config(tmp, device=peer.device(), address=f"{DP_IP}/24", prefix="wst-http",

@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -180,7 +179,7 @@ def main():
     h.need_root()
     h.require("nginx")
     res = h.Results("http-client")
-    tmp = tempfile.mkdtemp(prefix="wshc-")
+    tmp = h.temp_dir("wshc-")
     try:
         memif_part(res, tmp)
         nginx_part(res, tmp)

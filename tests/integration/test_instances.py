@@ -15,7 +15,6 @@ Bounded: about 40 seconds. memif socket and file prefixes wsin-*.
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile

@@ -23,7 +23,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -64,7 +63,7 @@ def main():
     h.need_root()
     h.require("iperf3", "timeout")
     res = h.Results("iperf3")
-    tmp = tempfile.mkdtemp(prefix="ws-iperf3-")
+    tmp = h.temp_dir("ws-iperf3-")
     with h.VethPeer("ip3", PEER_IP) as peer:
         ns = peer.ns
         # The device string a user writes: the kernel ring is what the data plane asks for.

@@ -23,7 +23,6 @@ a network namespace (the kernel here has no ESP):
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -118,7 +117,7 @@ def write_seq_record(tmp, next_seq):
 
 
 def one_setup(r, peer, cipher, mode, esn, actions, check):
-    tmp = tempfile.mkdtemp(prefix="ws-ipsec-")
+    tmp = h.temp_dir("ws-ipsec-")
     if esn:
         write_seq_record(tmp, ESN_START)
     k_out, k_in = keys(cipher, len(cipher) + (7 if mode == "tunnel" else 0))

@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -29,7 +28,7 @@ TUN_MTU = 1400  # room for the largest ESP overhead here (CBC tunnel: 77 bytes) 
 
 
 def run(r, peer, cipher, mode, mib):
-    tmp = tempfile.mkdtemp(prefix="ws-ipsec-tcp-")
+    tmp = h.temp_dir("ws-ipsec-tcp-")
     k_out, k_in = t.keys(cipher, len(cipher) + 3)
     cfg = h.write_config(tmp, device=peer.device(), address=f"{t.DP_IP}/24", prefix="wst-ipsec",
                          metrics_port=t.METRICS_PORT,

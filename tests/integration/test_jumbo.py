@@ -20,7 +20,6 @@ usage: test_jumbo.py [--quick]
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 
@@ -106,7 +105,7 @@ def tap_reassembly(res, tmp_root):
     reassembly and fragmentation (tap port, MTU 1500)."""
     global DP_IP
     saved, DP_IP = DP_IP, TAP_DP_IP
-    tmp = tempfile.mkdtemp(prefix="wsj-tap-", dir=tmp_root)
+    tmp = h.temp_dir("wsj-tap-", tmp_root)
     try:
         with h.TapPeer("jt", TAP_PEER_IP) as peer:
             cfg = h.write_config(
@@ -159,7 +158,7 @@ def main():
     h.require("ping", "ss")
     quick = "--quick" in sys.argv
     res = h.Results("jumbo")
-    tmp = tempfile.mkdtemp(prefix="wsj-")
+    tmp = h.temp_dir("wsj-")
     big = (256 if quick else 1024) << 20
     with JumboPeer(PEER_IP, MTU) as peer:
         ns = peer.ns

@@ -41,7 +41,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -122,7 +121,7 @@ def client_bytes(log_path):
 def main():
     h.need_root()
     res = h.Results("memif-disconnect")
-    tmp = tempfile.mkdtemp(prefix=f"wst-{TAG}-")
+    tmp = h.temp_dir(f"wst-{TAG}-")
     server = None
     ctl = None
     clients = []

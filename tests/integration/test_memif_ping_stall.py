@@ -15,7 +15,6 @@ Usage: test_memif_ping_stall.py   (root; WS_BUILD_DIR = the build directory)
 import os
 import re
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -30,7 +29,7 @@ RUN_SECONDS = 10
 def main():
     h.need_root()
     res = h.Results("memif-ping-stall")
-    tmp = tempfile.mkdtemp(prefix=f"wst-{TAG}-")
+    tmp = h.temp_dir(f"wst-{TAG}-")
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     srv_dir, cli_dir = os.path.join(tmp, "srv"), os.path.join(tmp, "cli")

@@ -11,7 +11,6 @@ usage: test_offloads.py
 import os
 import re
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -180,7 +179,7 @@ def main():
     h.require("tcpdump")
     res = h.Results("offloads")
     for n, mode in ((1, "tso"), (2, "software")):
-        tmp = tempfile.mkdtemp(prefix=f"ws-offload-{mode}-")
+        tmp = h.temp_dir(f"ws-offload-{mode}-")
         try:
             run_mode(res, mode, n, tmp)
         except Exception as e:  # a failed start is a failed check, then the other mode runs

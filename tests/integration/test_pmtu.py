@@ -33,7 +33,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -68,7 +67,7 @@ class MixedPath:
         sh(f"ip netns add {NS_P}")
         sh(f"ip link add {DP_IF} mtu 9000 type veth peer name wsp-r0 mtu 9000")
         sh(f"ip link set wsp-r0 netns {NS_R}")
-        sh(f"ip link add wsp-r1 mtu 1500 type veth peer name wsp-p0 mtu 1500")
+        sh("ip link add wsp-r1 mtu 1500 type veth peer name wsp-p0 mtu 1500")
         sh(f"ip link set wsp-r1 netns {NS_R}")
         sh(f"ip link set wsp-p0 netns {NS_P}")
         sh(f"sysctl -qw net.ipv6.conf.{DP_IF}.disable_ipv6=1")
@@ -206,7 +205,7 @@ def phase(res, path, what, router_mtu, metrics_port, again=False, ipv6=False):
     `again` also after one more echo connection (which should start from the path MTU
     remembered for the peer)."""
     path.set_router_mtu(router_mtu)
-    tmp = tempfile.mkdtemp(prefix="wsp-", dir=TMP)
+    tmp = h.temp_dir("wsp-", TMP)
     sink_report = os.path.join(tmp, "sink.json")
     src_report = os.path.join(tmp, "source.json")
     wsperf = os.path.join(h.BUILD, "tools", "wsperf", "wsperf")
@@ -261,7 +260,7 @@ def main():
     h.need_root()
     h.require("ping")
     res = h.Results("pmtu")
-    TMP = tempfile.mkdtemp(prefix="wsp-")
+    TMP = h.temp_dir("wsp-")
     with MixedPath() as path:
         r = h.sh(f"ping -n -c 2 -i 0.2 -W 2 {R1_IP}", ns=NS_P, check=False, timeout=10)
         res.check(r.returncode == 0, "peer reaches the router", r.stdout[-200:])

@@ -27,7 +27,6 @@ usage: test_recovery_relay.py   (as root)
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "relay"))
@@ -89,7 +88,7 @@ def check_cell(res, imp, linux, ws, first=None):
 def main():
     h.need_root()
     res = h.Results("recovery-relay")
-    tmp = tempfile.mkdtemp(prefix="ws-recovery-")
+    tmp = h.temp_dir("ws-recovery-")
     try:
         with rn.RelayNet():
             for imp in CELLS:

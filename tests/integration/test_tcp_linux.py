@@ -15,13 +15,10 @@
 
 usage: test_tcp_linux.py [--quick]
 """
-import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -137,7 +134,7 @@ def main():
     h.require("tcpdump", "tshark", "ss")
     quick = "--quick" in sys.argv
     res = h.Results("tcp-linux")
-    tmp = tempfile.mkdtemp(prefix="ws-tcp-")
+    tmp = h.temp_dir("ws-tcp-")
     big = (256 if quick else 1024) << 20
     with h.VethPeer("tl", PEER_IP, mtu=MTU) as peer:
         ns = peer.ns
@@ -205,7 +202,7 @@ def main():
             # --- 1,000 concurrent connections from the kernel.
             path = os.path.join(tmp, "many.py")
             open(path, "w").write(MANY_CLIENT)
-            h.sh(f"sysctl -qw net.ipv4.ip_local_port_range='20000 60999'", ns=ns, check=False)
+            h.sh("sysctl -qw net.ipv4.ip_local_port_range='20000 60999'", ns=ns, check=False)
             r = h.sh(f"/usr/bin/python3 {path} {DP_IP} 8 1000", ns=ns, check=False, timeout=120)
             try:
                 m = json.loads(r.stdout.strip().splitlines()[-1])
