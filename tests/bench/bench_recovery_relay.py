@@ -263,6 +263,8 @@ def update(args, cells, command, start, load0):
         doc = json.load(f)
     key = lambda c: (c["loss_pct"], c["delay_ms"], c["reorder_pct"])  # noqa: E731
     new = {key(c): c for c in cells}
+    replaced = sum(1 for c in doc["cells"] if key(c) in new)
+    added = len(new) - replaced
     if args.receive_only or args.send_only:  # the earlier run's other direction stays
         for c in doc["cells"]:
             if key(c) in new:
@@ -275,10 +277,11 @@ def update(args, cells, command, start, load0):
     run["load"] += f"; then {load0:.1f} / {os.getloadavg()[0]:.1f}"
     only = "receive" if args.receive_only else "send" if args.send_only else None
     kept = {"receive": ", sending figures kept", "send": ", receiving figures kept"}
-    run["source"] += (f"; the {len(cells)} cells of the second command were run again "
-                      f"with {args.repeat} "
+    what = " and ".join(w for w in (replaced and f"{replaced} cells measured again",
+                                    added and f"{added} cells added") if w)
+    run["source"] += (f"; then {what} with {args.repeat} "
                       + (f"{only} transfers" if only else "transfers per direction")
-                      + " each (median kept)" + kept.get(only, ""))
+                      + " each (median kept)" + (kept.get(only, "") if replaced else ""))
     table = args.table or next((r["table"] for r in doc["records"] if "table" in r), "recovery")
     doc["records"] = records(doc["cells"], args, table)
     with open(args.update, "w") as f:
