@@ -301,6 +301,9 @@ class Tcb final : public Connection {
   uint32_t isn_f = 0;  // F of RFC 6528 for this tuple (IsnGenerator::Initial::f)
   uint32_t ts_recent = 0;
   Instant ts_recent_time;
+  // The last ACK sent in reply to an unacceptable segment that carried no data
+  // (reply_unacceptable, tcp_input.cpp); never: none yet.
+  Instant unacceptable_ack_at = Instant::never();
   SeqNum last_ack_sent;
 
   // RTT and retransmission (RFC 6298).

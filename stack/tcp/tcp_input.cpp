@@ -518,12 +518,30 @@ void Tcb::input_predicted_ack(Segment& s, Instant now) {
   deliver_and_wake(*this, now);
 }
 
+// The ACK that answers an unacceptable segment (RFC 9293 3.10.7.4, RFC 7323 5.3 R1). One
+// that occupies no sequence space is answered at most once per connection per 500 ms
+// (RFC 5961 section 7's ACK throttling; Linux's tcp_invalid_ratelimit): reordering makes
+// such segments in numbers, each reply tells the peer nothing new, and two ends that each
+// find the other's segments unacceptable would otherwise trade ACKs for ever. Data (its
+// D-SACK) and SYN or FIN are always answered.
+static void reply_unacceptable(Tcb& c, const Segment& s, Instant now) {
+  constexpr Duration kInterval = Duration::millis(500);
+  if (s.len == 0) {
+    if (!c.unacceptable_ack_at.is_never() && now - c.unacceptable_ack_at < kInterval) {
+      ++c.stack.ctr().unacceptable_acks_limited;
+      return;
+    }
+    c.unacceptable_ack_at = now;
+  }
+  c.ack_now = true;
+}
+
 // First check failed (RFC 9293 3.10.7.4): the segment is outside the window. It is
 // dropped, and answered with an ACK unless it is a RST.
 [[gnu::always_inline]] static inline void out_of_window(Tcb& c, const Segment& s, Instant now) {
   TcpStack& st = c.stack;
   st.drops().add(DropReason::kTcpOutOfWindow);
-  if (!s.rst()) c.ack_now = true;
+  if (!s.rst()) reply_unacceptable(c, s, now);
   // The D-SACK block covers the whole segment, a FIN included (as the SACK blocks do).
   if (!s.payload.empty() && s.seq + s.len <= c.rcv_nxt) note_old_data(c, s.seq, s.seq + s.len, now);
   // RFC 9293 3.10.7.4 (TIME-WAIT): a retransmitted FIN is acknowledged and restarts
@@ -700,7 +718,7 @@ void Tcb::input_general(Segment& s, Instant now) {
     if (!s.payload.empty() && s.seq < rcv_nxt)
       note_old_data(*this, s.seq, seq_min(s.seq + static_cast<uint32_t>(s.payload.size()), rcv_nxt),
                     now);
-    ack_now = true;
+    reply_unacceptable(*this, s, now);
     return;
   }
   // A retransmitted SYN while in SYN-RECEIVED: our SYN,ACK was lost; send it again.

@@ -57,9 +57,10 @@ struct TcpCounters {
   uint64_t resets_sent = 0;
   uint64_t resets_received = 0;
   uint64_t challenge_acks = 0;
-  uint64_t challenge_acks_limited = 0;  // not sent: over the second's budget
-  uint64_t connections_opened = 0;      // active opens started
-  uint64_t connections_accepted = 0;    // passive opens handed to the app
+  uint64_t challenge_acks_limited = 0;     // not sent: over the second's budget
+  uint64_t unacceptable_acks_limited = 0;  // replies to data-less segments not sent
+  uint64_t connections_opened = 0;         // active opens started
+  uint64_t connections_accepted = 0;       // passive opens handed to the app
   uint64_t connections_closed = 0;
   uint64_t connect_failed = 0;
   uint64_t timeouts = 0;

@@ -417,6 +417,38 @@ TEST(Timestamps, PawsAcceptsOneTickOlder) {
   EXPECT_EQ(app.received, 2000u);
 }
 
+// An older ACK that is not a duplicate (it acknowledges less than SND.UNA) stays rejected
+// by PAWS. Answering each such segment would tell the peer nothing new: one reply per
+// connection per 500 ms (RFC 5961 section 7), the rest counted.
+TEST(Timestamps, RepliesToRejectedAcksAreRateLimited) {
+  Script s;
+  Peer app;
+  tcp::Connection* c = s.open(app);
+  ASSERT_TRUE(c);
+  const uint32_t m = 1448;
+  c->send(bytes(m * 2));
+  s.clear();
+  auto all = s.peer();
+  all.ack = s.our_nxt + 2 * m;
+  all.ts_val = s.peer_ts_val + 20;
+  s.in(all);
+  auto old = s.peer();
+  old.ack = s.our_nxt + m;
+  old.ts_val = s.peer_ts_val + 10;
+  for (int i = 0; i < 5; ++i) s.in(old);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 5u);
+  EXPECT_EQ(s.pending(), 1u);
+  EXPECT_EQ(s.s.counters().unacceptable_acks_limited, 4u);
+  s.clear();
+  s.advance(Duration::millis(500));
+  s.in(old);
+  EXPECT_EQ(s.pending(), 1u);
+  // A segment with data is always answered (for old data, its D-SACK undoes a reduction).
+  s.in(s.peer(kAck | kPsh), bytes(100));
+  s.in(s.peer(kAck | kPsh), bytes(100));
+  EXPECT_EQ(s.pending(), 3u);
+}
+
 // --------------------------------------------------- retransmission timing
 
 TEST(Retransmit, RtoBackoffExactTimes) {
