@@ -17,6 +17,7 @@
 #include "stack/tcp/congestion/congestion.hpp"
 #include "stack/tcp/mss.hpp"
 #include "stack/tcp/pmtu.hpp"
+#include "stack/tcp/reply_limit.hpp"
 #include "stack/tcp/ring_buffer.hpp"
 #include "stack/tcp/rx_held.hpp"
 #include "stack/tcp/seq_ranges.hpp"
@@ -301,9 +302,7 @@ class Tcb final : public Connection {
   uint32_t isn_f = 0;  // F of RFC 6528 for this tuple (IsnGenerator::Initial::f)
   uint32_t ts_recent = 0;
   Instant ts_recent_time;
-  // The last ACK sent in reply to an unacceptable segment that carried no data
-  // (reply_unacceptable, tcp_input.cpp); never: none yet.
-  Instant unacceptable_ack_at = Instant::never();
+  UnacceptableReplyLimit unacceptable_replies;  // reply_unacceptable, tcp_input.cpp
   SeqNum last_ack_sent;
 
   // RTT and retransmission (RFC 6298).

@@ -518,22 +518,13 @@ void Tcb::input_predicted_ack(Segment& s, Instant now) {
   deliver_and_wake(*this, now);
 }
 
-// The ACK that answers an unacceptable segment (RFC 9293 3.10.7.4, RFC 7323 5.3 R1). One
-// that occupies no sequence space is answered at most once per connection per 500 ms
-// (RFC 5961 section 7's ACK throttling; Linux's tcp_invalid_ratelimit): reordering makes
-// such segments in numbers, each reply tells the peer nothing new, and two ends that each
-// find the other's segments unacceptable would otherwise trade ACKs for ever. Data (its
-// D-SACK) and SYN or FIN are always answered.
+// The ACK that answers an unacceptable segment (RFC 9293 3.10.7.4, RFC 7323 5.3 R1),
+// throttled for segments without sequence space (UnacceptableReplyLimit).
 static void reply_unacceptable(Tcb& c, const Segment& s, Instant now) {
-  constexpr Duration kInterval = Duration::millis(500);
-  if (s.len == 0) {
-    if (!c.unacceptable_ack_at.is_never() && now - c.unacceptable_ack_at < kInterval) {
-      ++c.stack.ctr().unacceptable_acks_limited;
-      return;
-    }
-    c.unacceptable_ack_at = now;
-  }
-  c.ack_now = true;
+  if (c.unacceptable_replies.allow(s.len, now))
+    c.ack_now = true;
+  else
+    ++c.stack.ctr().unacceptable_acks_limited;
 }
 
 // First check failed (RFC 9293 3.10.7.4): the segment is outside the window. It is

@@ -424,6 +424,7 @@ class TcpStack {
   // A SYN to `tw`, a Tcb still in TIME-WAIT (its last ACK not out yet), that RFC 6191 lets
   // take the tuple over: true when it did (the Tcb released, the SYN given to the listener).
   bool syn_takes_over(Tcb& tw, const FourTuple& t, Segment& s, Instant now);
+  void time_wait_reply(TimeWaitRecord& w, const Segment& s, Instant now);
   void time_wait_ack(const TimeWaitRecord& w, Instant now);
   void drop_time_wait(TimeWaitRecord& w);
   void expire_time_waits(Instant now);

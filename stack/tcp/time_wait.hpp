@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "stack/tcp/conn_table.hpp"
+#include "stack/tcp/reply_limit.hpp"
 
 namespace ws::tcp {
 
@@ -43,6 +44,7 @@ struct TimeWaitRecord {
   uint8_t fam = 0;                 // family_index of the remote address
   bool ts_ok = false;              // timestamps were negotiated
   uint32_t num = 0;                // the record's number in the index (1-based; fixed)
+  UnacceptableReplyLimit replies;  // ACKs to unacceptable segments (time_wait_input.cpp)
   TimeWaitRecord* prev = nullptr;  // deadline order, oldest first
   TimeWaitRecord* next = nullptr;
 };

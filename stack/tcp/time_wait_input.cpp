@@ -39,6 +39,7 @@ void TcpStack::park_time_wait(Tcb& c) {
   w.window = kept_window(c);
   w.fam = c.fam;
   w.ts_ok = c.ts_ok;
+  w.replies = c.unacceptable_replies;
   // The record counts as the TIME-WAIT connection it is; the Tcb leaves as CLOSED.
   ++ctr_.state[static_cast<size_t>(TcpState::kTimeWait)];
   ++ctr_.family.state[static_cast<size_t>(TcpState::kTimeWait)][w.fam];
@@ -81,7 +82,7 @@ void TcpStack::time_wait_input(TimeWaitRecord& w, const FourTuple& t, Segment& s
   if (w.ts_ok && s.opts.ts_val && paws_old(*s.opts.ts_val, w.ts_recent) &&
       now - w.ts_recent_time < kPawsIdle) {
     drops_.add(DropReason::kTcpPawsRejected);
-    time_wait_ack(w, now);
+    time_wait_reply(w, s, now);
     return;
   }
   // At the next sequence number with nothing in it: an ACK needs no answer (the fifth
@@ -93,7 +94,16 @@ void TcpStack::time_wait_input(TimeWaitRecord& w, const FourTuple& t, Segment& s
   drops_.add(DropReason::kTcpOutOfWindow);
   // The peer's FIN again (our ACK of it was lost): 2 MSL start over.
   if (s.fin()) time_waits_.restart(w, now + cfg_.time_wait);
-  time_wait_ack(w, now);
+  time_wait_reply(w, s, now);
+}
+
+// The ACK that answers an unacceptable segment, throttled as a connection's is
+// (UnacceptableReplyLimit): a retransmitted FIN is always answered.
+void TcpStack::time_wait_reply(TimeWaitRecord& w, const Segment& s, Instant now) {
+  if (w.replies.allow(s.len, now))
+    time_wait_ack(w, now);
+  else
+    ++ctr_.unacceptable_acks_limited;
 }
 
 // The ACK a TIME-WAIT connection sends: no SACK blocks (nothing is held out of order). A

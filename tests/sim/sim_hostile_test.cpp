@@ -294,16 +294,22 @@ TEST(ChallengeAck, BudgetDrawnPerSecond) {
   EXPECT_EQ(app.c->state(), TcpState::kEstablished);  // no blind RST got through
 }
 
+// Our FIN, then the peer's, which acknowledges it: TIME_WAIT. Returns the peer's FIN.
+wire::TcpRepr close_into_time_wait(Script& s, Peer& app) {
+  app.c->shutdown_write();
+  auto fin = s.peer(kFin | kAck);
+  fin.ack = s.our_nxt + 1;
+  s.in(fin);
+  s.peer_nxt += 1;
+  return fin;
+}
+
 // RFC 1337: a RST, even an exact one, does not end TIME_WAIT (assassination).
 TEST(TimeWait, RstDoesNotAssassinate) {
   Script s;
   Peer app;
   ASSERT_TRUE(s.open(app));
-  app.c->shutdown_write();  // our FIN
-  auto r = s.peer(kFin | kAck);
-  r.ack = s.our_nxt + 1;
-  s.in(r);
-  s.peer_nxt += 1;
+  close_into_time_wait(s, app);
   auto tw = [&] { return s.s.counters().state[static_cast<size_t>(TcpState::kTimeWait)]; };
   ASSERT_EQ(tw(), 1u);
   s.clear();
@@ -316,6 +322,37 @@ TEST(TimeWait, RstDoesNotAssassinate) {
   EXPECT_EQ(s.pending(), 0u);
   EXPECT_EQ(s.s.connection_count(), 1u);
   EXPECT_EQ(s.s.table_sizes().time_wait, 1u);  // a record: its Tcb went once the ACK was out
+}
+
+// Segments that a TIME-WAIT record finds unacceptable and that occupy no sequence space
+// (here PAWS-old ACKs, and one outside the window) draw one ACK per 500 ms, as a
+// connection's do (RFC 5961 section 7): a reordering or hostile peer cannot make the
+// record answer each. The peer's FIN again is always answered.
+TEST(TimeWait, RepliesToUnacceptableSegmentsAreRateLimited) {
+  Script s;
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  const auto fin = close_into_time_wait(s, app);
+  ASSERT_EQ(s.s.table_sizes().time_wait, 1u);
+  s.clear();
+  s.advance(Duration::millis(600));  // past the connection's own last reply, if any
+  const uint64_t limited = s.s.counters().unacceptable_acks_limited;
+  auto old = s.peer();
+  old.ts_val = s.peer_ts_val - 10;
+  for (int i = 0; i < 5; ++i) s.in(old);
+  auto outside = s.peer();
+  outside.seq = s.peer_nxt + 5000;
+  s.in(outside);
+  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 5u);
+  EXPECT_EQ(s.pending(), 1u);
+  EXPECT_EQ(s.s.counters().unacceptable_acks_limited - limited, 5u);
+  s.advance(Duration::millis(500));
+  s.in(old);
+  EXPECT_EQ(s.pending(), 2u);
+  s.in(fin);
+  s.in(fin);
+  EXPECT_EQ(s.pending(), 4u);
+  EXPECT_EQ(s.s.table_sizes().time_wait, 1u);
 }
 
 // tcp.max_connections: a SYN (or a valid cookie) beyond it is refused and counted.
