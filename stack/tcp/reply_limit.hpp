@@ -13,8 +13,8 @@ namespace ws::tcp {
 // throttling; Linux's tcp_invalid_ratelimit). Reordering makes such segments in numbers,
 // each reply tells the peer nothing new, and two ends that each find the other's segments
 // unacceptable would otherwise trade ACKs for ever. Data (its D-SACK), SYN and FIN are
-// always answered. Four bytes, so that a TIME-WAIT record holds one in what was padding:
-// the last reply's millisecond plus one, 0 for none yet.
+// always answered. Four bytes, so that a TIME-WAIT record holds one within its 112: the
+// last reply's millisecond plus one, 0 for none yet.
 class UnacceptableReplyLimit {
  public:
   static constexpr uint32_t kIntervalMs = 500;

@@ -7,7 +7,8 @@ Linux -> Linux and Linux -> wirespeed (wirespeed receiving), Linux -> Linux and
 wirespeed -> Linux (wirespeed sending), interleaved repetition by repetition so the
 machine's load falls on both alike. Each records the transfer time, the goodput and the sender's RTO
 expirations: the data plane's wirespeed_tcp_recovery_total{kind="rto"}, a Linux sender's
-TcpExtTCPTimeouts in its namespace. Every byte a Linux endpoint or A's receiver gets is
+TcpExtTCPTimeouts in its namespace. With --repeat N a cell's figure is the median transfer
+time, and its RTO figure the median of the N transfers' counts. Every byte a Linux endpoint or A's receiver gets is
 checked against the pattern; the data plane's sink counts them.
 
 Writes docs/results/DATE-recovery-relay.json (the per-cell data, and one record per cell
@@ -62,6 +63,7 @@ import datetime
 import fcntl
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -207,6 +209,19 @@ def goodput(entry, bytes_, timeout):
     return round(bytes_ * 8 / timeout / 1e6, 3), True
 
 
+def timeouts(entry):
+    """A side's sender timeouts for a cell: with repeats, the median of the transfers' counts
+    (the median-time transfer's own count says little: the spread of counts is wide and not
+    in step with the times); with one transfer, its count."""
+    samples = entry.get("timeouts_samples")
+    return statistics.median(samples) if samples else entry["sender_timeouts"]
+
+
+def timeouts_text(entry):
+    v = timeouts(entry)
+    return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
+
+
 def records(cells, args, table="recovery"):
     out = []
     size = args.count * (rn.MESSAGE + 4)
@@ -217,10 +232,12 @@ def records(cells, args, table="recovery"):
             ws, lx = c["wirespeed"][d], c["linux"][d]
             ours, ws_bound = goodput(ws, size, args.timeout)
             peer, lx_bound = goodput(lx, size, args.timeout)
-            rto = (f"RTOs: wirespeed {ws['sender_timeouts']}, Linux {lx['sender_timeouts']}"
+            n = len(ws.get("timeouts_samples") or [0])
+            of = f", median of {n}" if n > 1 else ""
+            rto = (f"RTOs{of}: wirespeed {timeouts_text(ws)}, Linux {timeouts_text(lx)}"
                    if d == "ws_sends" else
-                   f"Linux sender RTOs: {ws['sender_timeouts']} against wirespeed, "
-                   f"{lx['sender_timeouts']} against Linux")
+                   f"Linux sender RTOs{of}: {timeouts_text(ws)} against wirespeed, "
+                   f"{timeouts_text(lx)} against Linux")
             late = "; did not finish (bound)" if ws_bound or lx_bound else ""
             out.append({
                 "id": f"recovery-{c['loss_pct']}-{c['delay_ms']}-{c['reorder_pct']}-{d}",
@@ -237,7 +254,7 @@ def records(cells, args, table="recovery"):
 def markdown(cells):
     base = any("baseline" in c for c in cells)
     lines = ["| loss | delay | reorder | dir | Linux s (Mbit/s) | wirespeed s (Mbit/s) | "
-             "RTOs ws / Linux |" + (" baseline s (Mbit/s), RTOs |" if base else ""),
+             "RTOs ws / Linux (medians) |" + (" baseline s (Mbit/s), RTOs |" if base else ""),
              "| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if base else "")]
     for c in cells:
         for d in ("ws_sends", "ws_receives"):
@@ -250,8 +267,8 @@ def markdown(cells):
             b = c.get("baseline", {}).get(d)
             lines.append(f"| {c['loss_pct']} % | {c['delay_ms']} ms | {c['reorder_pct']} % | "
                          f"{d} | {cell(lx)} | {cell(ws)} | "
-                         f"{ws['sender_timeouts']} / {lx['sender_timeouts']} |"
-                         + (f" {cell(b)}, {b['sender_timeouts']} |" if b else
+                         f"{timeouts_text(ws)} / {timeouts_text(lx)} |"
+                         + (f" {cell(b)}, {timeouts_text(b)} |" if b else
                             (" |" if base else "")))
     return "\n".join(lines)
 
