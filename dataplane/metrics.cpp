@@ -295,7 +295,7 @@ constexpr FieldSeries<tcp::TcpCounters> kTcpMetrics[] = {
      MetricType::kCounter},
     {&tcp::TcpCounters::unacceptable_acks_limited, "wirespeed_tcp_unacceptable_acks_limited_total",
      "ACKs not sent in reply to an unacceptable segment without data: at most one per "
-     "connection per 500 ms (RFC 5961 section 7).",
+     "connection or TIME_WAIT record per 500 ms (RFC 5961 section 7).",
      MetricType::kCounter},
     {&tcp::TcpCounters::connections_opened, "wirespeed_tcp_active_opens_total",
      "Connections opened by us.", MetricType::kCounter},

@@ -8,8 +8,9 @@ wirespeed -> Linux (wirespeed sending), interleaved repetition by repetition so 
 machine's load falls on both alike. Each records the transfer time, the goodput and the sender's RTO
 expirations: the data plane's wirespeed_tcp_recovery_total{kind="rto"}, a Linux sender's
 TcpExtTCPTimeouts in its namespace. With --repeat N a cell's figure is the median transfer
-time, and its RTO figure the median of the N transfers' counts. Every byte a Linux endpoint or A's receiver gets is
-checked against the pattern; the data plane's sink counts them.
+time, and its RTO figure the median of the N transfers' counts. Every byte a Linux
+endpoint or A's receiver gets is checked against the pattern; the data plane's sink counts
+them.
 
 Writes docs/results/DATE-recovery-relay.json (the per-cell data, and one record per cell
 and direction for the recovery table of docs/performance.md: run
@@ -209,16 +210,12 @@ def goodput(entry, bytes_, timeout):
     return round(bytes_ * 8 / timeout / 1e6, 3), True
 
 
-def timeouts(entry):
+def timeouts_text(entry):
     """A side's sender timeouts for a cell: with repeats, the median of the transfers' counts
     (the median-time transfer's own count says little: the spread of counts is wide and not
     in step with the times); with one transfer, its count."""
     samples = entry.get("timeouts_samples")
-    return statistics.median(samples) if samples else entry["sender_timeouts"]
-
-
-def timeouts_text(entry):
-    v = timeouts(entry)
+    v = statistics.median(samples) if samples else entry["sender_timeouts"]
     return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
 
 
