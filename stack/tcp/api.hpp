@@ -37,7 +37,7 @@ struct TcpConfig {
   // ticks every 1 ms; Linux's too. 1 s is Linux's tcp_tw_reuse choice, safe for any peer
   // clock that RFC 7323 allows (1 ms to 1 s per tick).
   Duration time_wait_reuse = Duration::seconds(1);
-  Duration rto_min = Duration::millis(200);     // RFC 6298 (2.4) permits a lower minimum
+  Duration rto_min = Duration::millis(200);     // G of RFC 6298 (2.3), and so the (2.4) minimum
   Duration rto_initial = Duration::seconds(1);  // RFC 6298 (2.1)
   Duration rto_max = Duration::seconds(120);    // RFC 6298 (2.5): at least 60 s
   Duration delayed_ack = Duration::millis(40);

@@ -529,9 +529,11 @@ inline void Tcb::rtt_sample(Duration r) {
     rttvar = (rttvar * 3 + diff) / 4;
     srtt = (srtt * 7 + r) / 8;
   }
-  // RTO = SRTT + max(G, 4*RTTVAR), G = 1 ms; then (2.4) the minimum and (2.5) maximum.
-  Duration k = std::max(Duration::millis(1), rttvar * 4);
-  rto = std::clamp(srtt + k, cfg.rto_min, cfg.rto_max);
+  // RTO = SRTT + max(G, 4*RTTVAR) with rto_min standing for G, as Linux does: the floor
+  // rides on top of SRTT, so on a long path the timer keeps rto_min of slack over the RTT
+  // for a delayed ACK or a RACK repair to land first. Still at least rto_min (2.4).
+  Duration k = std::max(cfg.rto_min, rttvar * 4);
+  rto = std::min(srtt + k, cfg.rto_max);
 }
 
 // The send buffer's limit after an ACK that advanced SND.UNA. Inline: every such ACK asks.

@@ -4,6 +4,7 @@
 // stall and with far fewer timeouts than the duplicate-ACK recovery it replaced.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -218,25 +219,56 @@ TEST(Recovery, FrtoUndoesSpuriousTimeout) {
   EXPECT_LE(c.retransmits, 3u) << "the probe and the timeout's first segment, not the window";
 }
 
-// The timer across a blackout of A's sending direction (everything lost for 1.5 s):
+// The timer across a blackout of A's sending direction (everything lost for 1.75 s):
 // each expiry doubles it from at least rto_min (RFC 6298 5.5), the probe before the
 // first one counts as a TLP, and once the path is back the transfer completes.
 TEST(Recovery, TimeoutBacksOffAcrossBlackout) {
   LossRun* self = nullptr;
   LossRun r([&](uint32_t, int, const wire::TcpView&) {
     Duration t = self->n.now - self->t0;
-    return t >= Duration::millis(50) && t < Duration::millis(1550);
+    return t >= Duration::millis(50) && t < Duration::millis(1800);
   });
   self = &r;
-  ASSERT_TRUE(r.go());
+  // A step polls the stacks at the time it starts, then moves the clock to the next
+  // event: an expiry counted after a step happened at the step's start.
+  std::vector<Instant> fired;
+  Instant before = r.n.now;
+  ASSERT_TRUE(r.go([&] {
+    if (r.n.a.counters().rto_fired > fired.size()) fired.push_back(before);
+    before = r.n.now;
+  }));
   auto c = r.n.a.counters();
-  // A probe, then expiries 200, 400 and 800 ms apart, all inside the blackout; the
-  // fourth, 1.6 s after the third, gets through. No backoff beyond doubling.
-  EXPECT_EQ(c.rto_fired, 4u);
+  // A probe, then four expiries, each gap twice the one before (2, 4 and 8 times the
+  // RTO of SRTT + rto_min): three inside the blackout, and the fourth after it gets
+  // through. No backoff beyond doubling.
+  ASSERT_EQ(c.rto_fired, 4u);
+  ASSERT_EQ(fired.size(), 4u);
+  const Duration first = fired[1] - fired[0];
+  EXPECT_GE(first, r.n.a.config().rto_min * 2);
+  EXPECT_EQ(fired[2] - fired[1], first * 2);
+  EXPECT_EQ(fired[3] - fired[2], first * 4);
   EXPECT_GE(kind(c, tcp::RecoveryKind::kTlp), 1u);
   EXPECT_GE(r.sender().rto, r.n.a.config().rto_min);
   EXPECT_GT(r.secs, 3.0);
-  EXPECT_LT(r.secs, 3.6);
+  EXPECT_LT(r.secs, 4.0);
+}
+
+// RFC 6298 (2.3) with rto_min in the place of the clock granularity G, as Linux sets
+// it: on a 40 ms round trip the timer keeps the whole floor of slack above SRTT,
+// where max(rto_min, SRTT + 4*RTTVAR) would leave it at 200 ms, 160 ms above it.
+TEST(Recovery, RtoIsSrttPlusTheFloorOnALongPath) {
+  LinkParams p;
+  p.delay = Duration::millis(20);
+  Net n(p, p, 1);
+  Pair pr;
+  const uint64_t bytes = 1u << 20;
+  pr.start(n, bytes, 0, 1);
+  ASSERT_TRUE(n.run_until([&] { return pr.server.received == bytes; }, Duration::seconds(30)));
+  const auto& c = *static_cast<tcp::Tcb*>(pr.client.c);
+  const Duration floor = n.a.config().rto_min;
+  EXPECT_GE(c.srtt, Duration::millis(40));
+  EXPECT_EQ(c.rto, c.srtt + std::max(floor, c.rttvar * 4));
+  EXPECT_GE(c.rto, Duration::millis(240));
 }
 
 struct Cell {

@@ -457,7 +457,7 @@ TEST(Retransmit, RtoBackoffExactTimes) {
   tcp::Connection* c = s.open(app);
   ASSERT_TRUE(c);
   s.clear();
-  // The handshake RTT was 0 here, so RTO = max(SRTT + max(G, 4*RTTVAR), rto_min) = 200 ms.
+  // The handshake RTT was 0 here, so RTO = SRTT + max(rto_min, 4*RTTVAR) = 200 ms.
   EXPECT_EQ(c->info().rto.ms(), 200);
   Instant t0 = s.now;
   c->send(bytes(100));
