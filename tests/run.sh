@@ -3,13 +3,13 @@
 #   1. unit + sim + fuzz smoke (release build)
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. integration: the real binaries against Linux peers in network namespaces (root)
-#   4. the profile-guided build (deploy/build-pgo.sh), checked by its training programs
+#   4. with --pgo: the profile-guided build (deploy/build-pgo.sh), checked by its training
 # Exits non-zero if any suite fails. A test that meson reports as SKIP (exit 77) counts as
 # a failure unless --allow-skip is given; the skipped tests are listed either way.
 # With integration, the sanitizer build and clang-tidy (suite tidy) run beside it at idle
 # priority; the sanitizer suites follow it.
-# Options: --quick (skip the sanitizer and profile-guided builds), --no-integration,
-# --only-integration, --allow-skip.
+# Options: --quick (skip the sanitizer build), --no-integration, --only-integration,
+# --allow-skip, --pgo (add the profile-guided build: about 10 CPU-minutes).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,12 +18,14 @@ QUICK=0
 INTEGRATION=1
 UNIT=1
 ALLOW_SKIP=0
+PGO=0
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
     --no-integration) INTEGRATION=0 ;;
     --only-integration) UNIT=0; QUICK=1 ;;
     --allow-skip) ALLOW_SKIP=1 ;;
+    --pgo) PGO=1 ;;
     *) echo "tests/run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -226,12 +228,14 @@ if [[ -n "$BG_PID" ]]; then
   if ((!QUICK)) && [[ -f "$ASAN_OK" ]]; then sanitizer_suites; fi
 fi
 
-# The profile-guided build (deploy/build-pgo.sh, the build docs/performance.md measures):
-# the instrumented build, its training (as root, two data planes over memif as well), the
-# optimized build, and the same training again on that build, each in-memory program
-# checking every byte it carried and the HTTP client every response. Last, so that its
-# memif runs share the CPUs with no suite.
-if ((!QUICK && UNIT)); then
+# With --pgo, the profile-guided build (deploy/build-pgo.sh, the build docs/performance.md
+# measures): the instrumented build, its training (as root, two data planes over memif as
+# well), the optimized build, and the same training again on that build, each in-memory
+# program checking every byte it carried and the HTTP client every response. Last, so that
+# its memif runs share the CPUs with no suite. Not by default: its two builds of the
+# product and two trainings are about 10 CPU-minutes, which the 30 minutes of CI on two
+# CPUs do not leave; tests/bench/run.sh builds and checks it before measuring.
+if ((PGO)); then
   step "profile-guided build (deploy/build-pgo.sh build-pgo)"
   PGO_LOG=build/meson-logs/build-pgo.log
   if bash deploy/build-pgo.sh build-pgo >"$PGO_LOG" 2>&1; then
