@@ -295,7 +295,7 @@ void Tcb::on_new_ack_in_recovery(uint32_t acked, Instant now) {
   }
   if (rto_recovery) {
     // After a timeout the window opens by slow start (RFC 5681 section 3.1).
-    cc->on_ack(acked, flight(), now, have_rtt ? srtt : Duration::millis(100));
+    if (cwnd_in_use()) cc->on_ack(acked, flight(), now, have_rtt ? srtt : Duration::millis(100));
     return;
   }
   if (sack_ok) return;  // PRR sets cwnd (after_ack)

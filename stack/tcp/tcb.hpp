@@ -224,6 +224,13 @@ class Tcb final : public Connection {
   uint16_t window_field();
   SeqNum data_end() const { return snd_buf_seq + static_cast<uint32_t>(sndbuf.size()); }
   uint32_t flight() const { return static_cast<uint32_t>(snd_max - snd_una); }
+  // Whether an ACK may grow cwnd: the sender ran into cwnd over the last window, or it is
+  // in slow start below twice its largest flight then (so that a window the peer or the
+  // application keeps small still lets slow start double what it used). A cwnd the sender
+  // never filled is not known to be safe (RFC 9438 section 5.8, RFC 7661 section 4).
+  bool cwnd_in_use() const {
+    return cwnd_limited || (cc->cwnd() < cc->ssthresh() && cc->cwnd() < 2 * cwnd_max_flight);
+  }
   bool fin_acked() const { return fin_sent && snd_una == fin_seq + 1; }
   uint32_t ts_now(Instant now) const {
     return static_cast<uint32_t>(now.ns() / 1000000) + ts_offset;
@@ -341,6 +348,12 @@ class Tcb final : public Connection {
   uint32_t dupacks = 0;
   // Reordering tolerance of the duplicate-ACK threshold (connections without SACK).
   uint32_t dupthresh = 3;
+  // Whether the sender uses cwnd (RFC 9438 section 5.8; the bookkeeping is Linux's
+  // tcp_cwnd_validate): over a window of data, was it held by cwnd, and how much did it
+  // have in flight at most. cwnd grows only then (cwnd_in_use).
+  SeqNum cwnd_window_end;        // the window observed ends when SND.UNA passes this
+  uint32_t cwnd_max_flight = 0;  // bytes
+  bool cwnd_limited = false;
   // Proportional Rate Reduction (RFC 6937 section 3).
   uint32_t prr_delivered = 0;
   uint32_t prr_out = 0;

@@ -148,7 +148,8 @@ static void challenge_ack(Tcb& c, Instant now) {
       c.on_new_ack_in_recovery(acked, now);
     } else {
       c.dupacks = 0;
-      c.cc->on_ack(acked, c.flight(), now, c.have_rtt ? c.srtt : Duration::millis(100));
+      if (c.cwnd_in_use())
+        c.cc->on_ack(acked, c.flight(), now, c.have_rtt ? c.srtt : Duration::millis(100));
     }
     c.autotune_send(now);
   } else if (s.ack == c.snd_una && c.snd_max != c.snd_una && s.payload.empty() && !s.syn() &&

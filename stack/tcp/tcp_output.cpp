@@ -86,6 +86,22 @@ void output_handshake(Tcb& c, Instant now) {
   return std::min(rwnd_left, cwnd_left);
 }
 
+// After a pass that had data to send: whether cwnd held the sender (it left less than a
+// segment of room), and the largest flight of the window observed. A new window starts
+// once SND.UNA passes the last one's end, or when cwnd holds the sender; in between, the
+// flight's maximum is kept while cwnd did not hold it (as Linux's tcp_cwnd_validate).
+[[gnu::always_inline]] inline void note_cwnd_use(Tcb& c, uint32_t mps, bool sent) {
+  const uint32_t out = c.sack_ok ? c.pipe() : static_cast<uint32_t>(c.snd_nxt - c.snd_una);
+  const bool limited = out + mps > c.cc->cwnd();
+  if (!sent && !limited) return;
+  if (c.snd_una >= c.cwnd_window_end || limited ||
+      (!c.cwnd_limited && c.flight() > c.cwnd_max_flight)) {
+    c.cwnd_limited = limited;
+    c.cwnd_max_flight = c.flight();
+    c.cwnd_window_end = c.snd_nxt;
+  }
+}
+
 [[gnu::always_inline]] inline void arm_persist(Tcb& c, uint32_t mps, Instant now) {
   // Persist timer (RFC 9293 3.8.6.1): data waits, the window is shut and nothing is in
   // flight, so no ACK will come to reopen it.
@@ -411,6 +427,7 @@ void Tcb::output(Instant now) {
       break;
     }
   }
+  note_cwnd_use(*this, mps, sent);
   if (ack_now && !sent) send_ack_when_room(now);
   if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
   arm_persist(*this, mps, now);

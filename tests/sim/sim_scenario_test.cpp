@@ -1305,6 +1305,39 @@ TEST(Autotune, NeverAboveCeiling) {
   EXPECT_GT(mx, 64u * 1024);
 }
 
+// A sender held by the peer's window (a fixed 64 KiB receive buffer, 20 ms RTT, no loss)
+// does not build a congestion window it never used (RFC 9438 section 5.8): slow start takes
+// it to about twice its largest flight, and there it stays. Without the rule cwnd grew by
+// every byte acknowledged, to the size of the transfer.
+TEST(CwndValidation, SenderHeldByThePeersWindowKeepsCwndNearItsFlight) {
+  LinkParams p;
+  p.delay = Duration::millis(10);
+  p.max_queue = Duration::millis(50);
+  auto cb = default_config(2);
+  cb.recv_buffer = 64 * 1024;
+  Net n(p, p, 17, default_config(1), cb);
+  Pair pr;
+  const uint64_t kBytes = 8'000'000;
+  pr.start(n, kBytes, 0, 17);
+  uint32_t max_cwnd = 0, max_wnd = 0;
+  ASSERT_TRUE(n.run_until(
+      [&] {
+        if (pr.client.c) {
+          tcp::ConnInfo i = pr.client.c->info();
+          max_cwnd = std::max(max_cwnd, i.cwnd);
+          max_wnd = std::max(max_wnd, i.snd_wnd);
+        }
+        return pr.server.received == kBytes;
+      },
+      Duration::seconds(60)));
+  std::printf("held by a %u-byte window: cwnd at most %u\n", max_wnd, max_cwnd);
+  EXPECT_LE(max_wnd, 64u * 1024);
+  // Twice the flight, plus what the one ACK that crossed it covered.
+  EXPECT_LE(max_cwnd, 3 * max_wnd);
+  EXPECT_GE(max_cwnd, max_wnd);  // slow start did fill the window
+  EXPECT_EQ(pr.server.bad_bytes, 0u);
+}
+
 TEST(Memory, PressureShrinksWindowAndRecovers) {
   LinkParams p;
   p.delay = Duration::millis(2);

@@ -32,8 +32,10 @@ class CongestionControl {
   // Loss detected by duplicate ACKs or SACK (entering fast recovery): sets ssthresh
   // and cwnd. `in_flight` is SND.MAX - SND.UNA (RFC 5681 FlightSize). With SACK it also
   // counts data delivered beyond the holes, which under heavy loss far exceeds what the
-  // window let into the network; the reduction starts from the smaller of it and cwnd
-  // (reduced_base), or a "reduction" could raise the window.
+  // window let into the network; NewReno reduces from the smaller of it and cwnd
+  // (reduced_base), or a "reduction" could raise the window. CUBIC reduces from cwnd
+  // (RFC 9438 section 4.6), which the connection keeps from growing beyond what the sender
+  // uses (Tcb::cwnd_in_use).
   virtual void on_loss(uint32_t in_flight, Instant now) = 0;
   // Retransmission timeout (RFC 5681 (4)): ssthresh from flight size, cwnd = 1 MSS.
   virtual void on_rto(uint32_t in_flight, Instant now) {

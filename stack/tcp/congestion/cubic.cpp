@@ -45,9 +45,13 @@ void Cubic::on_ack_avoidance(uint32_t acked, uint32_t, Instant now, Duration srt
   cwnd_ = static_cast<uint32_t>(std::min(cwnd_seg_ * mss, 4.0e9));
 }
 
-void Cubic::on_loss(uint32_t in_flight, Instant) {
+// RFC 9438 section 4.6: from cwnd, not from FlightSize (RFC 5681 eq. 4), as Linux does: an
+// application or the peer's window keeping the flight below cwnd then costs no more than
+// the one reduction. The section asks for cwnd not to grow while the flight stays below
+// it, which the connection ensures (Tcb::cwnd_in_use, RFC 9438 section 5.8).
+void Cubic::on_loss(uint32_t, Instant) {
   double mss = static_cast<double>(mss_);
-  double cur = static_cast<double>(reduced_base(in_flight)) / mss;
+  double cur = static_cast<double>(cwnd_) / mss;
   prev_w_max_ = w_max_;
   // Fast convergence (section 4.7): release bandwidth to newer flows.
   if (cur < w_max_)

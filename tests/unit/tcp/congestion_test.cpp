@@ -71,10 +71,15 @@ TEST(Congestion, ALossNeverRaisesTheWindow) {
   c.on_loss(100000, t);
   EXPECT_EQ(c.ssthresh(), 7000u);
   EXPECT_EQ(c.cwnd(), 7000u);
-  // An application-limited sender (less in flight than cwnd) reduces from what it sent.
+  // CUBIC reduces from cwnd also when less was in flight (RFC 9438 section 4.6, as Linux):
+  // the connection keeps cwnd from growing beyond what the sender used (Tcb::cwnd_in_use,
+  // sim test CwndValidation). NewReno reduces from FlightSize (RFC 5681 eq. 4).
   c.set_cwnd(10000);
   c.on_loss(4000, t);
-  EXPECT_EQ(c.cwnd(), 2800u);
+  EXPECT_EQ(c.cwnd(), 7000u);
+  r.set_cwnd(10000);
+  r.on_loss(4000, t);
+  EXPECT_EQ(r.cwnd(), 2000u);
 }
 
 TEST(Congestion, CubicReducesBy30PercentAndRegrowsToWmax) {
