@@ -78,11 +78,15 @@ void output_handshake(Tcb& c, Instant now) {
 
 // What may be sent now: the least of the peer's window and the congestion window
 // (RFC 5681 2), the latter against the pipe with SACK (RFC 6675 SetPipe).
+// What counts against cwnd: the pipe (RFC 6675 section 4) with SACK, else everything
+// between SND.UNA and SND.NXT.
+[[gnu::always_inline]] inline uint32_t cwnd_outstanding(Tcb& c) {
+  return c.sack_ok ? c.pipe() : static_cast<uint32_t>(c.snd_nxt - c.snd_una);
+}
+
 [[gnu::always_inline]] inline int64_t usable_window(Tcb& c) {
   int64_t rwnd_left = static_cast<int64_t>(c.snd_una + c.snd_wnd - c.snd_nxt);
-  int64_t cwnd_left = c.sack_ok
-                          ? static_cast<int64_t>(c.cc->cwnd()) - static_cast<int64_t>(c.pipe())
-                          : static_cast<int64_t>(c.cc->cwnd()) - (c.snd_nxt - c.snd_una);
+  int64_t cwnd_left = static_cast<int64_t>(c.cc->cwnd()) - int64_t{cwnd_outstanding(c)};
   return std::min(rwnd_left, cwnd_left);
 }
 
@@ -91,8 +95,7 @@ void output_handshake(Tcb& c, Instant now) {
 // once SND.UNA passes the last one's end, or when cwnd holds the sender; in between, the
 // flight's maximum is kept while cwnd did not hold it (as Linux's tcp_cwnd_validate).
 [[gnu::always_inline]] inline void note_cwnd_use(Tcb& c, uint32_t mps, bool sent) {
-  const uint32_t out = c.sack_ok ? c.pipe() : static_cast<uint32_t>(c.snd_nxt - c.snd_una);
-  const bool limited = out + mps > c.cc->cwnd();
+  const bool limited = uint64_t{cwnd_outstanding(c)} + mps > c.cc->cwnd();
   if (!sent && !limited) return;
   if (c.snd_una >= c.cwnd_window_end || limited ||
       (!c.cwnd_limited && c.flight() > c.cwnd_max_flight)) {
