@@ -115,6 +115,7 @@ Pipeline::Pipeline(uint32_t core_index, const config::Config& cfg,
     ic.mac = p.mac;
     ic.address = pc.address;
     ic.gateway = pc.gateway;
+    for (const auto& n : pc.neighbors) ic.static_neighbors.push_back({n.address, n.mac});
     ic.mtu = p.mtu;
     ipv6_interface(cfg, pc, p.mac, ic);
     if (faults_.enabled()) ios_.back()->set_faults(&faults_);

@@ -100,6 +100,12 @@ struct DataplaneConfig {
   FaultConfig faults;  // testing only
 };
 
+// ports[].neighbors: a link address given, not resolved.
+struct NeighborEntry {
+  ws::IpAddr address;  // on the port's link: inside its IPv4 subnet, link-local or in a prefix
+  ws::MacAddr mac;     // unicast
+};
+
 struct PortConfig {
   std::string name;
   // Exactly one of device (a DPDK vdev string) and pci (a PCI address) is non-empty.
@@ -128,6 +134,9 @@ struct PortConfig {
   // as a veth pair does; for shared-memory links (net_memif), where no bit is ever flipped.
   // Both ends must set it. Refused at start on any other driver.
   L4Checksums l4_checksums = L4Checksums::on;
+  // Static neighbours (at most 64): used at once, never aged or replaced by ARP or
+  // neighbour discovery.
+  std::vector<NeighborEntry> neighbors;
 };
 
 struct HttpResponse {

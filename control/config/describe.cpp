@@ -26,6 +26,8 @@ void describe_port(std::ostringstream& os, const PortConfig& p) {
     os << ", " << to_string(p.frame_buffers) << " frame buffers";
   if (p.tso != Tso::automatic) os << ", tso " << to_string(p.tso);
   if (p.l4_checksums != L4Checksums::on) os << ", l4_checksums " << to_string(p.l4_checksums);
+  for (const auto& n : p.neighbors)
+    os << ", neighbour " << n.address.to_string() << " at " << n.mac.to_string();
   os << ")";
 }
 

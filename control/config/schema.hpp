@@ -75,6 +75,8 @@ bool parse_address4(Diagnostics& d, const Value& v, PortConfig& p, PortOrigin& o
 bool parse_addresses(Diagnostics& d, const Value& list, PortConfig& p, PortOrigin& o);
 // ports[].gateway6, after the port's addresses.
 void parse_gateway6(Diagnostics& d, const Value& v, PortConfig& p);
+// ports[].neighbors, after the port's addresses (`address_ok`: its IPv4 one was valid).
+void parse_neighbors(Diagnostics& d, const Value& list, bool address_ok, PortConfig& p);
 void parse_ipsec(const MapView& m, IpsecConfig& out, Origins& origins);
 
 // The whole document (a mapping at the root).

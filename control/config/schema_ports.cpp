@@ -91,7 +91,7 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
   MapView m(d, item,
             {"name", "device", "pci", "mtu", "rx_queues", "tx_queues", "rx_descriptors",
              "tx_descriptors", "address", "addresses", "gateway", "gateway6", "mac",
-             "frame_buffers", "tso", "l4_checksums"});
+             "frame_buffers", "tso", "l4_checksums", "neighbors"});
   if (!m.is_map()) return;
 
   o.name = m.name(p.name, 32);
@@ -131,6 +131,7 @@ void parse_port(Diagnostics& d, const Value& item, PortConfig& p, PortOrigin& o)
     address_ok = parse_address4(d, *m.get("address"), p, o);
   }
   if (auto v = m.get("gateway6")) parse_gateway6(d, *v, p);
+  if (auto v = m.get("neighbors")) parse_neighbors(d, *v, address_ok, p);
 
   if (auto v = m.get("gateway")) {
     if (auto g = read_ipv4(d, *v)) {

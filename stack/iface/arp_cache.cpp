@@ -7,13 +7,14 @@ ArpCache::ArpCache(ArpConfig cfg)
 
 std::optional<MacAddr> ArpCache::lookup(Ipv4Addr ip, Instant now) const {
   const Table::Entry* e = table_.find(ip);
-  if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return std::nullopt;
+  if (e == nullptr || !resolved(*e) || now >= e->deadline) return std::nullopt;
   return e->mac;
 }
 
 Instant ArpCache::quiet_until(Ipv4Addr ip, Instant now) const {
   const Table::Entry* e = table_.find(ip);
-  if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return now;
+  if (e == nullptr || !resolved(*e) || now >= e->deadline) return now;
+  if (e->state == State::kPermanent) return Instant::never();
   const auto left = static_cast<int64_t>(cfg_.max_retries) - static_cast<int64_t>(e->probes);
   return left > 0 ? e->deadline - cfg_.retry_interval * left : e->deadline;
 }
@@ -34,6 +35,7 @@ void ArpCache::request(Table::Entry& e, Instant now, ArpActions& act) {
 void ArpCache::learn(Ipv4Addr ip, const MacAddr& mac, bool create, Instant now, ArpActions& act) {
   ++version_;
   Table::Entry* e = table_.find(ip);
+  if (e != nullptr && e->state == State::kPermanent) return;  // configured: the link cannot move it
   if (e == nullptr) {
     if (!create) return;
     e = table_.allocate(ip, now, act);
@@ -49,6 +51,10 @@ void ArpCache::learn(Ipv4Addr ip, const MacAddr& mac, bool create, Instant now, 
 ArpCache::Queued ArpCache::enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpActions& act) {
   ++version_;
   Table::Entry* e = table_.find(ip);
+  if (e != nullptr && e->state == State::kPermanent) {
+    act.send_resolved(frame, e->mac);
+    return Queued::kQueued;
+  }
   if (e != nullptr && e->state == State::kReachable) {
     // Expired but still present: resolve again, keeping the entry's slot.
     e->state = State::kIncomplete;
@@ -67,6 +73,7 @@ ArpCache::Queued ArpCache::enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpAc
 Instant ArpCache::poll(Instant now, ArpActions& act) {
   ++version_;
   return table_.sweep(now, [&](Table::Entry& e) {
+    if (e.state == State::kPermanent) return true;  // its deadline is never: not reached
     if (e.state == State::kReachable) {
       table_.release(e, act);  // aged out (RFC 1122 2.3.2.1: entries must time out)
       return false;
@@ -78,6 +85,11 @@ Instant ArpCache::poll(Instant now, ArpActions& act) {
     request(e, now, act);
     return true;
   });
+}
+
+bool ArpCache::add_static(Ipv4Addr ip, const MacAddr& mac, ArpActions& act) {
+  ++version_;
+  return table_.make_permanent(ip, mac, act);
 }
 
 void ArpCache::clear(ArpActions& act) {

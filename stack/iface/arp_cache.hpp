@@ -47,8 +47,9 @@ class ArpCache {
   // request, once per retry interval at most, is out of line.
   std::optional<MacAddr> lookup_for_send(Ipv4Addr ip, Instant now, ArpActions& act) {
     Table::Entry* e = table_.find(ip);
-    if (e == nullptr || e->state != State::kReachable || now >= e->deadline) return std::nullopt;
-    // Refresh k (0-based) is due (max_retries - k) retry intervals before the deadline.
+    if (e == nullptr || !resolved(*e) || now >= e->deadline) return std::nullopt;
+    // Refresh k (0-based) is due (max_retries - k) retry intervals before the deadline; a
+    // permanent entry's deadline is never, so it is never refreshed.
     const auto left = static_cast<int64_t>(cfg_.max_retries) - static_cast<int64_t>(e->probes);
     if (left > 0 && now >= e->deadline - cfg_.retry_interval * left) refresh(*e, act);
     return e->mac;
@@ -66,6 +67,11 @@ class ArpCache {
   // Retries and expiries; returns the next deadline.
   Instant poll(Instant now, ArpActions& act);
 
+  // A configured neighbour: ip is at mac for as long as the cache lives; ARP replies and
+  // requests do not change it. False when every slot is taken by another permanent entry
+  // or a resolution in progress.
+  bool add_static(Ipv4Addr ip, const MacAddr& mac, ArpActions& act);
+
   // Forgets every entry, handing queued frames to act.drop_pending (teardown).
   void clear(ArpActions& act);
 
@@ -82,8 +88,12 @@ class ArpCache {
  private:
   // An entry's deadline is its expiry when reachable, its next retry when incomplete;
   // its probe count is the number of requests sent.
-  enum class State : uint8_t { kFree, kIncomplete, kReachable };
+  enum class State : uint8_t { kFree, kIncomplete, kReachable, kPermanent };
   using Table = NeighborTable<Ipv4Addr, State>;
+
+  static bool resolved(const Table::Entry& e) {
+    return e.state == State::kReachable || e.state == State::kPermanent;
+  }
 
   // lookup_for_send's refresh request for a reachable entry (its deadline unchanged).
   void refresh(Table::Entry& e, ArpActions& act);

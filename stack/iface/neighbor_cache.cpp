@@ -20,8 +20,8 @@ Instant NeighborCache::quiet_until(const Ipv6Addr& ip, Instant now) const {
   // resolve() moves a REACHABLE entry once its time is over, and any STALE one; DELAY and
   // PROBE change only by poll() at their deadline (RFC 4861 7.3.3), which counts a version.
   if (e == nullptr || now >= e->deadline) return now;
-  const bool quiet =
-      e->state == State::kReachable || e->state == State::kDelay || e->state == State::kProbe;
+  const bool quiet = e->state == State::kReachable || e->state == State::kDelay ||
+                     e->state == State::kProbe || e->state == State::kPermanent;
   return quiet ? e->deadline : now;
 }
 
@@ -70,6 +70,7 @@ bool NeighborCache::advertised(const Ipv6Addr& ip, const std::optional<MacAddr>&
   ++version_;
   Entry* e = table_.find(ip);
   if (e == nullptr) return false;
+  if (e->state == State::kPermanent) return true;  // configured: the link cannot move it
   const Instant reachable = now + cfg_.reachable_time;
   if (e->state == State::kIncomplete) {
     if (!tll) return true;  // 7.2.5: without the option it says nothing we can use
@@ -106,6 +107,7 @@ void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant
     set(*e, State::kStale, now + cfg_.stale_lifetime);
     return;
   }
+  if (e->state == State::kPermanent) return;
   if (e->state == State::kIncomplete) {
     e->mac = sll;
     set(*e, State::kStale, now + cfg_.stale_lifetime);
@@ -120,7 +122,7 @@ void NeighborCache::solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant
 
 void NeighborCache::confirm(const Ipv6Addr& ip, Instant now) {
   Entry* e = table_.find(ip);
-  if (e != nullptr && e->state != State::kIncomplete) {
+  if (e != nullptr && e->state != State::kIncomplete && e->state != State::kPermanent) {
     set(*e, State::kReachable, now + cfg_.reachable_time);
   }
 }
@@ -152,6 +154,7 @@ bool NeighborCache::expire(Entry& e, Instant now, NeighborActions& act) {
       e.deadline = now + cfg_.retrans_timer;
       return true;
     }
+    case State::kPermanent:  // its deadline is never: not reached
     case State::kFree:
       break;
   }
@@ -161,6 +164,11 @@ bool NeighborCache::expire(Entry& e, Instant now, NeighborActions& act) {
 Instant NeighborCache::poll(Instant now, NeighborActions& act) {
   ++version_;
   return table_.sweep(now, [&](Entry& e) { return expire(e, now, act); });
+}
+
+bool NeighborCache::add_static(const Ipv6Addr& ip, const MacAddr& mac, NeighborActions& act) {
+  ++version_;
+  return table_.make_permanent(ip, mac, act);
 }
 
 void NeighborCache::clear(NeighborActions& act) {

@@ -41,7 +41,8 @@ class NeighborActions : public PendingSink {
 
 class NeighborCache {
  public:
-  enum class State : uint8_t { kFree, kIncomplete, kReachable, kStale, kDelay, kProbe };
+  // kPermanent: a configured neighbour, outside RFC 4861's state machine (no NUD).
+  enum class State : uint8_t { kFree, kIncomplete, kReachable, kStale, kDelay, kProbe, kPermanent };
 
   explicit NeighborCache(NeighborConfig cfg = {});
   NeighborCache(const NeighborCache&) = delete;
@@ -63,6 +64,9 @@ class NeighborCache {
   // A solicitation (or router solicitation / advertisement) from `ip` carrying its link
   // address (RFC 4861 7.2.3): creates or updates a STALE entry.
   void solicited_by(const Ipv6Addr& ip, const MacAddr& sll, Instant now, NeighborActions& act);
+  // A configured neighbour: ip is at mac for as long as the cache lives; advertisements
+  // and solicitations do not change it, and it is never probed. False when no slot is left.
+  bool add_static(const Ipv6Addr& ip, const MacAddr& mac, NeighborActions& act);
   // Upper-layer reachability confirmation (RFC 4861 7.3.1): an entry becomes REACHABLE.
   void confirm(const Ipv6Addr& ip, Instant now);
 

@@ -2,7 +2,8 @@
 // common: a fixed table of next hops, each with a bounded queue of frames waiting for
 // its link address, and the live / high-water / failure counters. The caches keep their
 // own state machines; the table only knows that an entry is free, INCOMPLETE (resolving,
-// frames may wait) or resolved (any other state, with a link address).
+// frames may wait), PERMANENT (configured, never aged, replaced or evicted) or resolved
+// (any other state, with a link address).
 #pragma once
 
 #include <algorithm>
@@ -27,7 +28,7 @@ class PendingSink {
   virtual void drop_pending(TxBuf& frame) = 0;
 };
 
-// `State` is the cache's state enum; it must have kFree and kIncomplete.
+// `State` is the cache's state enum; it must have kFree, kIncomplete and kPermanent.
 template <typename Addr, typename State>
 class NeighborTable {
  public:
@@ -63,8 +64,8 @@ class NeighborTable {
 
   // A new INCOMPLETE entry for ip with no probe sent: a free slot, else the resolved entry
   // whose timer runs out first. Never an INCOMPLETE one, whose queued frames still wait
-  // (RFC 1122 2.3.2.2 and RFC 4861 7.3.2 leave the policy open). nullptr when every
-  // entry is INCOMPLETE.
+  // (RFC 1122 2.3.2.2 and RFC 4861 7.3.2 leave the policy open), nor a PERMANENT one.
+  // nullptr when every entry is INCOMPLETE or PERMANENT.
   Entry* allocate(const Addr& ip, Instant now, PendingSink& act) {
     Entry* victim = nullptr;
     for (auto& e : entries_) {
@@ -72,7 +73,8 @@ class NeighborTable {
         victim = &e;
         break;
       }
-      if (e.state != State::kIncomplete && (victim == nullptr || e.deadline < victim->deadline)) {
+      if (e.state != State::kIncomplete && e.state != State::kPermanent &&
+          (victim == nullptr || e.deadline < victim->deadline)) {
         victim = &e;
       }
     }
@@ -85,6 +87,21 @@ class NeighborTable {
     victim->deadline = now;
     ++live_;
     return victim;
+  }
+
+  // A configured neighbour (a static entry, as `ip neigh ... nud permanent`): resolved
+  // from the start, never aged, never replaced by what the link says, never evicted;
+  // frames that waited on it go out. False when the table has no slot left for it.
+  bool make_permanent(const Addr& ip, const MacAddr& mac, PendingSink& act) {
+    Entry* e = find(ip);
+    if (e == nullptr) e = allocate(ip, Instant{}, act);
+    if (e == nullptr) return false;
+    e->mac = mac;
+    e->state = State::kPermanent;
+    e->deadline = Instant::never();
+    e->probes = 0;
+    flush(*e, act);
+    return true;
   }
 
   // Frees e, dropping the frames that waited on it.

@@ -33,6 +33,16 @@ void Stack::release_buffers() {
 uint16_t Stack::add_interface(const InterfaceConfig& cfg, PacketIo& io) {
   auto idx = static_cast<uint16_t>(ifaces_.size());
   ifaces_.push_back(std::make_unique<Interface>(*this, idx, cfg, io, cfg_.arp));
+  Interface& ifc = *ifaces_.back();
+  // Configured neighbours go into empty tables first: the configuration allows far fewer
+  // than a table holds, so every one finds a slot.
+  for (const StaticNeighbor& n : cfg.static_neighbors) {
+    if (n.ip.is_v4()) {
+      ifc.arp.add_static(n.ip.v4(), n.mac, ifc);
+    } else if (ifc.v6) {
+      ifc.v6->nd.add_static(n.ip.v6(), n.mac, *ifc.v6);
+    }
+  }
   paths_.clear();  // a new interface may change routes
   paths6_.clear();
   return idx;

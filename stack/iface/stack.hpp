@@ -42,6 +42,13 @@ struct OutboundSa;
 struct InboundSa;
 }  // namespace ipsec
 
+// A neighbour whose link address is configured, not resolved (ARP or RFC 4861): used at
+// once, never aged, and not moved by what the link says.
+struct StaticNeighbor {
+  IpAddr ip;
+  MacAddr mac;
+};
+
 struct InterfaceConfig {
   std::string name;
   MacAddr mac;
@@ -58,6 +65,8 @@ struct InterfaceConfig {
   // Router advertisements (RFC 4861 6.3.4) teach the default router (used without
   // gateway6) and the link MTU; router solicitations are sent at start (6.3.7).
   bool accept_ra = false;
+  // IPv6 ones are used only on an interface that runs IPv6.
+  std::vector<StaticNeighbor> static_neighbors;
   bool runs_ipv6() const { return !addresses6.empty() || gateway6.has_value(); }
 };
 

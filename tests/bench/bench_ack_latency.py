@@ -118,6 +118,7 @@ def linux_run(args, tmp, i):
 def wirespeed_run(args, tmp, idle, i):
     cfg = h.write_config(
         tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
+        port_keys=rn.RelayNet.dp_port_keys(),
         metrics_port=9593, idle=idle,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
     with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9593) as ctl:

@@ -91,13 +91,13 @@ def receive_only(imp, args, tmp):
     for i in range(args.repeat):
         with rn.Relay("b", **seeded(imp, i)):
             sink = rn.WsperfSink(args.timeout)
-            t = rn.tcp_timeouts(rn.NS_A)
+            sc = rn.SenderCounters(rn.NS_A)
             s = rn.linux_send(rn.NS_A, rn.IP_B, rn.SINK_PORT, n, args.timeout, args.linux_cc)
             k = sink.stop()
             intact = k.get("bytes") == n * rn.MESSAGE and k.get("verify_errors") == 0
             linux.append(rn._entry(s.get("seconds"), n * (rn.MESSAGE + 4), intact,
                                    s.get("error"),
-                                   sender_timeouts=rn.tcp_timeouts(rn.NS_A) - t))
+                                   **sc.entry()))
     base = ws_receives(imp, args, tmp, args.baseline) if args.baseline else None
     ws = ws_receives(imp, args, tmp)
     return ({"ws_receives": rn.median_entry(linux)}, {"ws_receives": ws},
@@ -109,6 +109,7 @@ def ws_receives(imp, args, tmp, build=None):
     given), each on a relay started afresh: their median entry."""
     cfg = h.write_config(
         tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
+        port_keys=rn.RelayNet.dp_port_keys(),
         metrics_port=9591,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
     with built(build):

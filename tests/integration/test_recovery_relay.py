@@ -46,9 +46,13 @@ def echo_check(ctl, count):
     r = h.sh(f"/usr/bin/python3 {TCP_SHA} {rn.IP_DP} {rn.ECHO_PORT} {count << 16}", ns=rn.NS_A,
              check=False, timeout=TIMEOUT_S + 30)
     try:
-        return json.loads(r.stdout.strip().splitlines()[-1])
+        out = json.loads(r.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return {"error": (r.stdout + r.stderr)[-400:]}
+        out = {"error": (r.stdout + r.stderr)[-400:]}
+    # A is a configured neighbour of the data plane's port (`neighbors`): every frame to it,
+    # the sending transfer's SYN first, goes out without an ARP request.
+    out["arp_requests_sent"] = ctl.value("wirespeed_arp_requests_sent_total")
+    return out
 
 
 def rto_bound(imp, linux_rto):
@@ -84,6 +88,8 @@ def check_cell(res, imp, count, linux, ws, first=None):
     e = ws.get("also", {})
     res.check(e.get("bytes") == count << 16 and e.get("sent") == e.get("received"),
               f"{name}: {count << 16} bytes through wirespeed's echo, SHA-256 equal", e)
+    res.check(e.get("arp_requests_sent") == 0,
+              f"{name}: no ARP request for A, a configured neighbour", e)
 
 
 def main():

@@ -54,13 +54,43 @@ def _on(ns):
     return ["taskset", "-c", str(HOST_CPU if ns == NS_B else WORLD_CPU)]
 
 
-def tcp_timeouts(ns):
-    """The namespace's TcpExtTCPTimeouts (RTO expirations of all its connections)."""
-    text = h.sh("cat /proc/net/netstat", ns=ns).stdout.splitlines()
+# The Linux sender's recovery counters kept with each transfer: when a receive cell
+# differs between the Linux receiver and the data plane, these say how the same Linux
+# sender recovered against each (probes, undos, D-SACKs seen, lost retransmissions).
+SENDER_COUNTERS = ("TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery", "TCPSackRecovery",
+                   "TCPFastRetrans", "TCPSlowStartRetrans", "TCPLostRetransmit",
+                   "TCPDSACKRecv", "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo",
+                   "TCPLossUndo", "TCPSpuriousRTOs", "TCPSACKReorder", "TCPTSReorder",
+                   "RetransSegs")
+
+
+def netstat(ns):
+    """The namespace's TcpExt (/proc/net/netstat) and Tcp (/proc/net/snmp) counters."""
+    text = h.sh("cat /proc/net/netstat /proc/net/snmp", ns=ns).stdout.splitlines()
+    out = {}
     for names, values in zip(text[::2], text[1::2]):
-        if names.startswith("TcpExt:"):
-            return int(dict(zip(names.split()[1:], values.split()[1:]))["TCPTimeouts"])
-    raise RuntimeError(f"no TcpExt line in {ns}'s /proc/net/netstat")
+        if names.startswith(("TcpExt:", "Tcp:")):
+            out.update(zip(names.split()[1:], (int(v) for v in values.split()[1:])))
+    if "TCPTimeouts" not in out:
+        raise RuntimeError(f"no TcpExt line in {ns}'s /proc/net/netstat")
+    return out
+
+
+class SenderCounters:
+    """SENDER_COUNTERS of a namespace from now on: delta() gives what changed since."""
+
+    def __init__(self, ns):
+        self.ns = ns
+        self.before = netstat(ns)
+
+    def delta(self):
+        after = netstat(self.ns)
+        return {k: after.get(k, 0) - self.before.get(k, 0) for k in SENDER_COUNTERS}
+
+    def entry(self):
+        """The keyword arguments of _entry: the RTO expirations and every counter."""
+        d = self.delta()
+        return {"sender_timeouts": d["TCPTimeouts"], "sender_counters": d}
 
 
 class RelayNet:
@@ -97,12 +127,16 @@ class RelayNet:
             h.sh(f"sysctl -qw net.ipv6.conf.{end}.disable_ipv6=1", ns=NS_RELAY)
             h.sh(f"ip link set {end} up", ns=NS_RELAY)
             h.sh(f"ethtool -K {end} tx off tso off gso off gro off", ns=NS_RELAY)
-        # Fixed neighbour entries for the Linux endpoints: at 10 % loss each way all three of
-        # the kernel's ARP solicitations can go unanswered, and a transfer then fails with
-        # EHOSTUNREACH before its first segment. The matrix measures TCP, not ARP.
+        # Fixed neighbour entries for the Linux endpoints, and for the data plane (its config's
+        # `neighbors`, dp_port_keys()): at 10 % loss each way all three of the kernel's ARP
+        # solicitations can go unanswered, and a transfer then fails with EHOSTUNREACH before
+        # its first segment; the data plane, started afresh for each sending transfer, would
+        # spend a round trip resolving A before its SYN, and a second when one of the two
+        # frames was lost. The matrix measures TCP, not ARP.
         def mac(dev, ns=None):
             return h.sh(f"cat /sys/class/net/{dev}/address", ns=ns).stdout.strip()
         mac_a, mac_b, mac_dp = mac("wsr-a", NS_A), mac("wsr-b", NS_B), mac(DP_IF)
+        RelayNet.mac_a = mac_a
         for ns, dev, ip, lladdr in ((NS_A, "wsr-a", IP_B, mac_b), (NS_A, "wsr-a", IP_DP, mac_dp),
                                     (NS_B, "wsr-b", IP_A, mac_a)):
             h.sh(f"ip neigh replace {ip} lladdr {lladdr} dev {dev} nud permanent", ns=ns)
@@ -121,6 +155,13 @@ class RelayNet:
 
     def __exit__(self, *exc):
         self.teardown()
+
+    mac_a = None  # A's link address, known once the links are up
+
+    @staticmethod
+    def dp_port_keys():
+        """The data plane port's static neighbour entry for A (write_config's port_keys)."""
+        return (f'neighbors: [{{ address: {IP_A}, mac: "{RelayNet.mac_a}" }}]',)
 
     @staticmethod
     def dp_device():
@@ -261,6 +302,9 @@ def median_entry(entries):
         # chain of backed-off timeouts, and the median entry's count alone does not show it.
         if all("sender_timeouts" in e for e in entries):
             chosen["timeouts_samples"] = [e["sender_timeouts"] for e in entries]
+        if all("sender_counters" in e for e in entries):
+            chosen["sender_counters_sum"] = {
+                k: sum(e["sender_counters"].get(k, 0) for e in entries) for k in SENDER_COUNTERS}
         # A sample of None says only that a repeat failed: keep each one's reason.
         failed = [{"repeat": i, **{k: e[k] for k in ("error", "intact", "finished_s") if k in e}}
                   for i, e in enumerate(entries) if not e["ok"]]
@@ -282,23 +326,23 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
     for _ in range(repeat if receive else 0):
         with Relay("b", **imp):
             sink = WsperfSink(timeout_s)
-            t = tcp_timeouts(NS_A)
+            sc = SenderCounters(NS_A)
             s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
             k = sink.stop()
             intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
             runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
-                               sender_timeouts=tcp_timeouts(NS_A) - t))
+                               **sc.entry()))
     if runs:
         out["ws_receives"] = median_entry(runs)
     runs = []
     for _ in range(repeat):
         with Relay("b", **imp):
             rx = Receiver(NS_A, IP_A, count, timeout_s)
-            t = tcp_timeouts(NS_B)
+            sc = SenderCounters(NS_B)
             s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
             r = rx.result()
             runs.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
-                               sender_timeouts=tcp_timeouts(NS_B) - t))
+                               **sc.entry()))
     out["ws_sends"] = median_entry(runs)
     return out
 
@@ -321,6 +365,7 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
     out = {}
     cfg = h.write_config(
         tmp, device=RelayNet.dp_device(), address=f"{IP_DP}/24", prefix="wsr",
+        port_keys=RelayNet.dp_port_keys(),
         metrics_port=metrics_port,
         services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % SINK_PORT,
                   "{ name: echo, kind: echo, protocol: tcp, port: %d, framing: none }"
@@ -364,12 +409,12 @@ def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
 def _receive(ctl, count, timeout_s, cc):
     """wirespeed_pair's second transfer: A sends to the data plane's sink."""
     rto_before = recovery(ctl)["rto"]
-    t = tcp_timeouts(NS_A)
+    sc = SenderCounters(NS_A)
     before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
     s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
     ctl.wait_for(lambda: ctl.value("wirespeed_service_received_bytes_total",
                                    service="sink") - before >= count * (MESSAGE + 4), 3)
     got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
     return _entry(s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE,
-                  s.get("error"), sender_timeouts=tcp_timeouts(NS_A) - t,
-                  wirespeed_rto=recovery(ctl)["rto"] - rto_before)
+                  s.get("error"), wirespeed_rto=recovery(ctl)["rto"] - rto_before,
+                  **sc.entry())

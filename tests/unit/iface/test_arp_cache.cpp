@@ -333,5 +333,60 @@ TEST(ArpCache, SlotsAreReusedAfterRelease) {
   }
 }
 
+// A configured neighbour: resolved from the start, with no request ever; the link cannot
+// move it; it never ages, is never refreshed, and is never evicted.
+TEST(ArpCache, StaticEntryIsFixed) {
+  ArpConfig c = small_config();
+  c.max_entries = 2;
+  ArpCache cache(c);
+  Recorder r;
+  ASSERT_TRUE(cache.add_static(kA, kMacA, r));
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(0), r), kMacA);
+  cache.learn(kA, kMacB, true, at_ms(10), r);  // a reply or request naming another MAC
+  EXPECT_EQ(cache.lookup(kA, at_ms(10)), kMacA);
+  cache.poll(at_ms(3'600'000), r);
+  EXPECT_EQ(cache.lookup_for_send(kA, at_ms(3'600'000), r), kMacA);
+  EXPECT_EQ(cache.quiet_until(kA, at_ms(3'600'000)), Instant::never());
+  EXPECT_TRUE(r.requests.empty());
+  // A full table evicts the learned entry, never the configured one.
+  cache.learn(kB, kMacB, true, at_ms(0), r);
+  cache.learn(kC, kMacB, true, at_ms(1), r);
+  EXPECT_EQ(cache.lookup(kA, at_ms(2)), kMacA);
+  EXPECT_FALSE(cache.lookup(kB, at_ms(2)).has_value());
+  EXPECT_TRUE(cache.lookup(kC, at_ms(2)).has_value());
+  // Frames handed to enqueue() go out at once.
+  TxBuf f = frame(7);
+  EXPECT_EQ(cache.enqueue(kA, f, at_ms(3), r), ArpCache::Queued::kQueued);
+  ASSERT_EQ(r.resolved.size(), 1u);
+  EXPECT_EQ(r.resolved[0].id, 7u);
+  EXPECT_EQ(r.resolved[0].mac, kMacA);
+}
+
+// Configuring a neighbour that is being resolved sends what waited for it.
+TEST(ArpCache, StaticEntryReleasesTheQueue) {
+  ArpCache cache(small_config());
+  Recorder r;
+  TxBuf f = frame(9);
+  EXPECT_EQ(cache.enqueue(kA, f, at_ms(0), r), ArpCache::Queued::kQueued);
+  ASSERT_TRUE(cache.add_static(kA, kMacB, r));
+  ASSERT_EQ(r.resolved.size(), 1u);
+  EXPECT_EQ(r.resolved[0].mac, kMacB);
+  cache.poll(at_ms(5000), r);
+  EXPECT_EQ(r.requests.size(), 1u);  // only the first, before it was configured
+}
+
+// A table of permanent entries has no slot for another.
+TEST(ArpCache, StaticEntriesFillTheTable) {
+  ArpConfig c = small_config();
+  c.max_entries = 1;
+  ArpCache cache(c);
+  Recorder r;
+  ASSERT_TRUE(cache.add_static(kA, kMacA, r));
+  EXPECT_FALSE(cache.add_static(kB, kMacB, r));
+  TxBuf f = frame(1);
+  EXPECT_EQ(cache.enqueue(kC, f, at_ms(0), r), ArpCache::Queued::kQueueFull);
+  EXPECT_EQ(cache.lookup(kA, at_ms(0)), kMacA);
+}
+
 }  // namespace
 }  // namespace ws

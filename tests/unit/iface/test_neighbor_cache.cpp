@@ -169,5 +169,28 @@ TEST(NeighborCache, QueueBounds) {
   EXPECT_EQ(c.size(), 0u);
 }
 
+// A configured neighbour: outside the state machine, never solicited or probed, not
+// moved by advertisements, solicitations or confirmations, never aged.
+TEST(NeighborCache, StaticEntryIsFixed) {
+  NeighborCache c;
+  Recorder r;
+  ASSERT_TRUE(c.add_static(kPeer, kMac, r));
+  EXPECT_EQ(c.resolve(kPeer, at(0)), kMac);
+  EXPECT_EQ(c.state_of(kPeer), S::kPermanent);
+  EXPECT_TRUE(c.advertised(kPeer, kMac2, true, true, at(1), r));
+  c.solicited_by(kPeer, kMac2, at(2), r);
+  c.confirm(kPeer, at(3));
+  EXPECT_EQ(c.state_of(kPeer), S::kPermanent);
+  c.poll(at(3'600'000), r);
+  EXPECT_EQ(c.resolve(kPeer, at(3'600'000)), kMac);
+  EXPECT_EQ(c.state_of(kPeer), S::kPermanent);
+  EXPECT_EQ(c.quiet_until(kPeer, at(3'600'000)), Instant::never());
+  EXPECT_TRUE(r.solicits.empty());
+  TxBuf f = frame(5);
+  EXPECT_EQ(c.enqueue(kPeer, f, at(4), r), NeighborCache::Queued::kQueued);
+  ASSERT_EQ(r.sent.size(), 1u);
+  EXPECT_EQ(r.sent[0].second, kMac);
+}
+
 }  // namespace
 }  // namespace ws

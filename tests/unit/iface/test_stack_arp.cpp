@@ -381,5 +381,28 @@ TEST(StackEthernet, KeepsAnsweringAfterGarbage) {
   EXPECT_EQ(h.io.sent_count(), 1u);
 }
 
+// A configured neighbour (InterfaceConfig::static_neighbors): the datagram goes out at
+// once to its MAC, no request is ever sent for it, and a reply naming another MAC (as an
+// ARP-spoofing host sends) does not move it.
+TEST(StackArp, StaticNeighbourIsUsedWithoutRequests) {
+  InterfaceConfig c = default_interface();
+  c.static_neighbors = {{kPeerIp, kPeerMac}};
+  StackHarness h(FakePacketIo::Options{}, StackConfig{}, c);
+  UdpSocket* s = h.stack.udp_bind(5555, [](UdpSocket&, const UdpDatagram&, Instant) {});
+  ASSERT_NE(s, nullptr);
+  auto p = pattern(100);
+  const MacAddr spoofed{{0x02, 0, 0, 0, 0x66, 0x66}};
+  h.rx(arp_frame(EthSpec{kOurMac, spoofed, {}, {}},
+                 ArpSpec{ArpRepr{ArpOp::kReply, spoofed, kPeerIp, kOurMac, kOurIp}}));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s->send_to(Endpoint{kPeerIp, 9}, p, h.now()));
+    ASSERT_EQ(h.io.sent_count(), 1u);
+    EXPECT_EQ(MacAddr::from_bytes(h.io.sent()[0].bytes.data()), kPeerMac);
+    h.io.clear_sent();
+    h.advance(Duration::seconds(600));
+  }
+  EXPECT_EQ(h.stack.counters().arp_requests_out, 0u);
+}
+
 }  // namespace
 }  // namespace ws::test

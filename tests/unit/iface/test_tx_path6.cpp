@@ -182,5 +182,20 @@ TEST(TxPath6, DestinationsTakenInTurnEachGetTheirOwnAddress) {
   }
 }
 
+// A configured neighbour (InterfaceConfig::static_neighbors): the first datagram goes out
+// at once, with no solicitation, and a later advertisement naming another address changes
+// nothing.
+TEST(TxPath6, StaticNeighbourNeedsNoSolicitation) {
+  InterfaceConfig c = v6_interface();
+  c.static_neighbors = {{kPeer6, kPeerMac}};
+  Host6 t(StackConfig{}, c);
+  expect_udp6(t.send_one(kPeer6), kPeerMac, kPeer6, 100);
+  t.h.rx(icmp6(ndp(kPeer6, kOur6, kOurMac), na_msg(kPeer6, kSolicitedOverride, kOtherMac)));
+  t.h.io.clear_sent();
+  t.h.advance(Duration::seconds(3600));
+  t.h.io.clear_sent();
+  expect_udp6(t.send_one(kPeer6), kPeerMac, kPeer6, 100);
+}
+
 }  // namespace
 }  // namespace ws::test
