@@ -51,4 +51,14 @@ inline ::testing::AssertionResult one_error(std::string_view yaml, int line, int
 
 inline std::string with(std::string_view extra) { return std::string(kBase) + std::string(extra); }
 
+// A port with both families: one IPv4 address and two IPv6 prefixes (the next line is line 6).
+inline constexpr std::string_view kDual =
+    "version: 1\n"
+    "ports:\n"
+    "  - name: p0\n"
+    "    device: net_null0\n"
+    "    addresses: [10.0.0.1/24, 2001:db8::1/64, 'fd00:1::7/48']\n";
+
+inline std::string dual(std::string_view extra) { return std::string(kDual) + std::string(extra); }
+
 }  // namespace ws::config::test

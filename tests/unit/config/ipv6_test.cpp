@@ -11,15 +11,6 @@
 namespace ws::config::test {
 namespace {
 
-constexpr std::string_view kDual =
-    "version: 1\n"
-    "ports:\n"
-    "  - name: p0\n"
-    "    device: net_null0\n"
-    "    addresses: [10.0.0.1/24, 2001:db8::1/64, 'fd00:1::7/48']\n";
-
-std::string dual(std::string_view extra) { return std::string(kDual) + std::string(extra); }
-
 TEST(Ipv6Config, DefaultsWithoutIpv6) {
   LoadResult r = load(kBase);
   ASSERT_TRUE(r.config) << all_errors(r);

@@ -9,15 +9,6 @@
 namespace ws::config::test {
 namespace {
 
-constexpr std::string_view kDual =
-    "version: 1\n"
-    "ports:\n"
-    "  - name: p0\n"
-    "    device: net_null0\n"
-    "    addresses: [10.0.0.1/24, 2001:db8::1/64]\n";
-
-std::string dual(std::string_view extra) { return std::string(kDual) + std::string(extra); }
-
 TEST(NeighborsConfig, BothFamiliesKeptInOrder) {
   LoadResult r =
       load(dual("    neighbors:\n"
