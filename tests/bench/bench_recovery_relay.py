@@ -98,7 +98,7 @@ def receive_only(imp, args, tmp):
             linux.append(rn._entry(s.get("seconds"), n * (rn.MESSAGE + 4), intact,
                                    s.get("error"),
                                    **sc.entry()))
-            rn.settle(rn.NS_A, rn.IP_B)
+            rn.settle(rn.NS_B, rn.IP_A)
     base = ws_receives(imp, args, tmp, args.baseline) if args.baseline else None
     ws = ws_receives(imp, args, tmp)
     return ({"ws_receives": rn.median_entry(linux)}, {"ws_receives": ws},
@@ -119,7 +119,6 @@ def ws_receives(imp, args, tmp, build=None):
             for i in range(args.repeat):
                 with rn.Relay("dp", **seeded(imp, i)):
                     ws.append(rn._receive(ctl, args.count, args.timeout, args.linux_cc))
-                    rn.settle(rn.NS_A, rn.IP_DP)
         return rn.median_entry(ws)
 
 

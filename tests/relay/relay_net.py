@@ -238,7 +238,8 @@ def settle(ns, peer, timeout_s=5.0):
     """Waits (at most timeout_s) until no socket of namespace `ns` to `peer` has a FIN
     still unacknowledged, before the transfer's relay goes away: a FIN or its ACK lost
     with the relay would be sent again on the RTO, and counted as a timeout of the next
-    transfer measured in that namespace."""
+    transfer measured in that namespace. The receiver closes last (its FIN answers the
+    sender's, which went with the data), so the receiving end is the one to wait for."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         r = h.sh(f"ss -Htn state fin-wait-1 state last-ack state closing dst {peer}", ns=ns,
@@ -348,7 +349,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
             intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
             runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
                                **sc.entry()))
-            settle(NS_A, IP_B)
+            settle(NS_B, IP_A)  # the receiver closes last: B's FIN, resent, would count next
     if runs:
         out["ws_receives"] = median_entry(runs)
     runs = []
@@ -419,7 +420,6 @@ def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
     for _ in range(repeat):
         with Relay("dp", **imp):
             runs.append(_receive(ctl, count, timeout_s, cc))
-            settle(NS_A, IP_DP)
     out["ws_receives"] = median_entry(runs)
     if also:
         with Relay("dp", **imp):
