@@ -73,7 +73,6 @@ ArpCache::Queued ArpCache::enqueue(Ipv4Addr ip, TxBuf& frame, Instant now, ArpAc
 Instant ArpCache::poll(Instant now, ArpActions& act) {
   ++version_;
   return table_.sweep(now, [&](Table::Entry& e) {
-    if (e.state == State::kPermanent) return true;  // its deadline is never: not reached
     if (e.state == State::kReachable) {
       table_.release(e, act);  // aged out (RFC 1122 2.3.2.1: entries must time out)
       return false;

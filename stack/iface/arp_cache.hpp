@@ -86,8 +86,9 @@ class ArpCache {
   uint64_t resolve_failures() const { return table_.failures(); }
 
  private:
-  // An entry's deadline is its expiry when reachable, its next retry when incomplete;
-  // its probe count is the number of requests sent.
+  // An entry's deadline is its expiry when reachable, its next retry when incomplete,
+  // never when permanent (so poll() never reaches one); its probe count is the number of
+  // requests sent.
   enum class State : uint8_t { kFree, kIncomplete, kReachable, kPermanent };
   using Table = NeighborTable<Ipv4Addr, State>;
 
