@@ -89,7 +89,7 @@ def receive_only(imp, args, tmp):
     n = args.count
     linux = []
     for i in range(args.repeat):
-        with rn.Relay("b", **seeded(imp, i)):
+        with rn.Relay("b", **seeded(imp, i)) as relay:
             sink = rn.WsperfSink(args.timeout)
             sc = rn.SenderCounters(rn.NS_A)
             s = rn.linux_send(rn.NS_A, rn.IP_B, rn.SINK_PORT, n, args.timeout, args.linux_cc)
@@ -99,6 +99,7 @@ def receive_only(imp, args, tmp):
                                    s.get("error"),
                                    **sc.entry()))
             rn.settle(rn.NS_B, rn.IP_A)
+        linux[-1]["relay"] = relay.counters
     base = ws_receives(imp, args, tmp, args.baseline) if args.baseline else None
     ws = ws_receives(imp, args, tmp)
     return ({"ws_receives": rn.median_entry(linux)}, {"ws_receives": ws},
@@ -117,8 +118,9 @@ def ws_receives(imp, args, tmp, build=None):
         ws = []
         with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
             for i in range(args.repeat):
-                with rn.Relay("dp", **seeded(imp, i)):
+                with rn.Relay("dp", **seeded(imp, i)) as relay:
                     ws.append(rn._receive(ctl, args.count, args.timeout, args.linux_cc))
+                ws[-1]["relay"] = relay.counters
         return rn.median_entry(ws)
 
 

@@ -188,6 +188,7 @@ class Relay:
                      "--dup", str(dup), "--seed", str(seed), "--rate-mbit", str(rate_mbit),
                      "--max-seconds", str(max_seconds)]
         self.proc = None
+        self.counters = {}
 
     def __enter__(self):
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -322,6 +323,12 @@ def median_entry(entries):
         if all("sender_counters" in e for e in entries):
             chosen["sender_counters_sum"] = {
                 k: sum(e["sender_counters"].get(k, 0) for e in entries) for k in SENDER_COUNTERS}
+        # The frames each side sent, as the relay took them (before its losses): A is
+        # "a", the far end "b"; a receiver's ACKs are what it sends.
+        if all("relay" in e for e in entries):
+            chosen["relay_sum"] = {
+                d: {k: sum(e["relay"].get(d, {}).get(k, 0) for e in entries)
+                    for k in ("received", "dropped")} for d in ("a_to_b", "b_to_a")}
         # A sample of None says only that a repeat failed: keep each one's reason.
         failed = [{"repeat": i, **{k: e[k] for k in ("error", "intact", "finished_s") if k in e}}
                   for i, e in enumerate(entries) if not e["ok"]]
@@ -341,7 +348,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
     out = {}
     runs = []
     for _ in range(repeat if receive else 0):
-        with Relay("b", **imp):
+        with Relay("b", **imp) as relay:
             sink = WsperfSink(timeout_s)
             sc = SenderCounters(NS_A)
             s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
@@ -350,11 +357,12 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
             runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
                                **sc.entry()))
             settle(NS_B, IP_A)  # the receiver closes last: B's FIN, resent, would count next
+        runs[-1]["relay"] = relay.counters
     if runs:
         out["ws_receives"] = median_entry(runs)
     runs = []
     for _ in range(repeat):
-        with Relay("b", **imp):
+        with Relay("b", **imp) as relay:
             rx = Receiver(NS_A, IP_A, count, timeout_s)
             sc = SenderCounters(NS_B)
             s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
@@ -362,6 +370,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
             runs.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
                                **sc.entry()))
             settle(NS_A, IP_B)
+        runs[-1]["relay"] = relay.counters
     out["ws_sends"] = median_entry(runs)
     return out
 
@@ -408,9 +417,11 @@ def wirespeed_pair(imp, count, timeout_s, tmp, metrics_port=9591, also=None, cc=
                 settle(NS_A, IP_DP)
                 if i == repeat - 1:
                     first.stop()
+                    sends[-1]["relay"] = first.counters
                     out["ws_sends"] = median_entry(sends)
                     if receive:
                         _receives(ctl, out, imp, count, timeout_s, cc, repeat, also)
+        sends[-1].setdefault("relay", first.counters)
     return out
 
 
@@ -418,8 +429,9 @@ def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
     """wirespeed_pair's receiving half, on the running data plane."""
     runs = []
     for _ in range(repeat):
-        with Relay("dp", **imp):
+        with Relay("dp", **imp) as relay:
             runs.append(_receive(ctl, count, timeout_s, cc))
+        runs[-1]["relay"] = relay.counters
     out["ws_receives"] = median_entry(runs)
     if also:
         with Relay("dp", **imp):
