@@ -260,10 +260,18 @@ void Tcb::frto_on_ack(uint32_t acked, bool dupack) {
   }
 }
 
+// Entering fast recovery sends the fast retransmit whatever cwnd and the pipe say (RFC
+// 6675 section 5 step (4.2), RFC 6937 section 3), which prr_update() grants when
+// nothing has gone out yet. On an ACK, after_ack() calls it next; RACK's timer (Step 6)
+// brings no ACK, so the grant is asked for here, with nothing delivered (Linux's
+// tcp_rack_reo_timeout does the same). Without the grant, a flight larger than the new
+// ssthresh would hold the retransmission until an ACK came, and, were the ACKs of the
+// segments behind the hole lost, until the timeout.
 void Tcb::rack_check(Instant now) {
   if (!rack_detect_loss(now) || in_recovery || snd_una < recover) return;
   if (pmtu_probe_lost(now)) return;  // a lost MTU probe is no congestion (pmtu.cpp)
   enter_recovery(true, now);
+  prr_update(0);
 }
 
 // Without SACK: RFC 5681 fast retransmit on DupThresh duplicate ACKs, then NewReno.

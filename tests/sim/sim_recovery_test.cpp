@@ -157,6 +157,39 @@ TEST(Recovery, ReceiverCompressesSackAcksBehindOneHole) {
   EXPECT_LT(dupacks * 4, behind) << dupacks << " duplicate ACKs for " << behind << " segments";
 }
 
+// One segment lost, and of the duplicate ACKs that follow only the first arrives: it
+// SACKs one segment, too few to call the hole lost at once, so RACK's timer finds the
+// loss (RFC 8985 section 6.2, Step 6) with no ACK in hand. The fast retransmit goes then,
+// though the flight is larger than the ssthresh the recovery has just set (RFC 6675
+// section 5 (4.2)): no ACK may come to release it, as here, where every later ACK that
+// still names the hole is lost. Held back, it would wait for the timeout.
+TEST(Recovery, FastRetransmitWhenRackTimerFindsTheLoss) {
+  const uint32_t victim = 300 * 1448;
+  LossRun r(
+      [&](uint32_t rel, int before, const wire::TcpView&) { return rel == victim && before == 0; },
+      2'000'000, default_config(1), big_receiver());
+  uint64_t dupacks = 0, resent_at_recovery = 0;
+  r.n.tap_ba = [&](Packet& p) {
+    wire::TcpView v = p.tcp();
+    // A duplicate ACK carries SACK blocks beyond the timestamps (the ACK of the data
+    // before the hole names it too, without blocks).
+    const bool sack = v.header_len() > wire::TcpView::kMinHeaderLen + 12;
+    if (v.ack() != r.first + victim || !sack) return true;
+    return ++dupacks == 1;  // the first duplicate ACK only
+  };
+  ASSERT_TRUE(r.go([&] {
+    // The retransmission is out by the time the recovery is counted.
+    if (kind(r.n.a.counters(), tcp::RecoveryKind::kRack) == 1 && resent_at_recovery == 0)
+      resent_at_recovery = static_cast<uint64_t>(r.sends[victim]);
+  }));
+  auto c = r.n.a.counters();
+  EXPECT_GT(dupacks, 3u) << "the later duplicate ACKs were there to lose";
+  EXPECT_EQ(kind(c, tcp::RecoveryKind::kRack), 1u);
+  EXPECT_EQ(resent_at_recovery, 2u) << "the original and the retransmission, at once";
+  EXPECT_EQ(c.rto_fired, 0u);
+  EXPECT_EQ(c.retransmits, 1u);
+}
+
 // Without timestamps (no Eifel): one segment held back beyond the reordering window is
 // retransmitted needlessly; the receiver's D-SACK undoes the reduction (RFC 2883).
 TEST(Recovery, DsackUndoesSpuriousRecovery) {
