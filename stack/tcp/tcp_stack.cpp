@@ -611,9 +611,9 @@ void TcpStack::unlisten(uint16_t port) {
 uint16_t TcpStack::pick_port(IpAddr laddr, Endpoint remote, Instant now, TimeWaitRecord*& tw) {
   uint32_t lo = cfg_.ephemeral_low, hi = cfg_.ephemeral_high;
   uint32_t n = hi - lo + 1;
-  // Seeded once. (Re-seeding whenever the cursor was 0 also fired each time it wrapped
-  // to 0, jumping back to the seed: only ports from the seed up were ever used, e.g.
-  // 15,012 of 28,232, which cut the TIME_WAIT takeover's connection-rate ceiling alike.)
+  // Seeded once, then only advanced: a cursor re-seeded when it wraps to 0 would jump back
+  // to the seed and never use the ports below it, and every port left out lowers the rate
+  // at which a client can cycle through TIME_WAIT takeovers.
   if (!port_cursor_seeded_) {
     port_cursor_ = static_cast<uint16_t>(isn_.ts_offset({laddr, 0}, remote) % n);
     port_cursor_seeded_ = true;

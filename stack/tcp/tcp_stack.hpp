@@ -241,7 +241,8 @@ class TcpStack {
   // connections.
   TcpCounters counters() const;
   // For tests: counters() with the gauges (connections by state and family, buffer and
-  // memory sums) recomputed by a walk over every connection, as they were once kept.
+  // memory sums) recomputed by a walk over every connection: the independent count the
+  // running sums are checked against.
   TcpCounters counters_walked() const;
   const TcpConfig& config() const { return cfg_; }
   // Connections held, those in TIME-WAIT (records) included.
