@@ -2,7 +2,8 @@
 # Installs what is needed, builds, and runs every test suite:
 #   1. unit + sim + fuzz smoke (release build)
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. integration: the real binaries against Linux peers in network namespaces (root)
+#   3. integration: the real binaries against Linux peers in network namespaces (root),
+#      then the README's quickstart (deploy/quickstart.sh --no-wait)
 #   4. with --pgo: the profile-guided build (deploy/build-pgo.sh), checked by its training
 # Exits non-zero if any suite fails. A test that meson reports as SKIP (exit 77) counts as
 # a failure unless --allow-skip is given; the skipped tests are listed either way.
@@ -193,6 +194,16 @@ if ((INTEGRATION)); then
       BG_PID=$!
     fi
     suites "integration suites" build --suite integration --num-processes 1
+    # The README's first command, as a user runs it: its dependency check and build find
+    # nothing to do here, then its demo checks every answer of the Linux peer's.
+    step "the quickstart (deploy/quickstart.sh --no-wait)"
+    QS_LOG=build/meson-logs/quickstart.log
+    if bash deploy/quickstart.sh --no-wait >"$QS_LOG" 2>&1; then
+      grep -E '^(sent|got):|counted [0-9]+ of|cleaned up' "$QS_LOG"
+    else
+      tail -40 "$QS_LOG"
+      fail "the quickstart (log: $QS_LOG)"
+    fi
   fi
 fi
 
