@@ -229,9 +229,11 @@ def main():
             # finds a ping is idle time; booked as busy, it came to 320-500 µs a ping here,
             # where answering one is booked at 60-120 on a quiet machine. Busy time is wall
             # time, so on a loaded one it also holds the waits for a CPU while working
-            # (205-305 µs a ping in CI, beside the compiles): the bound here is a sanity
-            # bound (all of a ping's 100 ms booked busy, say, fails it); the booking itself
-            # is checked by LoopTime.ASleepIsIdleAndTheWorkAfterItBusy.
+            # (205-305 µs a ping in CI beside the compiles, 660 on a VM running at a third
+            # of its usual speed, 81 on that VM alone): the bound here is a sanity bound,
+            # 5 % of the interval (all of a ping's 100 ms booked busy, say, fails it); the
+            # booking itself, to the microsecond, is checked by
+            # LoopTime.ASleepIsIdleAndTheWorkAfterItBusy.
             def busy_seconds():
                 return sum(v for (name, _), v in ctl.scrape().items()
                            if name == "wirespeed_core_busy_seconds_total")
@@ -240,8 +242,8 @@ def main():
             r = h.sh(f"ping -c 30 -i 0.1 -W 1 -q {dp_ip}", ns=ns, check=False, timeout=30)
             time.sleep(0.3)
             per_ping = (busy_seconds() - b0) / 30
-            res.check(" 0% packet loss" in r.stdout and per_ping < 600e-6,
-                      f"30 pings 100 ms apart: {per_ping * 1e6:.0f} µs booked busy a ping (< 600)")
+            res.check(" 0% packet loss" in r.stdout and per_ping < 5e-3,
+                      f"30 pings 100 ms apart: {per_ping * 1e6:.0f} µs booked busy a ping (< 5000)")
         res.check(dp.proc.returncode == 0, "SIGINT: data plane exits 0", f"(rc={dp.proc.returncode})\n{dp.output()[-2000:]}")
     return res.finish()
 
