@@ -32,7 +32,8 @@ for a in "$@"; do
 done
 
 status=0
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each stage's header gives the time since the start (CI must stay under 30 minutes).
+step() { printf '\n=== %s (at %dm%02ds) ===\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 fail() { echo "tests/run.sh: FAILED: $*"; status=1; }
 
 # skipped BUILD_DIR [LOGBASE]: the tests of the last `meson test` in BUILD_DIR (with that
@@ -260,5 +261,6 @@ if ((PGO)); then
 fi
 
 echo
+echo "tests/run.sh: $((SECONDS / 60))m$((SECONDS % 60))s in all"
 if ((status == 0)); then echo "tests/run.sh: all suites passed"; else echo "tests/run.sh: some suites failed"; fi
 exit $status
