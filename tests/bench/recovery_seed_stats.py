@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Per-seed statistics for a bench_recovery_relay.py run with --repeat N.
+
+Repetition i of a cell runs Linux's transfer and wirespeed's on the relay seeded seed + i,
+so the two transfers of a repetition are a pair. For each cell and direction this adds to
+the record's figure how many pairs wirespeed won (the shorter transfer) and a 90 %
+bootstrap interval of the ratio of the medians (goodput, wirespeed over Linux), from the
+pairs resampled 4,000 times with a fixed seed, and moves the records to another table of
+docs/performance.md, so that a run with more seeds sits beside the matrix instead of
+replacing it.
+
+  tests/bench/recovery_seed_stats.py RUN.json --table NAME [--out OUT.json]
+
+Without --out the file is rewritten in place. Then run tests/bench/make_performance.py.
+"""
+import argparse
+import json
+import random
+import statistics
+import sys
+
+RESAMPLES = 4000
+
+
+def ratio(linux, ours):
+    return statistics.median(linux) / statistics.median(ours)
+
+
+def interval(linux, ours, rng):
+    idx = range(len(linux))
+    got = sorted(
+        ratio([linux[i] for i in pick], [ours[i] for i in pick])
+        for pick in ([rng.choice(idx) for _ in idx] for _ in range(RESAMPLES)))
+    return got[int(0.05 * RESAMPLES)], got[int(0.95 * RESAMPLES) - 1]
+
+
+def cell_id(cell, direction):
+    return f"recovery-{cell['loss_pct']:g}-{cell['delay_ms']:g}-{cell['reorder_pct']:g}-{direction}"
+
+
+def annotate(run, table):
+    rng = random.Random(1)
+    records = {r["id"]: r for r in run["records"]}
+    for cell in run["cells"]:
+        for direction, theirs in cell["linux"].items():
+            linux = theirs.get("samples", [])
+            ours = cell["wirespeed"].get(direction, {}).get("samples", [])
+            rec = records.get(cell_id(cell, direction))
+            if rec is None or len(linux) < 2 or len(linux) != len(ours):
+                sys.exit(f"recovery_seed_stats: no paired samples for {cell_id(cell, direction)}")
+            won = sum(o < t for o, t in zip(ours, linux))
+            lo, hi = interval(linux, ours, rng)
+            rec["figure"] = (rec["figure"].rstrip(")") + f"; faster in {won} of {len(ours)} "
+                             f"pairs; 90 % bootstrap interval of the ratio {lo:.2f}-{hi:.2f})")
+            rec["table"] = table
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run")
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    with open(a.run) as f:
+        run = annotate(json.load(f), a.table)
+    with open(a.out or a.run, "w") as f:
+        json.dump(run, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
