@@ -223,6 +223,11 @@ def timeouts_text(entry):
     return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
 
 
+def record_id(cell, direction):
+    """A cell's record id for one direction (ws_sends or ws_receives)."""
+    return f"recovery-{cell['loss_pct']}-{cell['delay_ms']}-{cell['reorder_pct']}-{direction}"
+
+
 def records(cells, args, table="recovery"):
     out = []
     size = args.count * (rn.MESSAGE + 4)
@@ -241,7 +246,7 @@ def records(cells, args, table="recovery"):
                    f"{timeouts_text(lx)} against Linux")
             late = "; did not finish (bound)" if ws_bound or lx_bound else ""
             out.append({
-                "id": f"recovery-{c['loss_pct']}-{c['delay_ms']}-{c['reorder_pct']}-{d}",
+                "id": record_id(c, d),
                 "table": table,
                 "figure": (f"loss {c['loss_pct']} %, delay {c['delay_ms']} ms, reordering "
                            f"{c['reorder_pct']} %, {what} ({rto}{late})"),

@@ -15,9 +15,13 @@ Without --out the file is rewritten in place. Then run tests/bench/make_performa
 """
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_recovery_relay import record_id  # noqa: E402  (the ids the run's records carry)
 
 RESAMPLES = 4000
 
@@ -34,10 +38,6 @@ def interval(linux, ours, rng):
     return got[int(0.05 * RESAMPLES)], got[int(0.95 * RESAMPLES) - 1]
 
 
-def cell_id(cell, direction):
-    return f"recovery-{cell['loss_pct']:g}-{cell['delay_ms']:g}-{cell['reorder_pct']:g}-{direction}"
-
-
 def annotate(run, table):
     rng = random.Random(1)
     records = {r["id"]: r for r in run["records"]}
@@ -45,9 +45,9 @@ def annotate(run, table):
         for direction, theirs in cell["linux"].items():
             linux = theirs.get("samples", [])
             ours = cell["wirespeed"].get(direction, {}).get("samples", [])
-            rec = records.get(cell_id(cell, direction))
+            rec = records.get(record_id(cell, direction))
             if rec is None or len(linux) < 2 or len(linux) != len(ours):
-                sys.exit(f"recovery_seed_stats: no paired samples for {cell_id(cell, direction)}")
+                sys.exit(f"recovery_seed_stats: no paired samples for {record_id(cell, direction)}")
             won = sum(o < t for o, t in zip(ours, linux))
             lo, hi = interval(linux, ours, rng)
             rec["figure"] = (rec["figure"].rstrip(")") + f"; faster in {won} of {len(ours)} "
