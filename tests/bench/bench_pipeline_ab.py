@@ -29,6 +29,12 @@ hypervisor) takes from a busy-polling CPU. A ping's round trip in flight across 
 late by it, so `gap_share_pct` (gaps per second over round trips per second) above 0.1 %
 means the p99.9 measures the machine.
 
+Each run also reports `srv_busy` and `cli_busy`: the share of each data plane's loop time
+that found work (its `/wirespeed/cores` telemetry: busy over busy + idle nanoseconds), over
+the second half of the span in which the client received frames, from snapshots every half
+second. A side near 1.0 is the one that sets the rate; the other side's share says how much
+room it had left.
+
 With `--out FILE`, every run (variant, size, repetition in the order run, and its figures)
 and the medians per variant and size are also written as JSON, for a results file.
 
@@ -41,10 +47,12 @@ import json
 import os
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_txpath import wait_running  # noqa: E402  (the same server start-up wait)
@@ -120,6 +128,53 @@ def perf_stat(path):
     return out
 
 
+def core_sample(prefix):
+    """A data plane's core counters so far (busy and idle nanoseconds, received frames), from
+    its `/wirespeed/cores` command on DPDK's telemetry socket; None if it does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(1)
+            s.connect(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2")
+            s.recv(16384)  # the greeting: version, pid, max_output_len
+            s.send(b"/wirespeed/cores")
+            d = json.loads(s.recv(65536))["/wirespeed/cores"]
+        return (d["wirespeed_core_busy_seconds_total"], d["wirespeed_core_idle_seconds_total"],
+                d["wirespeed_core_received_frames_total"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def sample_cores(client, every=0.5):
+    """Snapshots (time, server, client) of both data planes while the client runs."""
+    snaps = []
+    while client.poll() is None:
+        srv, cli = core_sample("wspab-srv"), core_sample("wspab-cli")
+        if srv and cli:
+            snaps.append((time.monotonic(), srv, cli))
+        time.sleep(every)
+    return snaps
+
+
+def busy_second_half(snaps):
+    """Each side's busy share from the snapshot at the middle of the span in which the
+    client's received frames grew to the last snapshot of that span; {} when too short."""
+    grew = [i for i in range(1, len(snaps)) if snaps[i][2][2] > snaps[i - 1][2][2]]
+    if len(grew) < 2:
+        return {}
+    first, last = grew[0] - 1, grew[-1]
+    mid = (snaps[first][0] + snaps[last][0]) / 2
+    a = next(i for i in range(first, last + 1) if snaps[i][0] >= mid)
+    if a >= last:
+        return {}
+    out = {}
+    for key, side in (("srv_busy", 1), ("cli_busy", 2)):
+        busy = snaps[last][side][0] - snaps[a][side][0]
+        idle = snaps[last][side][1] - snaps[a][side][1]
+        if busy + idle > 0:
+            out[key] = busy / (busy + idle)
+    return out
+
+
 def rtt(report):
     q = report["rtt_us"]
     return {"p50_us": q["p50"], "p99_us": q["p99"], "p999_us": q["p999"], "max_us": q["max"]}
@@ -162,9 +217,14 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
                                 f"report: {rep} }}"] + beside_ping(tmp, tag, dur, beside))
         stat = os.path.join(tmp, f"{tag}-stat.csv")
         clog = os.path.join(tmp, f"{tag}-c.log")
-        subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", "-o", stat, "--",
-                        dp, "-c", ccfg], stdout=open(clog, "w"), stderr=subprocess.STDOUT,
-                       timeout=dur + 60)
+        client = subprocess.Popen(["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", "-o",
+                                   stat, "--", dp, "-c", ccfg], stdout=open(clog, "w"),
+                                  stderr=subprocess.STDOUT)
+        try:
+            snaps = sample_cores(client)
+            client.wait(dur + 60)
+        finally:
+            stop(client)
         r = json.load(open(rep))
         s = perf_stat(stat)
         n = max(r["messages"], 1)
@@ -174,6 +234,7 @@ def one_run(tmp, label, build, pipeline, size, dur, ping, mtu=1500, conns=1, bes
         if s.get("instructions"):
             res["instr_per_msg"] = s["instructions"] / n
             res["cycles_per_msg"] = s.get("cycles", 0) / n
+        res.update(busy_second_half(snaps))
         if reconnect:  # one round trip per connection: messages and connections alike
             res["cps"] = second_half_rate(clog, CONNECTIONS) or r["connections_per_second"]
         if ping:
@@ -259,6 +320,8 @@ def main():
         keys += ["beside_msgs"] + [f"beside_{k}" for k in lat]
     if a.hiccups > 0:
         keys += ["gaps20_per_s", "gap_max_us"] + (["gap_share_pct"] if a.ping else [])
+    if all("srv_busy" in r and "cli_busy" in r for rs in res.values() for r in rs):
+        keys += ["srv_busy", "cli_busy"]
     if all("instr_per_msg" in r for rs in res.values() for r in rs):
         keys += ["instr_per_msg", "cycles_per_msg"]
     print("\n| variant | size B | " + " | ".join(f"{k} (median)" for k in keys) + " | runs |")
