@@ -50,12 +50,15 @@ the sending side), and with --update the earlier run's receiving figures are kep
 directory): after this build's receive transfers with --receive-only, else repetition by repetition
 after Linux's pair, before or after this build's pair in turn, so that a change is
 compared with its base in the same run, on the same load; they are kept under the cell's
-"baseline" key (not in the records).
+"baseline" key (not in the records). --baseline-tcp SETTINGS (with --receive-only) gives
+that baseline data plane, or with no --baseline this build's, these `tcp:` settings (e.g.
+'delayed_ack_ms: 5'), so that a setting is compared with the default in the same run.
 
 usage: sudo tests/bench/bench_recovery_relay.py [--count 64] [--timeout 60] [--seed 1]
            [--quick] [--repeat N] [--delays 1,20] [--loss 5,10] [--reorder 0,25]
            [--linux-cc cubic|bbr|reno]
-           [--receive-only | --send-only] [--baseline BUILD_DIR] [--shared-cpus] [--capture DIR]
+           [--receive-only | --send-only] [--baseline BUILD_DIR]
+           [--baseline-tcp SETTINGS] [--shared-cpus] [--capture DIR]
            [--out FILE | --update FILE] [--table NAME]
 """
 import argparse
@@ -100,20 +103,23 @@ def receive_only(imp, args, tmp):
                                    **sc.entry()))
             rn.settle(rn.NS_B, rn.IP_A)
         linux[-1]["relay"] = relay.counters
-    base = ws_receives(imp, args, tmp, args.baseline) if args.baseline else None
+    base = (ws_receives(imp, args, tmp, args.baseline, args.baseline_tcp)
+            if args.baseline or args.baseline_tcp else None)
     ws = ws_receives(imp, args, tmp)
     return ({"ws_receives": rn.median_entry(linux)}, {"ws_receives": ws},
             base and {"ws_receives": base})
 
 
-def ws_receives(imp, args, tmp, build=None):
+def ws_receives(imp, args, tmp, build=None, tcp=None):
     """args.repeat transfers to the data plane's sink (of `build`, a build directory, when
-    given), each on a relay started afresh: their median entry."""
+    given; with `tcp`, lines of its `tcp:` section), each on a relay started afresh: their
+    median entry."""
     cfg = h.write_config(
         tmp, device=rn.RelayNet.dp_device(), address=f"{rn.IP_DP}/24", prefix="wsr",
         port_keys=rn.RelayNet.dp_port_keys(),
         metrics_port=9591,
-        services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT])
+        services=["{ name: sink, kind: sink, protocol: tcp, port: %d }" % rn.SINK_PORT],
+        extra=f"tcp:\n  {tcp}" if tcp else "")
     with built(build):
         ws = []
         with h.Dataplane(cfg, tmp), h.Control(cfg, tmp, 9591) as ctl:
@@ -180,7 +186,8 @@ def run_cell(loss, delay, reorder, args, tmp):
     cell = {"loss_pct": loss, "delay_ms": delay, "reorder_pct": reorder,
             "load": round(os.getloadavg()[0], 1), "linux": linux, "wirespeed": ws}
     if base:
-        cell["baseline"] = {"build": args.baseline, **base}
+        cell["baseline"] = {"build": args.baseline or "this build", "tcp": args.baseline_tcp,
+                            **base}
     return cell
 
 
@@ -349,12 +356,18 @@ def main():
                     help="each cell's TCP headers at Linux endpoint A into DIR (see capture())")
     ap.add_argument("--baseline", metavar="BUILD_DIR",
                     help="also run wirespeed's transfers with this build's data plane")
+    ap.add_argument("--baseline-tcp", metavar="SETTINGS",
+                    help="with --receive-only: the baseline's tcp: settings, e.g. "
+                    "'delayed_ack_ms: 5' (without --baseline, on this build)")
     args = ap.parse_args()
     rn.split_cpus(not args.shared_cpus)
     args.baseline = args.baseline and os.path.abspath(args.baseline)
     if args.baseline and not os.path.exists(
             os.path.join(args.baseline, "dataplane", "wirespeed-dataplane")):
         print(f"bench_recovery_relay: no data plane built in {args.baseline}")
+        return 2
+    if args.baseline_tcp and not args.receive_only:
+        print("bench_recovery_relay: --baseline-tcp needs --receive-only")
         return 2
     if args.repeat < 1:
         print("bench_recovery_relay: --repeat must be at least 1")
