@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a lossy transfer's time is made of, from a capture of its TCP headers.
 
-    sender_stalls.py CAPTURE.pcap [--gap-ms 100] [--answer-ms 50]
+    sender_stalls.py CAPTURE.pcap [--gap-ms 100] [--answer-ms 50] [--one-way-ms D]
     sender_stalls.py --self-test
 
 For every TCP connection in the capture (bench_recovery_relay.py --capture writes one per
@@ -18,6 +18,13 @@ unanswered; a receiver that holds its ACK leaves more).
 On a path with 10 % loss and a 1 ms delay the silences are most of a transfer's time, and
 the receiver's part is the unanswered share and the ACKs per segment: docs/performance.md,
 "Loss recovery against Linux".
+
+With --one-way-ms D (the relay's delay each way), also the flight ends: a data segment after
+which the sender sent nothing for 5 ms. Each is put at the receiver D later, with the
+segments of its flight that arrived since the receiver's last ACK (sent D before the sender
+saw it): k of them. Per k (1, 2, 3, 4 or more), how many flight ends there were and how many
+the receiver ACKed within 5 ms of the round trip (2 D), the rest waiting for a timer (a
+delayed ACK holds the last of an odd run: RFC 5681 4.2).
 """
 import argparse
 import bisect
@@ -28,11 +35,14 @@ import sys
 import tempfile
 
 FIELDS = ("frame.time_relative", "tcp.stream", "ip.src", "ip.dst", "tcp.len",
-          "tcp.analysis.retransmission")
+          "tcp.analysis.retransmission", "tcp.seq", "tcp.ack")
+FLIGHT_PAUSE_S = 0.005  # no data for this long ends a flight
+AT_ONCE_S = 0.005       # an ACK this soon after the round trip answered at once
 
 
 def read(pcap):
-    """Per TCP stream, its frames in order as (time, source, destination, length, resent)."""
+    """Per TCP stream, its frames in order as (time, source, destination, length, resent,
+    sequence number, acknowledgment number), the numbers relative (tshark's)."""
     cmd = ["tshark", "-r", pcap, "-Y", "tcp", "-T", "fields", "-E", "separator=|"]
     for f in FIELDS:
         cmd += ["-e", f]
@@ -41,8 +51,9 @@ def read(pcap):
         raise ValueError(f"tshark cannot read {pcap}: {run.stderr.strip()[-300:]}")
     streams = collections.defaultdict(list)
     for line in run.stdout.splitlines():
-        t, stream, src, dst, length, resent = line.split("|")
-        streams[int(stream)].append((float(t), src, dst, int(length or 0), bool(resent)))
+        t, stream, src, dst, length, resent, seq, ack = line.split("|")
+        streams[int(stream)].append((float(t), src, dst, int(length or 0), bool(resent),
+                                     int(seq or 0), int(ack or 0)))
     return streams
 
 
@@ -74,7 +85,41 @@ def analyse(frames, gap_s, answer_s):
             "timeouts": timeouts, "unanswered": unanswered}
 
 
-def report(streams, gap_s, answer_s):
+def flight_ends(frames, sender, one_way_s):
+    """{k: [flight ends, answered at once]} for one connection (the module's description)."""
+    data = [f for f in frames if f[1] == sender and f[3] > 0]
+    acks = [(f[0], f[6]) for f in frames if f[1] != sender]
+    ack_times = [a[0] for a in acks]
+    out = collections.defaultdict(lambda: [0, 0])
+    for i, (t, _, _, length, _, seq, _) in enumerate(data):
+        if i + 1 < len(data) and data[i + 1][0] - t < FLIGHT_PAUSE_S:
+            continue
+        end = seq + length
+        # ACKs the receiver sent before this segment reached it
+        before = acks[:bisect.bisect_right(ack_times, t + 2 * one_way_s)]
+        acked = max((a for _, a in before), default=0)
+        if acked >= end:
+            continue  # a copy of data it had: answered by what it sent before
+        first = i
+        while first > 0 and data[first][0] - data[first - 1][0] < FLIGHT_PAUSE_S:
+            first -= 1
+        k = sum(1 for f in data[first:i + 1] if f[5] >= acked)
+        answer = next((at for at, a in acks if at >= t and a >= end), None)
+        if answer is None:
+            continue
+        row = out[min(max(k, 1), 4)]
+        row[0] += 1
+        if answer - t - 2 * one_way_s < AT_ONCE_S:
+            row[1] += 1
+    return dict(out)
+
+
+def flight_line(ends):
+    return "flight ends, segments since the receiver's last ACK: " + ", ".join(
+        f"{k if k < 4 else '4+'}: {n} ({a} ACKed at once)" for k, (n, a) in sorted(ends.items()))
+
+
+def report(streams, gap_s, answer_s, one_way_s=None):
     lines = []
     for n, frames in sorted(streams.items()):
         a = analyse(frames, gap_s, answer_s)
@@ -89,6 +134,8 @@ def report(streams, gap_s, answer_s):
             f"({', '.join(f'{c:.1f} s x{k}' for c, k in a['classes'])}), "
             f"{a['timeouts']} ended by a retransmission, {a['unanswered']} of those "
             f"({share:.2f}) drew no ACK within {answer_s * 1000:.0f} ms")
+        if one_way_s is not None:
+            lines.append(f"  {flight_line(flight_ends(frames, a['sender'], one_way_s))}")
     return lines
 
 
@@ -149,8 +196,45 @@ def self_test():
     if got != want or abs(a["silent_s"] - 0.901) > 0.01:
         print(f"sender_stalls self-test: FAILED: {got}, silent {a['silent_s']:.3f} s")
         return 1
-    print("sender_stalls self-test: ok (three silences, two timeouts, one unanswered)")
+    ends = flight_ends_self_test(IP, TCP, Ether, wrpcap)
+    if ends != {1: [1, 0], 2: [1, 1], 3: [1, 1]}:
+        print(f"sender_stalls self-test: FAILED: flight ends {ends}")
+        return 1
+    print("sender_stalls self-test: ok (three silences, two timeouts, one unanswered; "
+          "three flight ends)")
     return 0
+
+
+def flight_ends_self_test(IP, TCP, Ether, wrpcap):
+    """Three flights over a path of 10 ms each way, 0.1 s apart: three segments ACKed
+    together at once; three whose first two are ACKed before the third arrives, which waits
+    40 ms; two ACKed together at once. Their flight ends, by k."""
+    pkts, seq = [], 1
+
+    def frame(at, src, dst, payload=b"", **kw):
+        p = Ether() / IP(src=src, dst=dst) / TCP(flags="A", **kw) / payload
+        p.time = at
+        pkts.append(p)
+
+    def flight(t, n, acks):
+        nonlocal seq
+        ends = []
+        for i in range(n):
+            frame(t + i * 0.0001, "10.0.0.1", "10.0.0.2", b"x" * 100, sport=5000, dport=9,
+                  seq=seq)
+            seq += 100
+            ends.append(seq)
+        for after, upto in acks:  # (seconds after the flight's first segment, segments)
+            frame(t + after, "10.0.0.2", "10.0.0.1", sport=9, dport=5000, ack=ends[upto - 1])
+
+    flight(1.0, 3, [(0.0205, 3)])
+    flight(1.1, 3, [(0.02012, 2), (0.0602, 3)])
+    flight(1.2, 2, [(0.0204, 2)])
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "flights.pcap")
+        wrpcap(path, pkts)
+        frames = read(path)[0]
+    return flight_ends(frames, "10.0.0.1", 0.01)
 
 
 def main():
@@ -158,6 +242,8 @@ def main():
     ap.add_argument("pcap", nargs="?")
     ap.add_argument("--gap-ms", type=float, default=100)
     ap.add_argument("--answer-ms", type=float, default=50)
+    ap.add_argument("--one-way-ms", type=float,
+                    help="the path's delay each way: also count the flight ends")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
     if args.self_test:
@@ -172,7 +258,8 @@ def main():
     except ValueError as e:
         print(f"sender_stalls: {e}")
         return 2
-    lines = report(streams, args.gap_ms / 1000, args.answer_ms / 1000)
+    one_way = args.one_way_ms / 1000 if args.one_way_ms is not None else None
+    lines = report(streams, args.gap_ms / 1000, args.answer_ms / 1000, one_way)
     for line in lines:
         print(line)
     if not lines:
