@@ -29,6 +29,7 @@ delayed ACK holds the last of an odd run: RFC 5681 4.2).
 import argparse
 import bisect
 import collections
+import itertools
 import os
 import subprocess
 import sys
@@ -90,21 +91,23 @@ def flight_ends(frames, sender, one_way_s):
     data = [f for f in frames if f[1] == sender and f[3] > 0]
     acks = [(f[0], f[6]) for f in frames if f[1] != sender]
     ack_times = [a[0] for a in acks]
+    highest = list(itertools.accumulate((a for _, a in acks), max))  # cumulative ACK so far
     out = collections.defaultdict(lambda: [0, 0])
     for i, (t, _, _, length, _, seq, _) in enumerate(data):
         if i + 1 < len(data) and data[i + 1][0] - t < FLIGHT_PAUSE_S:
             continue
         end = seq + length
-        # ACKs the receiver sent before this segment reached it
-        before = acks[:bisect.bisect_right(ack_times, t + 2 * one_way_s)]
-        acked = max((a for _, a in before), default=0)
+        # the highest ACK the receiver sent before this segment reached it
+        n = bisect.bisect_right(ack_times, t + 2 * one_way_s)
+        acked = highest[n - 1] if n else 0
         if acked >= end:
             continue  # a copy of data it had: answered by what it sent before
         first = i
         while first > 0 and data[first][0] - data[first - 1][0] < FLIGHT_PAUSE_S:
             first -= 1
         k = sum(1 for f in data[first:i + 1] if f[5] >= acked)
-        answer = next((at for at, a in acks if at >= t and a >= end), None)
+        later = itertools.islice(acks, bisect.bisect_left(ack_times, t), None)
+        answer = next((at for at, a in later if a >= end), None)
         if answer is None:
             continue
         row = out[min(max(k, 1), 4)]
