@@ -333,6 +333,7 @@ class Tcb final : public Connection {
   // "now + 1 ms" recomputed at every look, which a timer can never reach).
   Instant pressure_at = Instant::never();
   Instant last_rx;
+  Duration rx_gap;  // between the last two acceptable segments (note_arrival)
 
   // Congestion control and loss recovery (recovery.cpp, rack.cpp).
   CongestionSlot cc;  // inside the Tcb: no allocation per connection
@@ -403,6 +404,8 @@ class Tcb final : public Connection {
   uint32_t unacked_bytes = 0;
   uint32_t last_emit_len = 0;
   uint32_t rcv_mss = 536;  // largest segment seen from the peer
+  // When a delayed ACK is due (tcp_output.cpp).
+  Instant delack_due(Instant now) const;
   // Segments to ACK at once: at the start, and after a silence longer than the RTO
   // (note_arrival); cf. Linux's quick-ACK mode.
   static constexpr uint32_t kQuickAcks = 16;

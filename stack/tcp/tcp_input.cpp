@@ -427,6 +427,7 @@ static void note_arrival(Tcb& c, Instant now) {
     c.quickack = std::max(c.quickack, Tcb::kQuickAcks);
     c.note_loss_sign(now);
   }
+  c.rx_gap = now - c.last_rx;
   c.last_rx = now;
 }
 

@@ -322,6 +322,22 @@ void Tcb::send_syn(Instant now) {
 // discard a segment whose sequence number lies below its RCV.NXT (with its ACK).
 void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
 
+// RFC 5681 4.2 and RFC 9293 3.8.6.3 ask for an ACK at least every second full-sized
+// segment and within 0.5 s; inside that, the delay is a bet that the next segment (one
+// ACK for both) or the application's reply (the ACK rides on it) comes soon. A segment
+// that came right behind the one before it is most likely the end of a flight the peer
+// sent back to back: were more of it coming, it would follow as closely, and a sender
+// whose window is spent sends nothing more until it has this ACK, so tcp.delayed_ack held
+// in full would stall it that long each round trip. Such an ACK waits four of those gaps
+// and at least kFlightEndDelay, so that a segment of the flight held up on the way still
+// shares it; a segment after a longer silence waits tcp.delayed_ack.
+Instant Tcb::delack_due(Instant now) const {
+  constexpr Duration kFlightEndDelay = Duration::millis(1);
+  const Duration full = stack.config().delayed_ack;
+  if (rx_gap >= full) return now + full;
+  return now + std::min(full, std::max(kFlightEndDelay, rx_gap * 4));
+}
+
 // A pure ACK waits for its turn at a transmit queue that is backing up, like data
 // (TcpStack::tx_blocked): ack_now stays set and the turn sends one ACK for all that
 // arrived meanwhile. Sent regardless, the ACKs of busy receivers filled every slot the
@@ -373,7 +389,7 @@ void Tcb::output(Instant now) {
   // send, resend or probe, so only the ACK and the timers; no TSO or window arithmetic.
   if (snd_una == snd_max && snd_nxt == data_end() && !fin_queued) {
     if (ack_now) send_ack_when_room(now);
-    if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
+    if (ack_pending && delack_at.is_never()) delack_at = delack_due(now);
     persist_at = Instant::never();
     tlp_at = Instant::never();  // tlp_rearm() with nothing in flight: no probe
     stack.schedule(this);
@@ -432,7 +448,7 @@ void Tcb::output(Instant now) {
   }
   note_cwnd_use(*this, mps, sent);
   if (ack_now && !sent) send_ack_when_room(now);
-  if (ack_pending && delack_at.is_never()) delack_at = now + stack.config().delayed_ack;
+  if (ack_pending && delack_at.is_never()) delack_at = delack_due(now);
   arm_persist(*this, mps, now);
   tlp_rearm(now);
   stack.schedule(this);

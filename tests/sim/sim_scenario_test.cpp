@@ -553,7 +553,9 @@ TEST(Retransmit, SackHolesRepaired) {
 // ------------------------------------------------------------ delayed ACK
 
 TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
-  Script s;
+  tcp::TcpConfig cfg = default_config(1);
+  cfg.recv_buffer = 1 << 20;  // fixed: no window update when autotuning grows it
+  Script s(cfg);
   Peer app;
   ASSERT_TRUE(s.open(app));
   s.clear();
@@ -575,8 +577,16 @@ TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   auto a = s.pop();
   ASSERT_TRUE(a);
   EXPECT_EQ(a->v.ack(), s.peer_nxt);
-  // ...and a lone segment is acknowledged by the 40 ms timer.
+  // ...and a lone segment right behind them (the end of the flight) within 1 ms...
   Instant t0 = s.now;
+  send_one();
+  EXPECT_EQ(s.pending(), 0u);
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  EXPECT_EQ((s.now - t0).ms(), 1);
+  s.clear();
+  // ...and one after a silence (shorter than the RTO, 50 ms here) by the 40 ms timer.
+  EXPECT_FALSE(s.advance(Duration::millis(12)));
+  t0 = s.now;
   send_one();
   EXPECT_EQ(s.pending(), 0u);
   ASSERT_TRUE(s.advance(Duration::seconds(1), true));

@@ -2,7 +2,8 @@
 // header prediction took is ACKed once, at the end of the burst; whatever needs an ACK at
 // once (out-of-order data) still gets it within the burst, and so does in-order data after a
 // sign of loss; a connection released inside
-// the burst is not touched at its end; poll() ends a burst its caller left open.
+// the burst is not touched at its end; poll() ends a burst its caller left open; a
+// flight's last odd segment is ACKed sooner than a lone one after a silence.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -267,6 +268,48 @@ TEST(RxBurst, ConnectionReleasedInTheBurstIsLeftAlone) {
   t.p.b.end_rx_burst(t.p.now);  // must not reach the destroyed Tcb
   EXPECT_EQ(t.p.b.connection_count(), 0u);
   for (const Header& h : t.acks_from_b()) EXPECT_NE(h.flags & 0x04, 0);
+}
+
+// The last, odd segment of a flight, in a burst of its own right behind the one before:
+// its ACK waits a short while (1 ms here), not tcp.delayed_ack, for a sender whose window
+// is spent waits for it. After a silence, a lone segment's ACK waits tcp.delayed_ack (40 ms
+// here) for a reply to ride on.
+TEST(RxBurst, AFlightsLastOddSegmentIsAckedSoon) {
+  Bulk t;
+  auto segs = take(t.p.to_b, 3);
+  ASSERT_EQ(segs.size(), 3u);
+  t.burst_in({segs[0], segs[1]});
+  t.p.b.end_rx_burst(t.p.now);
+  ASSERT_EQ(t.acks_from_b().size(), 1u);
+  t.p.now += Duration::micros(20);
+  t.burst_in({segs[2]});
+  t.p.b.end_rx_burst(t.p.now);
+  EXPECT_TRUE(t.acks_from_b().empty()) << "one segment: the ACK may wait";
+  t.p.now += Duration::micros(900);
+  t.p.b.poll(t.p.now);
+  EXPECT_TRUE(t.acks_from_b().empty()) << "ACKed before 1 ms";
+  t.p.now += Duration::micros(100);
+  t.p.b.poll(t.p.now);
+  auto acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u) << "not ACKed after 1 ms";
+  EXPECT_EQ(acks[0].ack, end_of(*segs[2]));
+
+  // A lone segment 50 ms later (within the RTO: no quick ACKs).
+  std::vector<uint8_t> one(1448, 0x5a);
+  t.p.now += Duration::millis(50);
+  ASSERT_EQ(t.client->send(one), one.size());
+  auto lone = take(t.p.to_b, 1);
+  ASSERT_EQ(lone.size(), 1u);
+  t.burst_in(lone);
+  t.p.b.end_rx_burst(t.p.now);
+  t.p.now += Duration::millis(39);
+  t.p.b.poll(t.p.now);
+  EXPECT_TRUE(t.acks_from_b().empty()) << "ACKed before tcp.delayed_ack";
+  t.p.now += Duration::millis(1);
+  t.p.b.poll(t.p.now);
+  acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u) << "not ACKed after tcp.delayed_ack";
+  EXPECT_EQ(acks[0].ack, end_of(*lone[0]));
 }
 
 }  // namespace
