@@ -584,7 +584,8 @@ TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   ASSERT_TRUE(s.advance(Duration::seconds(1), true));
   EXPECT_EQ((s.now - t0).ms(), 1);
   s.clear();
-  // ...and one after a silence (shorter than the RTO, 50 ms here) by the 40 ms timer.
+  // ...and one after a silence (12 ms: over a quarter of the timer, under the RTO) by the
+  // 40 ms timer.
   EXPECT_FALSE(s.advance(Duration::millis(12)));
   t0 = s.now;
   send_one();

@@ -271,7 +271,7 @@ TEST(RxBurst, ConnectionReleasedInTheBurstIsLeftAlone) {
 }
 
 // The last, odd segment of a flight, in a burst of its own right behind the one before:
-// its ACK waits a short while (1 ms here), not tcp.delayed_ack, for a sender whose window
+// its ACK waits a short while (1 ms here), not tcp.delayed_ack, since a sender whose window
 // is spent waits for it. After a silence, a lone segment's ACK waits tcp.delayed_ack (40 ms
 // here) for a reply to ride on.
 TEST(RxBurst, AFlightsLastOddSegmentIsAckedSoon) {
