@@ -309,6 +309,10 @@ constexpr FieldSeries<tcp::TcpCounters> kTcpMetrics[] = {
      "Fast retransmits / recovery episodes.", MetricType::kCounter},
     {&tcp::TcpCounters::rto_fired, "wirespeed_tcp_rto_expirations_total",
      "Retransmission timer expirations.", MetricType::kCounter},
+    {&tcp::TcpCounters::acks_repeated, "wirespeed_tcp_acks_repeated_total",
+     "Pure ACKs sent once more after a silence while the path showed loss (the first most "
+     "likely lost).",
+     MetricType::kCounter},
     {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total",
      "Zero-window probes sent.", MetricType::kCounter},
     {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total",

@@ -406,6 +406,12 @@ class Tcb final : public Connection {
   uint32_t rcv_mss = 536;  // largest segment seen from the peer
   // When a delayed ACK is due (tcp_output.cpp).
   Instant delack_due(Instant now) const;
+  // A pure ACK sent while loss is about goes out once more if a silence follows it
+  // (arm_ack_repeat, tcp_output.cpp): armed, its timer is delack_at; fired, no other
+  // repeat until a segment arrives (note_arrival).
+  enum class AckRepeat : uint8_t { kIdle, kArmed, kFired };
+  AckRepeat ack_repeat = AckRepeat::kIdle;
+  void arm_ack_repeat(Instant now);
   // Segments to ACK at once: at the start, and after a silence longer than the RTO
   // (note_arrival); cf. Linux's quick-ACK mode.
   static constexpr uint32_t kQuickAcks = 16;

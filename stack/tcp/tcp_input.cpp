@@ -429,6 +429,8 @@ static void note_arrival(Tcb& c, Instant now) {
   }
   c.rx_gap = now - c.last_rx;
   c.last_rx = now;
+  if (c.ack_repeat == Tcb::AckRepeat::kArmed) c.delack_at = Instant::never();
+  c.ack_repeat = Tcb::AckRepeat::kIdle;
 }
 
 // Header prediction (RFC 9293 3.10.7.4, after Van Jacobson's): the next in-order data

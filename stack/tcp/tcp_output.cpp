@@ -320,7 +320,29 @@ void Tcb::send_syn(Instant now) {
 // Pure ACKs and RSTs carry the highest sequence number sent, not a SND.NXT rolled back
 // for retransmission: the peer has possibly received everything up to it, and would
 // discard a segment whose sequence number lies below its RCV.NXT (with its ACK).
-void Tcb::send_ack(Instant now) { emit(snd_max, 0, kAck, now); }
+void Tcb::send_ack(Instant now) {
+  if (emit(snd_max, 0, kAck, now)) arm_ack_repeat(now);
+}
+
+// While the path shows loss (ack_each_until), a pure ACK is sent again when nothing at
+// all arrives for a round trip and a half after it. A sender that got it sends at once
+// (new data, or its next retransmission), so that silence most likely means the ACK was
+// lost, and the sender waits for a loss probe (two round trips and more, RFC 8985
+// section 7.2) or, in recovery or after a timeout, for its retransmission timer (RFC 6298:
+// 200 ms at least on Linux, doubled after each). One repeat per silence, with what the
+// ACK says then. Where the first got through, the sender sees a duplicate ACK: with SACK
+// it counts SACKed bytes, not duplicates (RFC 6675 section 5), and without, fast
+// retransmit takes three (RFC 5681 section 3.2). The timer is the delayed ACK's: nothing
+// is pending when a pure ACK has just gone out, and the next segment disarms it.
+void Tcb::arm_ack_repeat(Instant now) {
+  if (ack_repeat == AckRepeat::kFired || now >= ack_each_until || !have_rtt) return;
+  if (state != TcpState::kEstablished && state != TcpState::kFinWait1 &&
+      state != TcpState::kFinWait2)
+    return;
+  constexpr Duration kMinMargin = Duration::millis(1);
+  ack_repeat = AckRepeat::kArmed;
+  delack_at = now + srtt + std::max(srtt / 2, kMinMargin);
+}
 
 // RFC 5681 4.2 and RFC 9293 3.8.6.3 ask for an ACK at least every second full-sized
 // segment and within 0.5 s; inside that, the delay is a bet that the next segment (one

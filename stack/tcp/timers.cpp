@@ -63,6 +63,19 @@ static void on_rto(Tcb& c, Instant now) {
   c.arm_rto(now);
 }
 
+// The delayed ACK's timer, or the repeat of an ACK that silence followed (arm_ack_repeat,
+// tcp_output.cpp), which has it while nothing is pending.
+static void on_delack(Tcb& c) {
+  c.delack_at = Instant::never();
+  if (c.ack_pending) {
+    c.ack_now = true;
+  } else if (c.ack_repeat == Tcb::AckRepeat::kArmed) {
+    c.ack_repeat = Tcb::AckRepeat::kFired;
+    c.ack_now = true;
+    ++c.stack.ctr().acks_repeated;
+  }
+}
+
 void Tcb::on_timers(Instant now) {
   const auto& cfg = stack.config();
   if (now >= pmtu.raise_at) pmtu_timer(now);  // first: it clears itself in every state
@@ -95,10 +108,7 @@ void Tcb::on_timers(Instant now) {
     rack_check(now);
     recovery_due = true;
   }
-  if (now >= delack_at) {
-    delack_at = Instant::never();
-    if (ack_pending) ack_now = true;
-  }
+  if (now >= delack_at) on_delack(*this);
   bool probed = false;
   if (now >= persist_at) {
     // RFC 9293 3.8.6.1 lets a closed window last as long as the receiver acknowledges

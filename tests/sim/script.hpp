@@ -72,6 +72,7 @@ struct Script {
       r.ts_val = peer_ts_val;
       r.ts_ecr = syn->o.ts_val.value_or(0);
     }
+    now = now + open_rtt;
     in(r);
     peer_nxt = peer_iss + 1;
     our_nxt = our_iss + 1;
@@ -106,6 +107,7 @@ struct Script {
   uint32_t peer_ts_val = 100000;
   bool ts_ok = true;
   uint16_t peer_mss = 1460;  // the MSS option of the peer's SYN-ACK
+  Duration open_rtt;         // how long open()'s SYN-ACK takes: the first RTT sample
 };
 
 }  // namespace ws::sim

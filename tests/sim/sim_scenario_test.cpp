@@ -614,6 +614,48 @@ TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   EXPECT_EQ(f->o.sack_count, 0);
 }
 
+// While the path shows loss, a pure ACK that silence follows goes out once more a round
+// trip and a half after it (here 10 + 5 ms): the sender would have answered it by then,
+// so it was most likely lost. A segment that arrives first disarms the repeat, it comes
+// once per silence, and without a sign of loss no ACK is repeated.
+TEST(DelayedAck, AnAckThatSilenceFollowsIsRepeatedOnceWhileLossIsAbout) {
+  Script s;
+  s.open_rtt = Duration::millis(10);
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto seg = bytes(1448);
+  s.in(s.peer(kAck), seg);  // quick-ACKed, no loss seen: no repeat
+  s.peer_nxt += 1448;
+  EXPECT_EQ(s.pending(), 1u);
+  s.clear();
+  EXPECT_FALSE(s.advance(Duration::millis(100)));
+  auto r = s.peer(kAck);  // out of order: a sign of loss, answered at once
+  r.seq = s.peer_nxt + 1448;
+  s.in(r, seg);
+  EXPECT_EQ(s.pending(), 1u);
+  s.clear();
+  EXPECT_FALSE(s.advance(Duration::millis(14)));  // that ACK's repeat is due at 15 ms...
+  s.in(s.peer(kAck), seg);                        // ...but the hole's filling comes first
+  s.peer_nxt += 2896;
+  EXPECT_EQ(s.pending(), 1u);
+  s.clear();
+  const Instant t0 = s.now;
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  EXPECT_EQ((s.now - t0).ms(), 15);
+  auto rep = s.pop();
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(rep->v.ack(), s.peer_nxt);
+  EXPECT_EQ(rep->o.sack_count, 0);
+  EXPECT_EQ(s.s.counters().acks_repeated, 1u);
+  EXPECT_FALSE(s.advance(Duration::millis(100)));  // once per silence
+  s.in(s.peer(kAck), seg);  // the next segment ends the silence: a repeat may follow again
+  s.peer_nxt += 1448;
+  s.clear();
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  EXPECT_EQ(s.s.counters().acks_repeated, 2u);
+}
+
 // A segment after a silence longer than the RTO (the peer's timer has most likely fired,
 // and it restarts from one segment): it and the next ones are ACKed at once, not after the
 // delayed-ACK timer, as Linux does.
