@@ -441,6 +441,7 @@ def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
 def _receive(ctl, count, timeout_s, cc):
     """wirespeed_pair's second transfer: A sends to the data plane's sink."""
     rto_before = recovery(ctl)["rto"]
+    repeats_before = ctl.value("wirespeed_tcp_acks_repeated_total")
     sc = SenderCounters(NS_A)
     before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
     s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
@@ -449,4 +450,6 @@ def _receive(ctl, count, timeout_s, cc):
     got = ctl.value("wirespeed_service_received_bytes_total", service="sink") - before
     return _entry(s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE,
                   s.get("error"), wirespeed_rto=recovery(ctl)["rto"] - rto_before,
+                  acks_repeated=int(ctl.value("wirespeed_tcp_acks_repeated_total")
+                                    - repeats_before),
                   **sc.entry())
