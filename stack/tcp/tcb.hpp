@@ -30,6 +30,12 @@ class TcpStack;
 struct Listener;
 struct TcbSlot;
 
+// The states in which the peer's data is still accepted (RFC 9293 3.10.7.4, the seventh
+// step: ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2).
+constexpr bool receives_data(TcpState s) {
+  return s == TcpState::kEstablished || s == TcpState::kFinWait1 || s == TcpState::kFinWait2;
+}
+
 struct FourTuple {
   IpAddr laddr;
   IpAddr raddr;
@@ -472,9 +478,7 @@ inline uint32_t Tcb::rcv_window_now() const {
 // Tell the peer when the window opened noticeably (RFC 9293 3.8.6.2.2: only in steps of
 // min(buffer/2, MSS), which also avoids silly window syndrome).
 inline void Tcb::note_window_opened() {
-  if (state != TcpState::kEstablished && state != TcpState::kFinWait1 &&
-      state != TcpState::kFinWait2)
-    return;
+  if (!receives_data(state)) return;
   const uint32_t cap = static_cast<uint32_t>(rcvbuf.capacity());
   const int32_t step = static_cast<int32_t>(std::min<uint32_t>(cap / 2, 2 * our_mss));
   // The free space bounds the window from above: when even it would not move the edge by a

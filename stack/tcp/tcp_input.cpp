@@ -452,9 +452,7 @@ enum class Prediction : uint8_t { kNone, kData, kDataAck, kFin };
 // window), and the ACK, the FIN-WAIT steps and the FIN are processed as on the full path.
 static bool fin_predictable(const Tcb& c, const Segment& s) {
   using namespace wire::tcpflag;
-  return (s.flags & ~kPsh) == (kAck | kFin) && s.payload.empty() &&
-         (c.state == TcpState::kEstablished || c.state == TcpState::kFinWait1 ||
-          c.state == TcpState::kFinWait2);
+  return (s.flags & ~kPsh) == (kAck | kFin) && s.payload.empty() && receives_data(c.state);
 }
 
 static Prediction predict(const Tcb& c, const Segment& s) {
@@ -755,8 +753,7 @@ void Tcb::input_general(Segment& s, Instant now) {
   if (released) return;
   if (!fin_acked_step(*this, now)) return;
   // Seventh: segment text.
-  bool can_receive = state == TcpState::kEstablished || state == TcpState::kFinWait1 ||
-                     state == TcpState::kFinWait2;
+  const bool can_receive = receives_data(state);
   if (!s.payload.empty() && can_receive) {
     receive_data(*this, s, now);
     if (released) return;  // on_data closed or aborted the connection

@@ -335,10 +335,8 @@ void Tcb::send_ack(Instant now) {
 // retransmit takes three (RFC 5681 section 3.2). The timer is the delayed ACK's: nothing
 // is pending when a pure ACK has just gone out, and the next segment disarms it.
 void Tcb::arm_ack_repeat(Instant now) {
-  if (ack_repeat == AckRepeat::kFired || now >= ack_each_until || !have_rtt) return;
-  if (state != TcpState::kEstablished && state != TcpState::kFinWait1 &&
-      state != TcpState::kFinWait2)
-    return;
+  if (now >= ack_each_until || ack_repeat == AckRepeat::kFired || !have_rtt) return;
+  if (!receives_data(state)) return;
   constexpr Duration kMinMargin = Duration::millis(1);
   ack_repeat = AckRepeat::kArmed;
   delack_at = now + srtt + std::max(srtt / 2, kMinMargin);
