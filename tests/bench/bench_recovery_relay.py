@@ -89,20 +89,8 @@ def receive_only(imp, args, tmp):
     """The two receive transfers of a cell (rn.linux_pair's and rn.wirespeed_pair's
     first halves, each run args.repeat times on a relay started afresh), and with
     args.baseline the same to the baseline build's data plane."""
-    n = args.count
-    linux = []
-    for i in range(args.repeat):
-        with rn.Relay("b", **seeded(imp, i)) as relay:
-            sink = rn.WsperfSink(args.timeout)
-            sc = rn.SenderCounters(rn.NS_A)
-            s = rn.linux_send(rn.NS_A, rn.IP_B, rn.SINK_PORT, n, args.timeout, args.linux_cc)
-            k = sink.stop()
-            intact = k.get("bytes") == n * rn.MESSAGE and k.get("verify_errors") == 0
-            linux.append(rn._entry(s.get("seconds"), n * (rn.MESSAGE + 4), intact,
-                                   s.get("error"),
-                                   **sc.entry()))
-            rn.settle(rn.NS_B, rn.IP_A)
-        linux[-1]["relay"] = relay.counters
+    linux = [rn.linux_receive(seeded(imp, i), args.count, args.timeout, args.linux_cc)
+             for i in range(args.repeat)]
     base = (ws_receives(imp, args, tmp, args.baseline, args.baseline_tcp)
             if args.baseline or args.baseline_tcp else None)
     ws = ws_receives(imp, args, tmp)

@@ -7,7 +7,9 @@ recv: accepts one connection on IP:PORT, reads it to the end and checks every by
       seconds run from the accept to the peer's FIN.
 send: connects to IP:PORT with congestion control CC (TCP_CONGESTION: a namespace may
       only default to the algorithms the host allows), sends, and waits for the peer's
-      FIN, which says it has everything; seconds run from the connect.
+      FIN, which says it has everything; seconds run from the connect. Its line carries
+      the socket's TCP_INFO at that moment (tcp_info below): how the kernel's sender saw
+      the receiver.
 
 usage: pattern_peer.py recv IP PORT SIZE COUNT TIMEOUT_S
        pattern_peer.py send IP PORT SIZE COUNT TIMEOUT_S CC
@@ -15,6 +17,7 @@ usage: pattern_peer.py recv IP PORT SIZE COUNT TIMEOUT_S
 import hashlib
 import json
 import socket
+import struct
 import sys
 import time
 
@@ -47,6 +50,25 @@ def expected_sha(size, count):
     return h.hexdigest()
 
 
+# struct tcp_info (include/uapi/linux/tcp.h): the fields a sender's recovery shows in, by
+# byte offset and struct format. Older kernels return a shorter struct: fields past its end
+# are left out.
+TCP_INFO_FIELDS = (
+    ("ca_state", 1, "B"), ("snd_cwnd", 80, "I"), ("snd_ssthresh", 76, "I"),
+    ("reordering", 88, "I"), ("total_retrans", 100, "I"), ("segs_out", 136, "I"),
+    ("segs_in", 140, "I"), ("min_rtt_us", 148, "I"), ("srtt_us", 68, "I"),
+    ("data_segs_out", 156, "I"), ("busy_us", 168, "Q"), ("rwnd_limited_us", 176, "Q"),
+    ("sndbuf_limited_us", 184, "Q"), ("delivered", 192, "I"), ("dsack_dups", 216, "I"),
+    ("reord_seen", 220, "I"), ("snd_wnd", 228, "I"))
+
+
+def tcp_info(s):
+    """TCP_INFO_FIELDS of socket s (srtt in microseconds: the kernel's rtt field)."""
+    raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    return {name: struct.unpack_from(fmt, raw, off)[0] for name, off, fmt in TCP_INFO_FIELDS
+            if off + struct.calcsize(fmt) <= len(raw)}
+
+
 def send(ip, port, size, count, timeout, cc):
     data = b"".join(stream(size, count))
     out = {"bytes": 0, "seconds": None, "intact": False, "error": None}
@@ -64,6 +86,7 @@ def send(ip, port, size, count, timeout, cc):
         out["seconds"] = time.monotonic() - t0
         out["bytes"] = len(data)
         out["intact"] = True  # the receiver checks; its FIN came after all of it
+        out["tcp_info"] = tcp_info(s)
     except Exception as e:  # reported in the JSON: the caller counts a failed transfer
         out["error"] = repr(e)
     s.close()

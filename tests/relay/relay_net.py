@@ -65,6 +65,12 @@ SENDER_COUNTERS = ("TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery", "TCPS
                    "RetransSegs")
 
 
+# The additive TCP_INFO fields that median_entry sums over repeats.
+TCP_INFO_SUMMED = ("total_retrans", "segs_out", "segs_in", "data_segs_out", "busy_us",
+                   "rwnd_limited_us", "sndbuf_limited_us", "delivered", "dsack_dups",
+                   "reord_seen")
+
+
 def netstat(ns):
     """The namespace's TcpExt (/proc/net/netstat) and Tcp (/proc/net/snmp) counters."""
     text = h.sh("cat /proc/net/netstat /proc/net/snmp", ns=ns).stdout.splitlines()
@@ -323,6 +329,18 @@ def median_entry(entries):
         if all("sender_counters" in e for e in entries):
             chosen["sender_counters_sum"] = {
                 k: sum(e["sender_counters"].get(k, 0) for e in entries) for k in SENDER_COUNTERS}
+        # The kernel sender's own view (pattern_peer.py's TCP_INFO), where every repeat has
+        # it: time limited by the receiver's window, ACKs taken, D-SACKed segments.
+        infos = [e.get("tcp_info") for e in entries]
+        if all(infos):
+            chosen["tcp_info_sum"] = {k: sum(i.get(k, 0) for i in infos) for k in TCP_INFO_SUMMED}
+        # The data plane's drops by reason over every repeat (a receiving data plane's).
+        if any("drops" in e for e in entries):
+            total = {}
+            for e in entries:
+                for k, v in e.get("drops", {}).items():
+                    total[k] = total.get(k, 0) + v
+            chosen["drops_sum"] = total
         # The frames each side sent, as the relay took them (before its losses): A is
         # "a", the far end "b"; a receiver's ACKs are what it sends.
         if all("relay" in e for e in entries):
@@ -337,6 +355,22 @@ def median_entry(entries):
     return chosen
 
 
+def linux_receive(imp, count, timeout_s, cc):
+    """A sends to B's verifying sink over a relay started afresh with `imp`: the Linux
+    counterpart of wirespeed receiving (_receive), with the sender's counters."""
+    with Relay("b", **imp) as relay:
+        sink = WsperfSink(timeout_s)
+        sc = SenderCounters(NS_A)
+        s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
+        k = sink.stop()
+        intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
+        e = _entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
+                   tcp_info=s.get("tcp_info"), **sc.entry())
+        settle(NS_B, IP_A)  # the receiver closes last: B's FIN, resent, would count next
+    e["relay"] = relay.counters
+    return e
+
+
 def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
     """Linux A <-> Linux B over the relay: A sends to B's verifying sink (unless `receive`
     is False: the counterpart of wirespeed receiving), then B sends to A's verifying
@@ -346,18 +380,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
     reordering decisions as its counterpart in wirespeed_pair. Each direction runs
     `repeat` times; its entry is the median one (median_entry)."""
     out = {}
-    runs = []
-    for _ in range(repeat if receive else 0):
-        with Relay("b", **imp) as relay:
-            sink = WsperfSink(timeout_s)
-            sc = SenderCounters(NS_A)
-            s = linux_send(NS_A, IP_B, SINK_PORT, count, timeout_s, cc)
-            k = sink.stop()
-            intact = k.get("bytes") == count * MESSAGE and k.get("verify_errors") == 0
-            runs.append(_entry(s.get("seconds"), count * (MESSAGE + 4), intact, s.get("error"),
-                               **sc.entry()))
-            settle(NS_B, IP_A)  # the receiver closes last: B's FIN, resent, would count next
-        runs[-1]["relay"] = relay.counters
+    runs = [linux_receive(imp, count, timeout_s, cc) for _ in range(repeat if receive else 0)]
     if runs:
         out["ws_receives"] = median_entry(runs)
     runs = []
@@ -368,7 +391,7 @@ def linux_pair(imp, count, timeout_s, cc="cubic", repeat=1, receive=True):
             s = linux_send(NS_B, IP_A, RECV_PORT, count, timeout_s, cc)
             r = rx.result()
             runs.append(_entry(r["seconds"], r["bytes"], r["intact"], r["error"] or s.get("error"),
-                               **sc.entry()))
+                               tcp_info=s.get("tcp_info"), **sc.entry()))
             settle(NS_A, IP_B)
         runs[-1]["relay"] = relay.counters
     out["ws_sends"] = median_entry(runs)
@@ -441,6 +464,7 @@ def _receives(ctl, out, imp, count, timeout_s, cc, repeat, also):
 def _receive(ctl, count, timeout_s, cc):
     """wirespeed_pair's second transfer: A sends to the data plane's sink."""
     rto_before = recovery(ctl)["rto"]
+    drops_before = ctl.drops()
     repeats_before = ctl.value("wirespeed_tcp_acks_repeated_total")
     sc = SenderCounters(NS_A)
     before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
@@ -451,5 +475,7 @@ def _receive(ctl, count, timeout_s, cc):
     return _entry(s.get("seconds"), count * (MESSAGE + 4), got >= count * MESSAGE,
                   s.get("error"), wirespeed_rto=recovery(ctl)["rto"] - rto_before,
                   acks_repeated=int(ctl.value("wirespeed_tcp_acks_repeated_total")
-                                    - repeats_before),
+                                    - repeats_before), tcp_info=s.get("tcp_info"),
+                  drops={k: int(v - drops_before.get(k, 0)) for k, v in ctl.drops().items()
+                         if v > drops_before.get(k, 0)},
                   **sc.entry())
