@@ -1,8 +1,10 @@
-// A small sorted set of disjoint sequence ranges [left, right), fixed capacity, no
-// allocation. Used for the receiver's out-of-order map (RFC 2018 SACK blocks come from
-// it) and the sender's SACK scoreboard (RFC 6675 section 3).
+// Sorted sets of disjoint sequence ranges [left, right). SeqRanges<N> has a fixed
+// capacity and no allocation; GrowingSeqRanges (the receiver's out-of-order map, which
+// the RFC 2018 SACK blocks come from) is allocated at its first insert and grows, up to
+// a bound its owner gives, when a range finds no room.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +21,80 @@ struct SeqRange {
   uint32_t len() const { return static_cast<uint32_t>(right - left); }
 };
 
+// The set operations, on ranges r[0, n) in storage of `cap`: one implementation for both
+// kinds of set.
+namespace seq_ranges {
+
+// The first range whose right edge is at or beyond x, or n (binary search: the ranges are
+// sorted and disjoint, so the right edges increase).
+inline size_t first_reaching(const SeqRange* r, size_t n, SeqNum x) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r[mid].right < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// Adds [l, rr), merging neighbours. When the storage is full and the range overlaps
+// nothing, returns false (if drop_highest, the highest range makes room instead).
+inline bool insert(SeqRange* r, size_t& n, size_t cap, SeqNum l, SeqNum rr, bool drop_highest) {
+  if (!(l < rr)) return true;
+  size_t i = first_reaching(r, n, l);  // the first range that could touch [l, rr)
+  size_t j = i;
+  SeqNum nl = l, nr = rr;
+  while (j < n && r[j].left <= rr) {
+    nl = seq_min(nl, r[j].left);
+    nr = seq_max(nr, r[j].right);
+    ++j;
+  }
+  if (j == i) {  // no overlap: insert at i
+    if (n == cap) {
+      if (!drop_highest || i == cap) return false;
+      --n;
+    }
+    std::move_backward(r + i, r + n, r + n + 1);
+    r[i] = {l, rr};
+    ++n;
+    return true;
+  }
+  r[i] = {nl, nr};
+  std::move(r + j, r + n, r + i + 1);
+  n -= j - i - 1;
+  return true;
+}
+
+// Forgets everything below x (ranges are cut at x).
+inline void trim_below(SeqRange* r, size_t& n, SeqNum x) {
+  size_t k = first_reaching(r, n, x + 1);
+  std::move(r + k, r + n, r);
+  n -= k;
+  if (n > 0 && r[0].left < x) r[0].left = x;
+}
+
+// The index of the range holding x, or n if none does.
+inline size_t find(const SeqRange* r, size_t n, SeqNum x) {
+  size_t i = first_reaching(r, n, x + 1);
+  return i < n && r[i].left <= x ? i : n;
+}
+
+// Whether [l, rr) is fully covered: only the first range reaching rr can.
+inline bool covers(const SeqRange* r, size_t n, SeqNum l, SeqNum rr) {
+  size_t i = first_reaching(r, n, rr);
+  return i < n && r[i].left <= l;
+}
+
+inline uint64_t total(const SeqRange* r, size_t n) {
+  uint64_t t = 0;
+  for (size_t i = 0; i < n; ++i) t += r[i].len();
+  return t;
+}
+
+}  // namespace seq_ranges
+
 template <size_t N>
 class SeqRanges {
  public:
@@ -26,96 +102,66 @@ class SeqRanges {
   bool empty() const { return n_ == 0; }
   const SeqRange& operator[](size_t i) const { return r_[i]; }
   void clear() { n_ = 0; }
-
-  // Adds [l, r), merging neighbours. When the set is full and the range overlaps
-  // nothing, returns false (if drop_highest, the highest range makes room instead).
   bool insert(SeqNum l, SeqNum r, bool drop_highest = false) {
-    if (!(l < r)) return true;
-    size_t i = 0;
-    while (i < n_ && r_[i].right < l) ++i;  // first range that could touch [l, r)
-    size_t j = i;
-    SeqNum nl = l, nr = r;
-    while (j < n_ && r_[j].left <= r) {
-      nl = seq_min(nl, r_[j].left);
-      nr = seq_max(nr, r_[j].right);
-      ++j;
-    }
-    if (j == i) {  // no overlap: insert at i
-      if (n_ == N) {
-        if (!drop_highest || i == N) return false;
-        --n_;
-      }
-      for (size_t k = n_; k > i; --k) r_[k] = r_[k - 1];
-      r_[i] = {l, r};
-      ++n_;
-      return true;
-    }
-    r_[i] = {nl, nr};
-    size_t removed = j - i - 1;
-    for (size_t k = i + 1; k + removed < n_; ++k) r_[k] = r_[k + removed];
-    n_ -= removed;
-    return true;
+    return seq_ranges::insert(r_.data(), n_, N, l, r, drop_highest);
   }
-  // Forgets everything below x (ranges are cut at x).
-  void trim_below(SeqNum x) {
-    size_t k = 0;
-    while (k < n_ && r_[k].right <= x) ++k;
-    for (size_t i = k; i < n_; ++i) r_[i - k] = r_[i];
-    n_ -= k;
-    if (n_ > 0 && r_[0].left < x) r_[0].left = x;
-  }
-  // Whether [l, r) is fully covered.
-  bool covers(SeqNum l, SeqNum r) const {
-    for (size_t i = 0; i < n_; ++i)
-      if (r_[i].left <= l && r <= r_[i].right) return true;
-    return false;
-  }
-  uint64_t total() const {
-    uint64_t t = 0;
-    for (size_t i = 0; i < n_; ++i) t += r_[i].len();
-    return t;
-  }
+  void trim_below(SeqNum x) { seq_ranges::trim_below(r_.data(), n_, x); }
+  bool covers(SeqNum l, SeqNum r) const { return seq_ranges::covers(r_.data(), n_, l, r); }
+  size_t find(SeqNum x) const { return seq_ranges::find(r_.data(), n_, x); }
+  uint64_t total() const { return seq_ranges::total(r_.data(), n_); }
 
  private:
   std::array<SeqRange, N> r_{};
   size_t n_ = 0;
 };
 
-// SeqRanges<N> whose array is allocated at the first insert: the receiver's out-of-order
-// map is empty for nearly every connection (all idle ones), and N ranges inline would
-// be most of a TCB. Once allocated it stays for the connection's life (a path that
-// reorders once will again): one allocation per connection at most, none per segment.
-template <size_t N>
-class LazySeqRanges {
+// The receiver's out-of-order map. It is empty for nearly every connection (all idle
+// ones), so its storage is allocated at the first insert, for kFirst ranges, and kept
+// for the connection's life (a path that reorders once will again). A range that finds
+// the storage full doubles it, up to the bound the insert gives: a window of W bytes
+// holds at most W / (2 MSS) holes, and heavy reordering of a large window has more
+// than kFirst (25 % of a 2.5 MB flight reordered made several hundred). A few
+// allocations per connection at most, none per segment once grown.
+class GrowingSeqRanges {
  public:
-  LazySeqRanges() = default;
-  LazySeqRanges(const LazySeqRanges&) = delete;
-  LazySeqRanges& operator=(const LazySeqRanges&) = delete;
-  ~LazySeqRanges() { set_tally(nullptr); }
+  static constexpr size_t kFirst = 128;
+  GrowingSeqRanges() = default;
+  GrowingSeqRanges(const GrowingSeqRanges&) = delete;
+  GrowingSeqRanges& operator=(const GrowingSeqRanges&) = delete;
+  ~GrowingSeqRanges() { set_tally(nullptr); }
   // heap_bytes() is counted into *t from now on (and out of the former tally).
   void set_tally(uint64_t* t) { rebind_heap_tally(heap_tally_, t, heap_bytes()); }
-  size_t count() const { return r_ ? r_->count() : 0; }
-  bool empty() const { return count() == 0; }
-  const SeqRange& operator[](size_t i) const { return (*r_)[i]; }
-  void clear() {
-    if (r_) r_->clear();
+  size_t count() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  size_t capacity() const { return cap_; }
+  const SeqRange& operator[](size_t i) const { return r_[i]; }
+  void clear() { n_ = 0; }
+  // Adds [l, r); false when it needs a range beyond max_ranges (at least kFirst).
+  bool insert(SeqNum l, SeqNum r, size_t max_ranges) {
+    if (seq_ranges::insert(r_.get(), n_, cap_, l, r, false)) return true;
+    if (cap_ >= std::max(max_ranges, kFirst)) return false;
+    grow(std::max(max_ranges, kFirst));
+    return seq_ranges::insert(r_.get(), n_, cap_, l, r, false);
   }
-  bool insert(SeqNum l, SeqNum r, bool drop_highest = false) {
-    if (!r_) {
-      r_ = std::make_unique<SeqRanges<N>>();
-      if (heap_tally_) *heap_tally_ += heap_bytes();
-    }
-    return r_->insert(l, r, drop_highest);
-  }
-  void trim_below(SeqNum x) {
-    if (r_) r_->trim_below(x);
-  }
-  bool covers(SeqNum l, SeqNum r) const { return r_ && r_->covers(l, r); }
-  uint64_t total() const { return r_ ? r_->total() : 0; }
-  size_t heap_bytes() const { return r_ ? sizeof(SeqRanges<N>) : 0; }
+  void trim_below(SeqNum x) { seq_ranges::trim_below(r_.get(), n_, x); }
+  bool covers(SeqNum l, SeqNum r) const { return seq_ranges::covers(r_.get(), n_, l, r); }
+  size_t find(SeqNum x) const { return seq_ranges::find(r_.get(), n_, x); }
+  uint64_t total() const { return seq_ranges::total(r_.get(), n_); }
+  size_t heap_bytes() const { return cap_ * sizeof(SeqRange); }
 
  private:
-  std::unique_ptr<SeqRanges<N>> r_;
+  void grow(size_t limit) {
+    const size_t cap = cap_ == 0 ? kFirst : std::min(2 * cap_, limit);
+    auto r = std::make_unique<SeqRange[]>(cap);
+    std::copy(r_.get(), r_.get() + n_, r.get());
+    if (heap_tally_) *heap_tally_ += (cap - cap_) * sizeof(SeqRange);
+    r_ = std::move(r);
+    cap_ = cap;
+  }
+
+  std::unique_ptr<SeqRange[]> r_;
+  size_t n_ = 0;
+  size_t cap_ = 0;
   uint64_t* heap_tally_ = nullptr;
 };
 

@@ -292,7 +292,7 @@ class Tcb final : public Connection {
   size_t held_bytes = 0;
   uint32_t holder_index = kNoPiece;  // place in TcpStack::holders_ while anything is held
   ByteRing rcvbuf;
-  LazySeqRanges<128> ooo;  // out-of-order data: one range per hole above RCV.NXT
+  GrowingSeqRanges ooo;  // out-of-order data: one range per hole above RCV.NXT
   // Out-of-order segments received lately, newest first: their blocks lead the SACK
   // option in that order (RFC 2018 section 4), so a block survives lost ACKs.
   std::array<SeqNum, 4> sack_recent{};

@@ -223,6 +223,15 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   }
 }
 
+// The out-of-order map holds as many ranges as the receive buffer can hold holes (a
+// segment and a hole each, at the largest segment seen), and at most kMaxRanges (16 KiB),
+// whatever segments a peer sends into a large buffer.
+static size_t ooo_range_limit(const Tcb& c) {
+  constexpr size_t kMaxRanges = 2048;
+  const size_t seg = std::max<size_t>(c.rcv_mss, 536);
+  return std::min(kMaxRanges, c.rcvbuf.capacity() / (2 * seg));
+}
+
 // A segment beyond rcv_nxt: its bytes wait in the ring at their offset, recorded in
 // the out-of-order list that the SACK blocks report.
 [[gnu::always_inline]] static inline void queue_out_of_order(Tcb& c, SeqNum seq,
@@ -232,7 +241,7 @@ static size_t deliver_direct(Tcb& c, const PacketView& p, Instant now) {
   if (c.ooo.covers(seq, seq + static_cast<uint32_t>(len)))
     note_duplicate(c, seq, seq + static_cast<uint32_t>(len));
   const size_t blocks = c.ooo.count();
-  if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len))) {
+  if (!c.ooo.insert(seq, seq + static_cast<uint32_t>(len), ooo_range_limit(c))) {
     st.drops().add(DropReason::kTcpReceiveBufferFull);
     c.ack_now = true;
     return;

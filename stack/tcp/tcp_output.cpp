@@ -181,12 +181,10 @@ size_t Tcb::fill_sack_blocks(std::array<wire::SackBlock, 4>& out, size_t k) cons
     for (size_t i = 0; i < ooo.count(); ++i) after_data = after_data || ooo[i].right == *ooo_fin;
     if (!after_data) out[k++] = {*ooo_fin, *ooo_fin + 1};
   }
-  for (size_t m = 0; m < sack_recent_n && k < out.size(); ++m)
-    for (size_t i = 0; i < ooo.count(); ++i)
-      if (ooo[i].left <= sack_recent[m] && sack_recent[m] < ooo[i].right) {
-        add(ooo[i]);
-        break;
-      }
+  for (size_t m = 0; m < sack_recent_n && k < out.size(); ++m) {
+    const size_t i = ooo.find(sack_recent[m]);
+    if (i < ooo.count()) add(ooo[i]);
+  }
   for (size_t i = 0; i < ooo.count() && k < out.size(); ++i) add(ooo[i]);
   return k;
 }

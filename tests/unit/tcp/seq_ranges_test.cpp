@@ -42,6 +42,37 @@ TEST(SeqRanges, FullSetRefusesOrDropsHighest) {
   EXPECT_EQ(r[1].right, SeqNum(20));
 }
 
+// The out-of-order map: nothing allocated until the first range, then kFirst ranges,
+// doubled as ranges need room, never beyond the bound an insert gives, and the heap
+// bytes kept in the owner's tally as it grows.
+TEST(GrowingSeqRanges, GrowsToTheBoundAndFindsByBinarySearch) {
+  uint64_t tally = 0;
+  GrowingSeqRanges r;
+  r.set_tally(&tally);
+  EXPECT_EQ(r.heap_bytes(), 0u);
+  const size_t first = GrowingSeqRanges::kFirst;
+  for (uint32_t i = 0; i < first; ++i)
+    ASSERT_TRUE(r.insert(SeqNum(10 * i), SeqNum(10 * i + 5), 300));
+  EXPECT_EQ(r.capacity(), first);
+  EXPECT_EQ(tally, first * sizeof(SeqRange));
+  for (uint32_t i = first; i < 300; ++i)
+    ASSERT_TRUE(r.insert(SeqNum(10 * i), SeqNum(10 * i + 5), 300)) << i;
+  EXPECT_EQ(r.capacity(), 300u);  // 128, 256, then the bound
+  EXPECT_EQ(tally, 300 * sizeof(SeqRange));
+  EXPECT_FALSE(r.insert(SeqNum(10 * 300), SeqNum(10 * 300 + 5), 300));     // a 301st range
+  EXPECT_TRUE(r.insert(SeqNum(10 * 299 + 5), SeqNum(10 * 299 + 7), 300));  // extends one
+  EXPECT_EQ(r.count(), 300u);
+  EXPECT_EQ(r.find(SeqNum(10 * 150 + 4)), 150u);
+  EXPECT_EQ(r.find(SeqNum(10 * 150 + 5)), r.count());  // a hole
+  EXPECT_TRUE(r.covers(SeqNum(10 * 77 + 1), SeqNum(10 * 77 + 5)));
+  EXPECT_FALSE(r.covers(SeqNum(10 * 77 + 1), SeqNum(10 * 77 + 6)));
+  r.trim_below(SeqNum(10 * 200 + 2));
+  EXPECT_EQ(r.count(), 100u);
+  EXPECT_EQ(r[0].left, SeqNum(10 * 200 + 2));
+  r.set_tally(nullptr);
+  EXPECT_EQ(tally, 0u);
+}
+
 TEST(ByteRing, WrapsAndKeepsOutOfOrderBytesOnResize) {
   ByteRing b;
   b.resize(8);
