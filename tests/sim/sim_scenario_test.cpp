@@ -806,6 +806,41 @@ TEST(DelayedAck, SackBlocksRepeatTheNewestFirst) {
   EXPECT_EQ(o.sack[2].left, s.peer_nxt + 5 * m);
 }
 
+// Heavy reordering of a large window leaves hundreds of holes: the out-of-order map grows
+// past the 128 ranges it starts with and keeps every segment, and the data is whole once
+// the holes fill. Its bound is the holes the buffer can hold at the largest segment seen
+// (536 bytes at least): 1 MiB / (2 x 536) = 978 ranges for a peer sending 100-byte
+// segments, beyond which a segment is dropped and counted.
+TEST(Reordering, TheOutOfOrderMapGrowsToTheHolesTheBufferHolds) {
+  for (const uint32_t m : {1448u, 100u}) {
+    tcp::TcpConfig cfg = default_config(1);
+    cfg.recv_buffer = m == 1448 ? 4u << 20 : 1u << 20;
+    Script s(cfg);
+    Peer app;
+    ASSERT_TRUE(s.open(app));
+    auto seg = bytes(m);
+    s.in(s.peer(kAck), seg);  // its ACK opens the whole window
+    s.peer_nxt += m;
+    const uint32_t islands = m == 1448 ? 400 : 1000;
+    for (uint32_t i = 1; i < 2 * islands; i += 2) {  // every other segment: a hole before each
+      auto r = s.peer(kAck);
+      r.seq = s.peer_nxt + i * m;
+      s.in(r, seg);
+    }
+    const uint64_t dropped = s.drops.get(DropReason::kTcpReceiveBufferFull);
+    EXPECT_EQ(dropped, m == 1448 ? 0u : islands - 978u) << m;
+    for (uint32_t i = 0; i < 2 * islands; i += 2) {  // the holes fill
+      auto r = s.peer(kAck);
+      r.seq = s.peer_nxt + i * m;
+      s.in(r, seg);
+    }
+    if (m == 1448) {
+      EXPECT_EQ(app.received, (2 * islands + 1) * m);
+    }
+    EXPECT_EQ(s.drops.get(DropReason::kTcpOutOfWindow), 0u) << m;
+  }
+}
+
 // --------------------------------------------------------- zero window
 
 TEST(Window, ZeroWindowProbesThenResume) {
