@@ -313,6 +313,10 @@ constexpr FieldSeries<tcp::TcpCounters> kTcpMetrics[] = {
      "Pure ACKs sent once more after a silence while the path showed loss (the first most "
      "likely lost).",
      MetricType::kCounter},
+    {&tcp::TcpCounters::paws_reordered_accepted, "wirespeed_tcp_paws_reordered_accepted_total",
+     "Segments of new data with a timestamp up to 1000 ticks older than the last one "
+     "recorded, taken instead of dropped by PAWS: reordering held them back.",
+     MetricType::kCounter},
     {&tcp::TcpCounters::zero_window_probes, "wirespeed_tcp_zero_window_probes_total",
      "Zero-window probes sent.", MetricType::kCounter},
     {&tcp::TcpCounters::keepalive_probes, "wirespeed_tcp_keepalive_probes_total",

@@ -702,6 +702,17 @@ bool Tcb::input(Segment& s, Instant now) {
   return false;
 }
 
+// A PAWS-old segment of new data that paws_spares_reordered() lets through, counted.
+static bool paws_spares(Tcb& c, const Segment& s) {
+  if (s.payload.empty() || s.seq < c.rcv_nxt) return false;
+  const int32_t w = c.rcv_adv - c.rcv_nxt;
+  if (!paws_spares_reordered(*s.opts.ts_val, c.ts_recent, c.stat_recv,
+                             w > 0 ? static_cast<uint32_t>(w) : 0))
+    return false;
+  ++c.stack.ctr().paws_reordered_accepted;
+  return true;
+}
+
 void Tcb::input_general(Segment& s, Instant now) {
   TcpStack& st = stack;
   if (state == TcpState::kSynSent) {
@@ -710,9 +721,10 @@ void Tcb::input_general(Segment& s, Instant now) {
   }
   if (state == TcpState::kClosed) return;
 
-  // RFC 7323 5.3 R1: PAWS rejects segments with an older timestamp.
+  // RFC 7323 5.3 R1: PAWS rejects segments with an older timestamp, new data held back by
+  // reordering apart (paws_spares_reordered).
   if (ts_ok && s.opts.ts_val && !s.rst() && paws_old(*s.opts.ts_val, ts_recent) &&
-      now - ts_recent_time < kPawsIdle) {
+      now - ts_recent_time < kPawsIdle && !paws_spares(*this, s)) {
     st.drops().add(DropReason::kTcpPawsRejected);
     // The rejected copy of data we hold is still a duplicate (RFC 2883 section 4): the
     // original overtook its retransmission, and without the D-SACK the sender never

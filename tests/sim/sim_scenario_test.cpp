@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stack/tcp/mss.hpp"
+#include "stack/tcp/paws.hpp"
 #include "tests/sim/script.hpp"
 
 namespace ws::sim {
@@ -362,18 +363,18 @@ TEST(Timestamps, PawsDropsOldTimestamp) {
   ASSERT_TRUE(s.open(app));
   s.clear();
   auto d = bytes(100);
-  in_with_ts(s, d, 10);
+  in_with_ts(s, d, 2000);
   EXPECT_EQ(app.received, 100u);
   s.peer_nxt += 100;
-  in_with_ts(s, d, -10);  // older than ts_recent
+  in_with_ts(s, d, 2000 - tcp::kPawsReorderTicks - 1);  // too old even for reordering
   EXPECT_EQ(app.received, 100u);
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
   // Our segments echo the most recent valid timestamp.
   s.clear();
-  s.in(s.peer(kAck | kPsh), d);  // ts_val = peer_ts_val (older than +10): rejected
+  s.in(s.peer(kAck | kPsh), d);  // ts_val = peer_ts_val (older than +2000): rejected
   auto g = s.pop();
   ASSERT_TRUE(g);
-  EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 10);
+  EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 2000);
 }
 
 // A retransmission overtook its original: the original, older by more than one tick, is
@@ -399,22 +400,30 @@ TEST(Timestamps, PawsRejectedDuplicateIsDsacked) {
   EXPECT_EQ(g->o.sack[0].right, s.peer_nxt + 1000);
 }
 
-// A segment one tick older than TS.Recent carries new data (it was held back behind a
-// later-sent one): PAWS lets it through, as Linux's one-tick window does.
-TEST(Timestamps, PawsAcceptsOneTickOlder) {
+// New data older than TS.Recent was held back by reordering behind a segment sent later:
+// one tick passes as with Linux's window; more (up to kPawsReorderTicks) passes as well and
+// is counted, early in a connection (paws_spares_reordered). TS.Recent does not go back.
+TEST(Timestamps, PawsTakesNewDataThatReorderingHeldBack) {
   Script s;
   Peer app;
   ASSERT_TRUE(s.open(app));
   auto d = bytes(1000);
-  in_with_ts(s, d, 5);
+  in_with_ts(s, d, 30);
   s.peer_nxt += 1000;
-  in_with_ts(s, d, 4);
+  in_with_ts(s, d, 29);  // one tick: within Linux's window, not counted
+  EXPECT_EQ(s.s.counters().paws_reordered_accepted, 0u);
+  s.peer_nxt += 1000;
+  s.clear();
+  in_with_ts(s, d, 10);  // 20 ticks
   EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 0u);
-  EXPECT_EQ(app.received, 2000u);
+  EXPECT_EQ(app.received, 3000u);
+  EXPECT_EQ(s.s.counters().paws_reordered_accepted, 1u);
   s.peer_nxt += 1000;
-  in_with_ts(s, d, 3);  // two ticks: rejected
-  EXPECT_EQ(s.drops.get(DropReason::kTcpPawsRejected), 1u);
-  EXPECT_EQ(app.received, 2000u);
+  ASSERT_TRUE(s.advance(Duration::seconds(1), true));
+  auto g = s.pop();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->v.ack(), s.peer_nxt);
+  EXPECT_EQ(g->o.ts_ecr, s.peer_ts_val + 30);
 }
 
 // An older ACK that is not a duplicate (it acknowledges less than SND.UNA) stays rejected
