@@ -67,7 +67,7 @@ struct TcpCounters {
   uint64_t fast_retransmits = 0;
   uint64_t spurious_recoveries = 0;  // undone by Eifel detection (RFC 3522/4015)
   uint64_t rto_fired = 0;
-  uint64_t acks_repeated = 0;  // pure ACKs sent again after a silence (arm_ack_repeat)
+  uint64_t acks_repeated = 0;            // pure ACKs sent again after a silence (arm_ack_repeat)
   uint64_t paws_reordered_accepted = 0;  // PAWS-old new data let through (paws.hpp)
   std::array<uint64_t, kRecoveryKinds> recovery{};  // by RecoveryKind
   uint64_t zero_window_probes = 0;

@@ -334,6 +334,10 @@ def median_entry(entries):
         infos = [e.get("tcp_info") for e in entries]
         if all(infos):
             chosen["tcp_info_sum"] = {k: sum(i.get(k, 0) for i in infos) for k in TCP_INFO_SUMMED}
+        # A receiving data plane's ACK repeats and PAWS-spared segments over every repeat.
+        for k in ("acks_repeated", "paws_spared"):
+            if all(k in e for e in entries):
+                chosen[k + "_sum"] = sum(e[k] for e in entries)
         # The data plane's drops by reason over every repeat (a receiving data plane's).
         if any("drops" in e for e in entries):
             total = {}
@@ -466,6 +470,7 @@ def _receive(ctl, count, timeout_s, cc):
     rto_before = recovery(ctl)["rto"]
     drops_before = ctl.drops()
     repeats_before = ctl.value("wirespeed_tcp_acks_repeated_total")
+    spared_before = ctl.value("wirespeed_tcp_paws_reordered_accepted_total")
     sc = SenderCounters(NS_A)
     before = ctl.value("wirespeed_service_received_bytes_total", service="sink")
     s = linux_send(NS_A, IP_DP, SINK_PORT, count, timeout_s, cc)
@@ -476,6 +481,8 @@ def _receive(ctl, count, timeout_s, cc):
                   s.get("error"), wirespeed_rto=recovery(ctl)["rto"] - rto_before,
                   acks_repeated=int(ctl.value("wirespeed_tcp_acks_repeated_total")
                                     - repeats_before), tcp_info=s.get("tcp_info"),
+                  paws_spared=int(ctl.value("wirespeed_tcp_paws_reordered_accepted_total")
+                                  - spared_before),
                   drops={k: int(v - drops_before.get(k, 0)) for k, v in ctl.drops().items()
                          if v > drops_before.get(k, 0)},
                   **sc.entry())
