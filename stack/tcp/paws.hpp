@@ -25,7 +25,7 @@ inline bool paws_old(uint32_t ts_val, uint32_t ts_recent) {
 // whose timestamp is a little older than TS.Recent is neither, most often: reordering held
 // it back behind a segment sent later, the retransmission that filled the hole at RCV.NXT
 // and moved TS.Recent on. Over a path that reorders by 20 ms, dropping it threw away 1 to
-// 2 % of the data, which the sender sent again and counted as lost (Linux's receiver drops
+// 4 % of the data, which the sender sent again and counted as lost (Linux's receiver drops
 // it too). While fewer than 2^31 bytes have arrived plus the window, no sequence number
 // in the window has been used before, so such a segment cannot be a wrapped duplicate;
 // kPawsReorderTicks bounds its age, which an earlier incarnation's segment meets only by
