@@ -139,14 +139,14 @@ class GrowingSeqRanges {
   // Adds [l, r); false when it needs a range beyond max_ranges (at least kFirst).
   bool insert(SeqNum l, SeqNum r, size_t max_ranges) {
     if (seq_ranges::insert(r_.get(), n_, cap_, l, r, false)) return true;
-    if (cap_ >= std::max(max_ranges, kFirst)) return false;
-    grow(std::max(max_ranges, kFirst));
+    const size_t limit = std::max(max_ranges, kFirst);
+    if (cap_ >= limit) return false;
+    grow(limit);
     return seq_ranges::insert(r_.get(), n_, cap_, l, r, false);
   }
   void trim_below(SeqNum x) { seq_ranges::trim_below(r_.get(), n_, x); }
   bool covers(SeqNum l, SeqNum r) const { return seq_ranges::covers(r_.get(), n_, l, r); }
   size_t find(SeqNum x) const { return seq_ranges::find(r_.get(), n_, x); }
-  uint64_t total() const { return seq_ranges::total(r_.get(), n_); }
   size_t heap_bytes() const { return cap_ * sizeof(SeqRange); }
 
  private:

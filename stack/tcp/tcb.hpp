@@ -172,6 +172,11 @@ class Tcb final : public Connection {
   // Bytes we can advertise from rcv_nxt. Inline: each segment sent asks for it.
   uint32_t rcv_window_now() const;
   uint32_t max_window() const { return 65535u << (ws_ok ? rcv_wscale : 0); }
+  // What is left of the window last advertised: RCV.ADV - RCV.NXT, 0 when passed.
+  uint32_t offered_window() const {
+    const int32_t w = rcv_adv - rcv_nxt;
+    return w > 0 ? static_cast<uint32_t>(w) : 0;
+  }
   // --- pmtu.cpp (path MTU: RFC 1191, RFC 4821, RFC 8899)
   uint32_t pmtu_ceiling() const;  // the interface's and the peer's MSS
   void pmtu_set(uint32_t mss, Instant now);
@@ -463,8 +468,7 @@ inline uint32_t Tcb::rcv_window_now() const {
   // Held bytes (rx_held.hpp) count like those in the ring: they are unread data.
   uint32_t free = std::min<uint32_t>(
       cap - static_cast<uint32_t>(std::min<size_t>(rcv_queued(), cap)), max_window());
-  int32_t cur_i = rcv_adv - rcv_nxt;
-  uint32_t cur = cur_i > 0 ? static_cast<uint32_t>(cur_i) : 0;
+  const uint32_t cur = offered_window();
   // Under transmit-buffer pressure the right edge stops moving: the window closes as
   // data arrives instead of the stack freezing (recovers when buffers return).
   if (pressured) return std::min(cur, free);

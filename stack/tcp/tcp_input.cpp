@@ -74,8 +74,7 @@ static void syn_sent_input(Tcb& c, Segment& s, Instant now) {
 }
 
 static bool seq_acceptable(const Tcb& c, const Segment& s) {
-  int32_t w = c.rcv_adv - c.rcv_nxt;
-  uint32_t rwnd = w > 0 ? static_cast<uint32_t>(w) : 0;
+  const uint32_t rwnd = c.offered_window();
   // RFC 9293 3.10.7.4, first check: the four cases of the acceptability test.
   if (s.len == 0) {
     if (rwnd == 0) return s.seq == c.rcv_nxt;
@@ -705,9 +704,7 @@ bool Tcb::input(Segment& s, Instant now) {
 // A PAWS-old segment of new data that paws_spares_reordered() lets through, counted.
 static bool paws_spares(Tcb& c, const Segment& s) {
   if (s.payload.empty() || s.seq < c.rcv_nxt) return false;
-  const int32_t w = c.rcv_adv - c.rcv_nxt;
-  if (!paws_spares_reordered(*s.opts.ts_val, c.ts_recent, c.stat_recv,
-                             w > 0 ? static_cast<uint32_t>(w) : 0))
+  if (!paws_spares_reordered(*s.opts.ts_val, c.ts_recent, c.stat_recv, c.offered_window()))
     return false;
   ++c.stack.ctr().paws_reordered_accepted;
   return true;

@@ -16,7 +16,7 @@ namespace {
 // edge it advertised last may not move left (RFC 9293 3.8.6.2.2, RFC 7323 2.4), so the
 // rest of the last window, rounded up to the scale.
 uint16_t kept_window(const Tcb& c) {
-  const uint32_t left = c.rcv_adv > c.rcv_nxt ? static_cast<uint32_t>(c.rcv_adv - c.rcv_nxt) : 0;
+  const uint32_t left = c.offered_window();
   const uint8_t shift = c.ws_ok ? c.rcv_wscale : 0;
   return static_cast<uint16_t>(std::min<uint32_t>((left + (1u << shift) - 1) >> shift, 65535));
 }
