@@ -30,6 +30,7 @@ void Tcb::autotune_rcv_space(Instant now) {
       if (!ooo.empty()) keep += static_cast<size_t>(ooo[ooo.count() - 1].right - rcv_nxt);
       rcvbuf.resize(static_cast<size_t>(target), keep);
       rcv_buf_target = static_cast<uint32_t>(target);
+      rcv_growing_until = now + rcv_space_rtt() * 2;
     }
   }
   copied = 0;

@@ -164,8 +164,11 @@ class Tcb final : public Connection {
   // buffer is sized after them (autotune_rcv_space). Inline: it runs per segment.
   void autotune_on_consume(size_t n, Instant now) {
     copied += n;
-    const Duration rtt = have_rtt ? std::max(srtt, Duration::micros(100)) : Duration::millis(100);
-    if (now - rcv_space_time >= rtt) autotune_rcv_space(now);
+    if (now - rcv_space_time >= rcv_space_rtt()) autotune_rcv_space(now);
+  }
+  // The round trip autotuning measures over.
+  Duration rcv_space_rtt() const {
+    return have_rtt ? std::max(srtt, Duration::micros(100)) : Duration::millis(100);
   }
   void autotune_rcv_space(Instant now);
   void autotune_send(Instant now);  // inline (tcp_stack.hpp)
@@ -442,6 +445,9 @@ class Tcb final : public Connection {
   uint64_t copied = 0;
   Instant rcv_space_time;
   uint32_t rcv_buf_target = 0;
+  // Until then the receive buffer is growing (its last step enlarged it): in-order data is
+  // ACKed at once, none held for a delayed ACK (receive_data, tcp_input.cpp).
+  Instant rcv_growing_until;
 
   // Statistics.
   uint64_t stat_retrans = 0;

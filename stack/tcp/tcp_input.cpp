@@ -287,6 +287,29 @@ void Tcb::ack_out_of_order(bool blocks_changed, Instant now) {
   if (due < delack_at) delack_at = due;
 }
 
+// In-order data: whether its ACK goes at once or may wait (RFC 5681 4.2: at once when a
+// hole is filled, and for the next segment after it; otherwise at least every second
+// full-sized segment, and at once during quick-ACK).
+// While the receive buffer grows and no loss is about, the sender is most likely in slow
+// start: a delayed ACK of a flight's odd last segment would reach it a millisecond after
+// the rest, which a Linux sender's HyStart reads as the ACK train of a full path, and it
+// leaves slow start early. So each segment is ACKed, as Linux's receiver does while its
+// window opens (tcp_grow_window's quick-ACK); in a receive burst that is one ACK at its end
+// (TcpStack::input). With loss about, in-order data is not coalesced per burst
+// (ack_each_until), and one ACK per segment there would only add duplicate ACKs on a
+// reordering path.
+static void ack_in_order(Tcb& c, size_t len, bool had_ooo, Instant now) {
+  c.unacked_bytes += static_cast<uint32_t>(len);
+  if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
+  const bool growing = now < c.rcv_growing_until && now >= c.ack_each_until;
+  if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss || growing) {
+    if (c.quickack > 0) --c.quickack;
+    c.ack_now = true;
+  } else {
+    c.ack_pending = true;
+  }
+}
+
 static void receive_data(Tcb& c, Segment& s, Instant now) {
   TcpStack& st = c.stack;
   SeqNum seq = s.seq;
@@ -315,16 +338,7 @@ static void receive_data(Tcb& c, Segment& s, Instant now) {
   c.rcv_mss = std::max<uint32_t>(c.rcv_mss, static_cast<uint32_t>(s.payload.size()));
   if (off == 0) {
     bool had_ooo = !c.ooo.empty();
-    // RFC 5681 4.2: ACK at once when a hole is filled (and the next segment after it);
-    // otherwise at least every second full-sized segment, and at once during quick-ACK.
-    c.unacked_bytes += static_cast<uint32_t>(len);
-    if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
-    if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss) {
-      if (c.quickack > 0) --c.quickack;
-      c.ack_now = true;
-    } else {
-      c.ack_pending = true;
-    }
+    ack_in_order(c, len, had_ooo, now);
     // Nothing queued ahead of these bytes: the application reads them where they
     // arrived. What it leaves is kept in the received buffers when their owner
     // allows (rx_held.hpp), else copied into the ring (the window accounts for

@@ -62,7 +62,8 @@ SENDER_COUNTERS = ("TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery", "TCPS
                    "TCPFastRetrans", "TCPSlowStartRetrans", "TCPLostRetransmit",
                    "TCPDSACKRecv", "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo",
                    "TCPLossUndo", "TCPSpuriousRTOs", "TCPSACKReorder", "TCPTSReorder",
-                   "RetransSegs")
+                   "RetransSegs", "TCPHystartTrainDetect", "TCPHystartTrainCwnd",
+                   "TCPHystartDelayDetect", "TCPHystartDelayCwnd")
 
 
 # The additive TCP_INFO fields that median_entry sums over repeats.

@@ -665,6 +665,47 @@ TEST(DelayedAck, AnAckThatSilenceFollowsIsRepeatedOnceWhileLossIsAbout) {
   EXPECT_EQ(s.s.counters().acks_repeated, 2u);
 }
 
+// While the receive buffer grows (autotuning's last step enlarged it, for two round trips
+// after), the sender is most likely in slow start: each in-order segment is ACKed at once,
+// as Linux's receiver does while its window opens, so that no flight's last segment waits
+// for a delayed ACK. Once the buffer is at its ceiling, one ACK per two segments again.
+TEST(DelayedAck, EachSegmentAckedWhileTheReceiveBufferGrows) {
+  tcp::TcpConfig cfg = default_config(1);
+  cfg.buffer_max = 256 * 1024;
+  Script s(cfg);
+  s.open_rtt = Duration::millis(1);
+  Peer app;
+  ASSERT_TRUE(s.open(app));
+  s.clear();
+  auto seg = bytes(1448);
+  auto send_one = [&] {
+    s.in(s.peer(kAck), seg);
+    s.peer_nxt += 1448;
+  };
+  for (int i = 0; i < 16; ++i) send_one();  // the quick-ACKs of the start
+  s.clear();
+  // A round trip later the application has consumed them all: the buffer grows to its
+  // ceiling, and each segment of the next flight is ACKed as it comes.
+  EXPECT_FALSE(s.advance(Duration::millis(1)));
+  for (int i = 0; i < 5; ++i) {
+    send_one();
+    EXPECT_EQ(s.pending(), 1u) << i;
+    s.clear();
+  }
+  // Two round trips on, the buffer has not grown again: every second segment.
+  EXPECT_FALSE(s.advance(Duration::millis(3)));
+  send_one();  // a step that finds the buffer at its ceiling
+  s.clear();
+  EXPECT_FALSE(s.advance(Duration::millis(3)));
+  send_one();
+  EXPECT_EQ(s.pending(), 1u);  // this one and the one before it: a pair
+  s.clear();
+  send_one();
+  EXPECT_EQ(s.pending(), 0u);
+  send_one();
+  EXPECT_EQ(s.pending(), 1u);
+}
+
 // A segment after a silence longer than the RTO (the peer's timer has most likely fired,
 // and it restarts from one segment): it and the next ones are ACKed at once, not after the
 // delayed-ACK timer, as Linux does.

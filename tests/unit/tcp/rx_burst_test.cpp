@@ -3,7 +3,8 @@
 // once (out-of-order data) still gets it within the burst, and so does in-order data after a
 // sign of loss; a connection released inside
 // the burst is not touched at its end; poll() ends a burst its caller left open; a
-// flight's last odd segment is ACKed sooner than a lone one after a silence.
+// flight's last odd segment is ACKed sooner than a lone one after a silence, and with its
+// burst while the receive buffer grows.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -45,17 +46,26 @@ tcp::TcpConfig sender_config() {
   return c;
 }
 
+// A fixed receive buffer unless `autotune`: while an autotuned one grows, each in-order
+// segment is ACKed (tcp_input.cpp, ack_in_order), which the tests of the delayed ACK's
+// timing set aside.
+tcp::TcpConfig receiver_config(bool autotune) {
+  tcp::TcpConfig c = bench_config(2);
+  if (!autotune) c.recv_buffer = 4 << 20;
+  return c;
+}
+
 // A connection from a to b, past slow start's first rounds and quick-ACK (200 segments
 // delivered), whose next kSegments full segments wait in to_b, undelivered: with nothing in
 // flight and a congestion window of more than kSegments, one send() puts them all there.
 struct Bulk {
-  Pair p{sender_config()};
+  Pair p;
   tcp::Connection* client = nullptr;
   tcp::Connection* server = nullptr;
   uint64_t received = 0;
   bool abort_in_on_data = false;
 
-  Bulk() {
+  explicit Bulk(bool autotune = false) : p(sender_config(), receiver_config(autotune)) {
     tcp::ListenCallbacks l;
     l.on_accept = [this](tcp::Connection& c) {
       server = &c;
@@ -310,6 +320,28 @@ TEST(RxBurst, AFlightsLastOddSegmentIsAckedSoon) {
   acks = t.acks_from_b();
   ASSERT_EQ(acks.size(), 1u) << "not ACKed after tcp.delayed_ack";
   EXPECT_EQ(acks[0].ack, end_of(*lone[0]));
+}
+
+// While the receive buffer grows (here it has just grown, after the 200 segments of the
+// start), the sender is most likely in slow start: the flight's odd last segment is ACKed
+// at the end of its burst, not a millisecond later as above, and a burst of in-order
+// segments still draws one ACK.
+TEST(RxBurst, WhileTheBufferGrowsAFlightsOddLastSegmentIsAckedWithItsBurst) {
+  Bulk t(true);
+  auto segs = take(t.p.to_b, 4);
+  ASSERT_EQ(segs.size(), 4u);
+  t.burst_in({segs[0], segs[1], segs[2]});
+  EXPECT_TRUE(t.p.to_a.empty()) << "an ACK left before the end of the burst";
+  t.p.b.end_rx_burst(t.p.now);
+  auto acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack, end_of(*segs[2]));
+  t.p.now += Duration::micros(20);
+  t.burst_in({segs[3]});
+  t.p.b.end_rx_burst(t.p.now);
+  acks = t.acks_from_b();
+  ASSERT_EQ(acks.size(), 1u) << "the odd last segment waits for no timer";
+  EXPECT_EQ(acks[0].ack, end_of(*segs[3]));
 }
 
 }  // namespace
