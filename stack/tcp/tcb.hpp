@@ -446,7 +446,7 @@ class Tcb final : public Connection {
   Instant rcv_space_time;
   uint32_t rcv_buf_target = 0;
   // Until then the receive buffer is growing (its last step enlarged it): in-order data is
-  // ACKed at once, none held for a delayed ACK (receive_data, tcp_input.cpp).
+  // ACKed at once, none held for a delayed ACK (ack_in_order, tcp_input.cpp).
   Instant rcv_growing_until;
 
   // Statistics.

@@ -301,8 +301,8 @@ void Tcb::ack_out_of_order(bool blocks_changed, Instant now) {
 static void ack_in_order(Tcb& c, size_t len, bool had_ooo, Instant now) {
   c.unacked_bytes += static_cast<uint32_t>(len);
   if (had_ooo) c.quickack = std::max<uint32_t>(c.quickack, 2);
-  const bool growing = now < c.rcv_growing_until && now >= c.ack_each_until;
-  if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss || growing) {
+  if (c.quickack > 0 || c.unacked_bytes >= 2 * c.rcv_mss ||
+      (now < c.rcv_growing_until && now >= c.ack_each_until)) {
     if (c.quickack > 0) --c.quickack;
     c.ack_now = true;
   } else {

@@ -561,18 +561,32 @@ TEST(Retransmit, SackHolesRepaired) {
 
 // ------------------------------------------------------------ delayed ACK
 
+// An open connection whose peer (the test) sends it full-sized segments; `open_rtt` is the
+// handshake's round trip, the first RTT sample.
+struct DataIn {
+  static constexpr uint32_t m = 1448;
+  Script s;
+  Peer app;
+  std::vector<uint8_t> seg = bytes(m);
+  explicit DataIn(tcp::TcpConfig cfg = default_config(1), Duration open_rtt = {})
+      : s(std::move(cfg)) {
+    s.open_rtt = open_rtt;
+    EXPECT_TRUE(s.open(app));
+    s.clear();
+  }
+  void send_one() {
+    s.in(s.peer(kAck), seg);
+    s.peer_nxt += m;
+  }
+};
+
 TEST(DelayedAck, QuickAckThenEverySecondSegmentOrTimer) {
   tcp::TcpConfig cfg = default_config(1);
   cfg.recv_buffer = 1 << 20;  // fixed: no window update when autotuning grows it
-  Script s(cfg);
-  Peer app;
-  ASSERT_TRUE(s.open(app));
-  s.clear();
-  auto seg = bytes(1448);
-  auto send_one = [&] {
-    s.in(s.peer(kAck), seg);
-    s.peer_nxt += 1448;
-  };
+  DataIn t(cfg);
+  auto& s = t.s;
+  const auto& seg = t.seg;
+  auto send_one = [&] { t.send_one(); };
   // Quick-ACK at the start of the connection: every segment is acknowledged at once.
   for (int i = 0; i < 16; ++i) {
     send_one();
@@ -672,16 +686,9 @@ TEST(DelayedAck, AnAckThatSilenceFollowsIsRepeatedOnceWhileLossIsAbout) {
 TEST(DelayedAck, EachSegmentAckedWhileTheReceiveBufferGrows) {
   tcp::TcpConfig cfg = default_config(1);
   cfg.buffer_max = 256 * 1024;
-  Script s(cfg);
-  s.open_rtt = Duration::millis(1);
-  Peer app;
-  ASSERT_TRUE(s.open(app));
-  s.clear();
-  auto seg = bytes(1448);
-  auto send_one = [&] {
-    s.in(s.peer(kAck), seg);
-    s.peer_nxt += 1448;
-  };
+  DataIn t(cfg, Duration::millis(1));
+  auto& s = t.s;
+  auto send_one = [&] { t.send_one(); };
   for (int i = 0; i < 16; ++i) send_one();  // the quick-ACKs of the start
   s.clear();
   // A round trip later the application has consumed them all: the buffer grows to its
@@ -710,16 +717,9 @@ TEST(DelayedAck, EachSegmentAckedWhileTheReceiveBufferGrows) {
 // and it restarts from one segment): it and the next ones are ACKed at once, not after the
 // delayed-ACK timer, as Linux does.
 TEST(DelayedAck, QuickAckAgainAfterASilenceLongerThanTheRto) {
-  Script s;
-  Peer app;
-  tcp::Connection* c = s.open(app);
-  ASSERT_TRUE(c);
-  s.clear();
-  auto seg = bytes(1448);
-  auto send_one = [&] {
-    s.in(s.peer(kAck), seg);
-    s.peer_nxt += 1448;
-  };
+  DataIn t;
+  auto& s = t.s;
+  auto send_one = [&] { t.send_one(); };
   for (int i = 0; i < 18; ++i) send_one();  // the quick-ACKs of the start, then a pair
   s.clear();
   send_one();
@@ -741,21 +741,6 @@ TEST(DelayedAck, QuickAckAgainAfterASilenceLongerThanTheRto) {
 // segments are ACKed one by one, in order (not one ACK per two) and out of order (no SACK
 // compression after the third duplicate ACK), so that one more lost ACK does not leave a
 // sender with a few segments in flight to its timer.
-// An open connection whose peer (the test) sends it full-sized segments.
-struct DataIn {
-  static constexpr uint32_t m = 1448;
-  Script s;
-  Peer app;
-  std::vector<uint8_t> seg = bytes(m);
-  DataIn() {
-    EXPECT_TRUE(s.open(app));
-    s.clear();
-  }
-  void send_one() {
-    s.in(s.peer(kAck), seg);
-    s.peer_nxt += m;
-  }
-};
 
 TEST(DelayedAck, QuickAckAfterADuplicateSegment) {
   DataIn t;
